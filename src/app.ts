@@ -1,0 +1,88 @@
+import 'reflect-metadata';
+import { ApolloServer } from '@apollo/server';
+import {
+  ApolloServerPluginLandingPageLocalDefault,
+  ApolloServerPluginLandingPageProductionDefault,
+} from '@apollo/server/plugin/landingPage/default';
+import { expressMiddleware } from '@as-integrations/express5';
+import express, { Express, NextFunction, Request, Response } from 'express';
+import { GraphQLSchema } from 'graphql';
+import { authenticate } from './auth/authenticate';
+import { checkDatabase } from './modules/health/health.resolver';
+import { AppDependencies, createContextFactory, RequestContext } from './graphql/context';
+import { sendGraphQLError } from './graphql/errors';
+import { createFormatError } from './graphql/format-error';
+import { createSchema } from './graphql/schema';
+import { accessLog } from './http/access-log';
+import { errorHandler, routeNotFound } from './http/error-handler';
+import { jsonBody } from './http/json-body';
+import { requestId } from './http/request-id';
+import { createRestRouter } from './rest/adapter';
+import { sendApiError } from './rest/errors';
+import { ROUTES } from './rest/routes';
+
+export interface App {
+  app: Express;
+  apollo: ApolloServer<RequestContext>;
+  schema: GraphQLSchema;
+  stop(): Promise<void>;
+}
+
+const restError = (res: Response, error: Parameters<typeof sendApiError>[1]) => sendApiError(res, error, res.locals.requestId);
+
+/** A GET of /graphql from a browser: Apollo Sandbox's landing page, which needs no key. */
+const isLandingPage = (req: Request): boolean => req.method === 'GET' && Boolean(req.accepts('text/html')) && !req.query.query;
+
+/** Builds the express application (without listening), so tests can boot it on any port. */
+export async function createApp(deps: AppDependencies): Promise<App> {
+  const schema = await createSchema();
+  const apollo = new ApolloServer<RequestContext>({
+    schema,
+    formatError: createFormatError(deps.logger),
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    plugins: [
+      deps.config.isProduction
+        ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
+        : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: true }),
+    ],
+  });
+  await apollo.start();
+  const createContext = createContextFactory(deps);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestId);
+  app.use(accessLog(deps.logger));
+
+  const ping = () => deps.orm.em.getConnection().execute('select 1');
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const database = await checkDatabase(ping);
+    res.status(database === 'ok' ? 200 : 503).json({ status: database === 'ok' ? 'ready' : 'unavailable', database });
+  });
+
+  const graphqlAuth = authenticate(deps.orm, sendGraphQLError);
+  app.use(
+    '/graphql',
+    (req: Request, res: Response, next: NextFunction) => (isLandingPage(req) ? next() : graphqlAuth(req, res, next)),
+    jsonBody(sendGraphQLError),
+    expressMiddleware(apollo, {
+      context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId }),
+    }),
+  );
+
+  app.use(
+    '/v1',
+    authenticate(deps.orm, restError),
+    jsonBody(restError),
+    createRestRouter(ROUTES, { apollo, schema, createContext }),
+    routeNotFound,
+  );
+  app.use(routeNotFound);
+  app.use(errorHandler(deps.logger));
+
+  return { app, apollo, schema, stop: () => apollo.stop() };
+}

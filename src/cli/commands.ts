@@ -1,0 +1,136 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { AccountService } from '../modules/accounts/account.service';
+import { KeyType } from '../modules/accounts/api-key.entity';
+import { ApiKeyService } from '../modules/accounts/api-key.service';
+import { isPlan, Plan } from '../modules/accounts/plan';
+
+/** A mistake in the command line: printed as one line, exit code 2. */
+export class UsageError extends Error {}
+
+export type Options = Record<string, string | boolean | undefined>;
+
+export interface Output {
+  /** The result a script consumes (a key, a table). */
+  out(line: string): void;
+  /** Human progress and confirmations. */
+  info(line: string): void;
+}
+
+export interface CommandSpec {
+  usage: string;
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  run(em: EntityManager, options: Options, output: Output): Promise<void>;
+}
+
+function required(options: Options, name: string): string {
+  const value = options[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function plan(value: string): Plan {
+  if (!isPlan(value)) throw new UsageError(`--plan must be starter, professional or enterprise, got "${value}"`);
+  return value;
+}
+
+function positiveInteger(name: string, value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer, got "${value}"`);
+  return Number(value);
+}
+
+function limitsText(perMinute: number, perDay: number | null): string {
+  return `${perMinute}/min, ${perDay === null ? 'no daily cap' : `${perDay}/day`}`;
+}
+
+/** The operator commands of CONTRACT §14, keyed by "group verb". */
+export const COMMANDS: Record<string, CommandSpec> = {
+  'accounts create': {
+    usage: 'accounts create --email owner@acme.test --name "Acme" [--plan starter|professional|enterprise] [--password …]',
+    options: { email: { type: 'string' }, name: { type: 'string' }, plan: { type: 'string' }, password: { type: 'string' } },
+    async run(em, options, output) {
+      const account = await new AccountService(em).create({
+        email: required(options, 'email'),
+        name: required(options, 'name'),
+        plan: typeof options.plan === 'string' ? plan(options.plan) : undefined,
+        password: typeof options.password === 'string' ? options.password : undefined,
+      });
+      output.out(account.id);
+      output.info(`created account ${account.id} (${account.email}, plan ${account.plan})`);
+    },
+  },
+  'accounts set-plan': {
+    usage: 'accounts set-plan --email owner@acme.test --plan professional',
+    options: { email: { type: 'string' }, plan: { type: 'string' } },
+    async run(em, options, output) {
+      const account = await new AccountService(em).setPlan(required(options, 'email'), plan(required(options, 'plan')));
+      const limits = account.liveLimits();
+      output.info(`${account.email} is on ${account.plan}; live limits now ${limitsText(limits.perMinute, limits.perDay)}`);
+    },
+  },
+  'accounts set-limits': {
+    usage: 'accounts set-limits --email owner@acme.test [--per-minute N] [--per-day N|none] [--reset]',
+    options: { email: { type: 'string' }, 'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, reset: { type: 'boolean' } },
+    async run(em, options, output) {
+      const email = required(options, 'email');
+      const perMinute = options['per-minute'];
+      const perDay = options['per-day'];
+      if (options.reset && (perMinute !== undefined || perDay !== undefined)) {
+        throw new UsageError('--reset cannot be combined with --per-minute or --per-day');
+      }
+      if (!options.reset && perMinute === undefined && perDay === undefined) {
+        throw new UsageError('give --per-minute, --per-day or --reset');
+      }
+      const accounts = new AccountService(em);
+      const account = options.reset
+        ? await accounts.setLimits(email, 'reset')
+        : await accounts.setLimits(email, {
+            ...(typeof perMinute === 'string' ? { perMinute: positiveInteger('per-minute', perMinute) } : {}),
+            ...(typeof perDay === 'string' ? { perDay: perDay === 'none' ? null : positiveInteger('per-day', perDay) } : {}),
+          });
+      const limits = account.liveLimits();
+      output.info(`${account.email}: live limits now ${limitsText(limits.perMinute, limits.perDay)}${options.reset ? ' (plan defaults)' : ''}`);
+    },
+  },
+  'keys create': {
+    usage: 'keys create --email owner@acme.test --type test|live --name "CI"',
+    options: { email: { type: 'string' }, type: { type: 'string' }, name: { type: 'string' } },
+    async run(em, options, output) {
+      const type = required(options, 'type');
+      if (type !== KeyType.test && type !== KeyType.live) throw new UsageError(`--type must be test or live, got "${type}"`);
+      const account = await new AccountService(em).byEmail(required(options, 'email'));
+      const { key, secret } = await new ApiKeyService(em).create(account, type, required(options, 'name'));
+      output.out(secret);
+      output.info(`created ${type} key ${key.id} "${key.name}" for ${account.email}. It is shown only this once; store it now.`);
+    },
+  },
+  'keys list': {
+    usage: 'keys list --email owner@acme.test',
+    options: { email: { type: 'string' } },
+    async run(em, options, output) {
+      const account = await new AccountService(em).byEmail(required(options, 'email'));
+      const keys = await new ApiKeyService(em).list(account);
+      output.out(['ID', 'NAME', 'TYPE', 'KEY', 'CREATED', 'LAST USED', 'REVOKED'].join('\t'));
+      for (const key of keys) {
+        output.out(
+          [
+            key.id,
+            key.name,
+            key.type,
+            `${key.prefix}…${key.last4}`,
+            key.createdAt.toISOString(),
+            key.lastUsedAt?.toISOString() ?? '-',
+            key.revokedAt?.toISOString() ?? '-',
+          ].join('\t'),
+        );
+      }
+    },
+  },
+  'keys revoke': {
+    usage: 'keys revoke --id <key id>',
+    options: { id: { type: 'string' } },
+    async run(em, options, output) {
+      const key = await new ApiKeyService(em).revoke(required(options, 'id'));
+      output.info(`revoked ${key.id} "${key.name}" at ${key.revokedAt?.toISOString()}`);
+    },
+  },
+};

@@ -1,0 +1,69 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { ApiError } from '../common/errors';
+import { ConfigError, loadConfig } from '../config';
+import { resolveDatabase } from '../db/database-url';
+import { initOrm } from '../db/orm';
+import { COMMANDS, Options, UsageError } from './commands';
+
+const HELP = `Operator command line (same configuration as the server: DATABASE_URL, or the embedded database).
+
+${Object.values(COMMANDS)
+  .map((command) => `  npm run cli -- ${command.usage}`)
+  .join('\n')}
+`;
+
+/** Parses and runs one command. Returns the exit code; results on stdout, everything else on stderr. */
+export async function run(argv: string[]): Promise<number> {
+  const [group, verb, ...rest] = argv;
+  if (!group || group === '--help' || group === 'help') {
+    process.stdout.write(HELP);
+    return group ? 0 : 2;
+  }
+  const command = COMMANDS[`${group} ${verb ?? ''}`.trim()];
+  if (!command) {
+    console.error(`error: unknown command "${[group, verb].filter(Boolean).join(' ')}"; run with --help to list commands`);
+    return 2;
+  }
+  let options: Options;
+  try {
+    options = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values as Options;
+  } catch (error) {
+    console.error(`error: ${(error as Error).message.split('\n')[0]}\nusage: npm run cli -- ${command.usage}`);
+    return 2;
+  }
+
+  const config = loadConfig();
+  if (!config.databaseUrl) console.error('[cli] using the embedded PostgreSQL in', config.dataDir);
+  const database = await resolveDatabase(config, () => undefined);
+  const orm = await initOrm({ clientUrl: database.url, poolMax: 2 });
+  try {
+    await command.run(orm.em.fork(), options, {
+      out: (line) => process.stdout.write(`${line}\n`),
+      info: (line) => console.error(line),
+    });
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`error: ${error.message}\nusage: npm run cli -- ${command.usage}`);
+      return 2;
+    }
+    if (error instanceof ApiError) {
+      console.error(`error: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await orm.close();
+    await database.stop();
+  }
+}
+
+if (require.main === module) {
+  run(process.argv.slice(2))
+    .then((code) => process.exit(code))
+    .catch((error: unknown) => {
+      console.error(`error: ${error instanceof ConfigError ? error.message : error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    });
+}

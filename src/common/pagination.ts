@@ -1,0 +1,139 @@
+import { QueryOrder } from '@mikro-orm/core';
+import { ClassType, Field, ObjectType } from 'type-graphql';
+import { ApiError } from './errors';
+
+/** CONTRACT §4: `limit` 1–100, default 20. */
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** The list envelope of CONTRACT §4: `{object: "list", data, has_more, next_cursor}`. */
+export function ListPage<T extends object>(itemClass: ClassType<T>) {
+  // Not emitted on its own: type-graphql 2 emits only types reachable from a resolver.
+  @ObjectType()
+  abstract class ListPageClass {
+    @Field({ description: 'Always "list".' })
+    get object(): 'list' {
+      return 'list';
+    }
+
+    @Field(() => [itemClass])
+    data!: T[];
+
+    @Field({ description: 'True when another page follows.' })
+    hasMore!: boolean;
+
+    @Field(() => String, { nullable: true, description: 'Pass as `cursor` to fetch the next page; null on the last page.' })
+    nextCursor!: string | null;
+  }
+  return ListPageClass;
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+  nextCursor: string | null;
+}
+
+/** A column a list may be sorted by. */
+export interface SortableField {
+  /** Entity property name. */
+  property: string;
+  kind: 'date' | 'number' | 'string';
+  nullable?: boolean;
+}
+
+export interface Sort {
+  /** As the client wrote it, normalised to snake_case: `-created_at`. */
+  key: string;
+  field: SortableField;
+  descending: boolean;
+}
+
+interface CursorPayload {
+  s: string;
+  v: string | number | null;
+  i: string;
+}
+
+const toSnake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export function parseSort(value: string | undefined | null, fields: Record<string, SortableField>, fallback: string): Sort {
+  const key = toSnake((value ?? fallback).trim());
+  const descending = key.startsWith('-');
+  const name = descending ? key.slice(1) : key;
+  const field = fields[name];
+  if (!field) {
+    const allowed = Object.keys(fields).join(', ');
+    throw new ApiError('parameter_invalid', `sort must be one of ${allowed}, optionally prefixed with -`, { param: 'sort' });
+  }
+  return { key, field, descending };
+}
+
+export function orderByFor(sort: Sort): Record<string, QueryOrder>[] {
+  const direction = sort.descending ? QueryOrder.DESC : QueryOrder.ASC;
+  // Nulls always last, in both directions, so the keyset condition below stays simple.
+  const main = sort.field.nullable ? (sort.descending ? QueryOrder.DESC_NULLS_LAST : QueryOrder.ASC_NULLS_LAST) : direction;
+  return [{ [sort.field.property]: main }, { id: direction }];
+}
+
+function decodeCursor(cursor: string, sort: Sort): { value: unknown; id: string } {
+  let payload: CursorPayload;
+  try {
+    payload = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorPayload;
+  } catch {
+    throw new ApiError('parameter_invalid', 'cursor is not a cursor this API returned', { param: 'cursor' });
+  }
+  if (!payload || typeof payload !== 'object' || typeof payload.i !== 'string' || !('v' in payload)) {
+    throw new ApiError('parameter_invalid', 'cursor is not a cursor this API returned', { param: 'cursor' });
+  }
+  if (payload.s !== sort.key) {
+    throw new ApiError('parameter_invalid', `cursor was made for sort=${String(payload.s)}; pass the same sort`, { param: 'cursor' });
+  }
+  const raw = payload.v;
+  const { kind, nullable } = sort.field;
+  const bad = () => new ApiError('parameter_invalid', 'cursor is not a cursor this API returned', { param: 'cursor' });
+  if (raw === null) {
+    if (!nullable) throw bad();
+    return { value: null, id: payload.i };
+  }
+  if (kind === 'date') {
+    const date = new Date(String(raw));
+    if (typeof raw !== 'string' || Number.isNaN(date.getTime())) throw bad();
+    return { value: date, id: payload.i };
+  }
+  if (kind === 'number' && typeof raw !== 'number') throw bad();
+  if (kind === 'string' && typeof raw !== 'string') throw bad();
+  return { value: raw, id: payload.i };
+}
+
+/**
+ * The keyset condition "rows after the cursor" for a sort with an id tie-breaker: the same index
+ * range scan on page 1 and on page 5,000 (never OFFSET). Nulls sort last.
+ */
+export function afterCursor(sort: Sort, cursor: string | null | undefined): Record<string, unknown> | undefined {
+  if (!cursor) return undefined;
+  const { value, id } = decodeCursor(cursor, sort);
+  const property = sort.field.property;
+  const beyond = sort.descending ? '$lt' : '$gt';
+  if (value === null) return { [property]: null, id: { [beyond]: id } };
+  const conditions: Record<string, unknown>[] = [
+    { [property]: { [beyond]: value } },
+    { [property]: value, id: { [beyond]: id } },
+  ];
+  if (sort.field.nullable) conditions.push({ [property]: null });
+  return { $or: conditions };
+}
+
+/** Turns `limit + 1` fetched rows into a page and the cursor of its last row. */
+export function toPage<T extends { id: string }>(rows: T[], limit: number, sort: Sort): Page<T> {
+  const hasMore = rows.length > limit;
+  const data = hasMore ? rows.slice(0, limit) : rows;
+  const last = data[data.length - 1];
+  let nextCursor: string | null = null;
+  if (hasMore && last) {
+    const raw = (last as unknown as Record<string, unknown>)[sort.field.property];
+    const v = raw instanceof Date ? raw.toISOString() : ((raw ?? null) as string | number | null);
+    nextCursor = Buffer.from(JSON.stringify({ s: sort.key, v, i: last.id } satisfies CursorPayload)).toString('base64url');
+  }
+  return { data, hasMore, nextCursor };
+}

@@ -1,0 +1,111 @@
+import path from 'node:path';
+
+/** Service configuration (CONTRACT §15), read once from the environment and checked at start. */
+export interface Config {
+  port: number;
+  nodeEnv: string;
+  isProduction: boolean;
+  /** Unset: the embedded PostgreSQL under `dataDir`. */
+  databaseUrl?: string;
+  /** Unset: rate-limit counters in process memory (fit for one instance only). */
+  redisUrl?: string;
+  publicUrl: string;
+  /** Unset outside production: generated and kept in `dataDir` for the embedded default. */
+  encryptionKey?: Buffer;
+  logLevel: string;
+  webhookAllowPrivateUrls: boolean;
+  webhookRetrySchedule: number[];
+  dataDir: string;
+  version: string;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DEFAULT_RETRY_SCHEDULE = '0,5,300,1800,7200,18000,36000,36000';
+
+function parseBoolean(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (/^(true|1|yes)$/i.test(value)) return true;
+  if (/^(false|0|no)$/i.test(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+function parseUrl(name: string, value: string, protocols: string[]): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${url.protocol}`);
+  }
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const nodeEnv = env.NODE_ENV || 'development';
+  const isProduction = nodeEnv === 'production';
+
+  const portText = env.PORT ?? '3000';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) {
+    throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${portText}"`);
+  }
+
+  const databaseUrl = env.DATABASE_URL
+    ? parseUrl('DATABASE_URL', env.DATABASE_URL, ['postgres:', 'postgresql:'])
+    : undefined;
+  const redisUrl = env.REDIS_URL ? parseUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']) : undefined;
+  const publicUrl = parseUrl('PUBLIC_URL', env.PUBLIC_URL || `http://localhost:${port}`, ['http:', 'https:'])
+    .replace(/\/+$/, '');
+
+  let encryptionKey: Buffer | undefined;
+  if (env.ENCRYPTION_KEY) {
+    encryptionKey = decodeKey(env.ENCRYPTION_KEY);
+  } else if (isProduction) {
+    throw new ConfigError('ENCRYPTION_KEY is required when NODE_ENV=production (32 bytes, base64 or hex)');
+  }
+
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  const scheduleText = env.WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE;
+  const webhookRetrySchedule = scheduleText.split(',').map((part) => Number(part.trim()));
+  if (webhookRetrySchedule.some((s) => !Number.isFinite(s) || s < 0)) {
+    throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got "${scheduleText}"`);
+  }
+
+  return {
+    port,
+    nodeEnv,
+    isProduction,
+    databaseUrl,
+    redisUrl,
+    publicUrl,
+    encryptionKey,
+    logLevel,
+    webhookAllowPrivateUrls: parseBoolean('WEBHOOK_ALLOW_PRIVATE_URLS', env.WEBHOOK_ALLOW_PRIVATE_URLS, !isProduction),
+    webhookRetrySchedule,
+    dataDir: path.resolve(env.DATA_DIR || '.data'),
+    version: packageVersion(),
+  };
+}
+
+function decodeKey(text: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (key.length !== 32) throw new ConfigError('ENCRYPTION_KEY must be 32 bytes, given as 64 hex digits or base64');
+  return key;
+}
+
+function packageVersion(): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- works from src/ and dist/src/ alike
+  return (require(path.join(__dirname, findPackageRoot(), 'package.json')) as { version: string }).version;
+}
+
+function findPackageRoot(): string {
+  return __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..';
+}

@@ -1,0 +1,33 @@
+import { Entity, ManyToOne, OptionalProps, Property, Ref } from '@mikro-orm/core';
+import { Field, ObjectType } from 'type-graphql';
+import { Account } from '../modules/accounts/account.entity';
+
+/** Timestamps with millisecond precision, so keyset cursors (which carry JS Dates) compare exactly. */
+@ObjectType()
+@Entity({ abstract: true })
+export abstract class TimestampedEntity<Optional = never> {
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | Optional;
+
+  @Field({ description: 'ISO 8601 UTC time of creation.' })
+  @Property({ type: 'datetime', length: 3 })
+  createdAt: Date = new Date();
+
+  @Field({ description: 'ISO 8601 UTC time of the last change.' })
+  @Property({ type: 'datetime', length: 3, onUpdate: () => new Date() })
+  updatedAt: Date = new Date();
+}
+
+/**
+ * Every row of tenant data belongs to one account and one mode. The `tenant` filter (db/tenant.ts)
+ * scopes every query of these entities; nothing else has to remember a where clause.
+ */
+@ObjectType()
+@Entity({ abstract: true })
+export abstract class TenantEntity<Optional = never> extends TimestampedEntity<Optional> {
+  @ManyToOne(() => Account, { ref: true, deleteRule: 'cascade', index: false })
+  account!: Ref<Account>;
+
+  @Field({ description: 'false for data made with a test key (sk_test_), true for live data.' })
+  @Property({ type: 'boolean' })
+  livemode!: boolean;
+}

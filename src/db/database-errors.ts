@@ -1,0 +1,62 @@
+import {
+  ConnectionException,
+  DriverException,
+  ForeignKeyConstraintViolationException,
+  NotFoundError,
+  UniqueConstraintViolationException,
+} from '@mikro-orm/core';
+import { ApiError } from '../common/errors';
+
+interface ConstraintMeaning {
+  param: string;
+  message: string;
+}
+
+/** What a named unique constraint means to a client; entities name their constraints for this. */
+const UNIQUE_CONSTRAINTS: Record<string, ConstraintMeaning> = {
+  leads_contact_email_unique: {
+    param: 'contactEmail',
+    message: 'A lead with this contactEmail already exists',
+  },
+  accounts_email_unique: { param: 'email', message: 'An account with this email already exists' },
+};
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03']);
+
+/** True for errors that mean the database is unreachable rather than that the request was wrong. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof ConnectionException) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = (error as { message?: unknown } | null)?.message;
+  return (
+    (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) ||
+    (typeof message === 'string' &&
+      /Connection terminated|connect ECONNREFUSED|Timeout acquiring a connection|the database system is (starting|shutting) up/i.test(message))
+  );
+}
+
+/**
+ * The one place where database failures become API errors: unique violations are conflicts,
+ * foreign-key violations point at a missing resource, an unreachable database is 503.
+ * Returns undefined for anything it does not recognise (a bug: the caller answers 500).
+ */
+export function mapDatabaseError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof UniqueConstraintViolationException) {
+    const constraint = (error as unknown as { constraint?: string }).constraint ?? '';
+    const meaning = UNIQUE_CONSTRAINTS[constraint];
+    return new ApiError('resource_conflict', meaning?.message ?? 'The resource conflicts with an existing one', {
+      param: meaning?.param,
+    });
+  }
+  if (error instanceof ForeignKeyConstraintViolationException) {
+    return new ApiError('resource_missing', 'A referenced resource does not exist');
+  }
+  if (error instanceof NotFoundError) {
+    return new ApiError('resource_missing', 'No such resource');
+  }
+  if (isDatabaseUnavailable(error) || (error instanceof DriverException && isDatabaseUnavailable(error))) {
+    return new ApiError('service_unavailable', 'The database is unavailable; retry shortly');
+  }
+  return undefined;
+}

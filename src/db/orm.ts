@@ -1,0 +1,52 @@
+import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig, MikroORM, Options } from '@mikro-orm/postgresql';
+import { Account } from '../modules/accounts/account.entity';
+import { ApiKey } from '../modules/accounts/api-key.entity';
+import { Lead } from '../modules/leads/lead.entity';
+import { TenantEntity, TimestampedEntity } from './base.entity';
+import { migrations } from './migrations';
+import { tenantFilter } from './tenant';
+
+export const ENTITIES = [TimestampedEntity, TenantEntity, Account, ApiKey, Lead];
+const TENANT_ENTITIES = [Lead];
+
+export interface OrmOptions {
+  clientUrl: string;
+  poolMax?: number;
+  debug?: boolean;
+}
+
+export function ormConfig(options: OrmOptions): Options {
+  return defineConfig({
+    clientUrl: options.clientUrl,
+    entities: ENTITIES,
+    discovery: { requireEntitiesArray: true },
+    metadataCache: { enabled: false },
+    extensions: [Migrator],
+    migrations: {
+      migrationsList: migrations,
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+      path: 'src/db/migrations',
+      emit: 'ts',
+    },
+    filters: {
+      [tenantFilter.name]: { ...tenantFilter, entity: TENANT_ENTITIES.map((entity) => entity.name) },
+    },
+    pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },
+    driverOptions: { connection: { connectionTimeoutMillis: 5_000 } },
+    forceUtcTimezone: true,
+    // Requests use forks; touching the global EntityManager is a bug and should fail loudly.
+    allowGlobalContext: false,
+    debug: options.debug ?? false,
+  });
+}
+
+/** Connects and brings the schema up to date with the committed migrations (never schema sync). */
+export async function initOrm(options: OrmOptions): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormConfig(options));
+  await orm.getMigrator().up();
+  return orm;
+}

@@ -1,0 +1,48 @@
+import { EntityClass, EntityData, EntityManager, RequiredEntityData } from '@mikro-orm/core';
+import { Account } from '../modules/accounts/account.entity';
+import { TenantEntity } from './base.entity';
+
+/** Whose data a request may see: one account, one mode. */
+export interface TenantScope {
+  accountId: string;
+  livemode: boolean;
+}
+
+export const TENANT_FILTER = 'tenant';
+
+/**
+ * The single tenant-scoping mechanism: a MikroORM filter, on by default for every tenant entity.
+ * It has no default parameters, so a query made on an EntityManager that was not scoped fails
+ * instead of reading every account's rows. Background jobs that must cross tenants say so with
+ * `filters: false`.
+ */
+export const tenantFilter = {
+  name: TENANT_FILTER,
+  cond: (args: TenantScope) => ({ account: args.accountId, livemode: args.livemode }),
+  default: true,
+};
+
+export function scopeTo<E extends EntityManager>(em: E, scope: TenantScope): E {
+  em.setFilterParams(TENANT_FILTER, scope);
+  return em;
+}
+
+export function tenantOf(em: EntityManager): TenantScope {
+  const scope = em.getFilterParams<TenantScope>(TENANT_FILTER);
+  if (!scope?.accountId) throw new Error('EntityManager is not scoped to a tenant');
+  return scope;
+}
+
+/** Creates (and persists on flush) a tenant row stamped with the EntityManager's account and mode. */
+export function createScoped<T extends TenantEntity<any>>( // eslint-disable-line @typescript-eslint/no-explicit-any -- any set of optional props
+  em: EntityManager,
+  entity: EntityClass<T>,
+  data: Omit<RequiredEntityData<T>, 'account' | 'livemode'> & EntityData<T>,
+): T {
+  const scope = tenantOf(em);
+  return em.create(entity, {
+    ...data,
+    account: em.getReference(Account, scope.accountId),
+    livemode: scope.livemode,
+  } as unknown as RequiredEntityData<T>);
+}

@@ -1,0 +1,49 @@
+import { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../config';
+import { scopeTo } from '../db/tenant';
+import type { Logger } from '../logger';
+import type { Authenticated } from '../modules/accounts/api-key.service';
+import { LeadService } from '../modules/leads/lead.service';
+import type { LeadScorer } from '../modules/scoring/lead-scorer';
+
+export interface AppDependencies {
+  orm: MikroORM;
+  config: Config;
+  logger: Logger;
+  scorer: LeadScorer;
+}
+
+export interface Services {
+  leads: LeadService;
+}
+
+/** What every resolver sees, for GraphQL and for the REST adapter alike. */
+export interface RequestContext {
+  /** A fork of the ORM's EntityManager for this request only, scoped to the caller's tenant. */
+  em: EntityManager;
+  auth: Authenticated;
+  requestId: string;
+  logger: Logger;
+  config: Config;
+  services: Services;
+}
+
+export interface RequestInfo {
+  auth: Authenticated;
+  requestId: string;
+}
+
+/** The one context factory: a fresh, tenant-scoped EntityManager per request, and services over it. */
+export function createContextFactory(deps: AppDependencies): (request: RequestInfo) => RequestContext {
+  return ({ auth, requestId }) => {
+    const em = scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
+    return {
+      em,
+      auth,
+      requestId,
+      logger: deps.logger.child({ requestId, accountId: auth.account.id }),
+      config: deps.config,
+      services: { leads: new LeadService(em, deps.scorer) },
+    };
+  };
+}

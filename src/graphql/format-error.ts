@@ -1,0 +1,68 @@
+import { unwrapResolverError } from '@apollo/server/errors';
+import { GraphQLFormattedError } from 'graphql';
+import { ArgumentValidationError } from 'type-graphql';
+import type { ValidationError } from 'class-validator';
+import { ApiError, ERROR_CODES, ErrorCode } from '../common/errors';
+import { mapDatabaseError } from '../db/database-errors';
+import type { Logger } from '../logger';
+
+/** GraphQL's own request errors (bad document, bad variables) and what they mean to a client. */
+const REQUEST_ERRORS: Record<string, ErrorCode> = {
+  GRAPHQL_PARSE_FAILED: 'invalid_query',
+  GRAPHQL_VALIDATION_FAILED: 'invalid_query',
+  BAD_REQUEST: 'invalid_query',
+  OPERATION_RESOLUTION_FAILURE: 'invalid_query',
+  PERSISTED_QUERY_NOT_FOUND: 'invalid_query',
+  PERSISTED_QUERY_NOT_SUPPORTED: 'invalid_query',
+  BAD_USER_INPUT: 'parameter_invalid',
+};
+
+/** The first failed constraint, walking into nested inputs, as a dotted param and a message. */
+function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | undefined {
+  for (const error of errors) {
+    const param = prefix ? `${prefix}.${error.property}` : error.property;
+    const message = error.constraints ? Object.values(error.constraints)[0] : undefined;
+    if (message) return { param, message };
+    const nested = firstViolation(error.children ?? [], param);
+    if (nested) return nested;
+  }
+  return undefined;
+}
+
+export function toApiError(error: unknown): ApiError | undefined {
+  const original = unwrapResolverError(error);
+  if (original instanceof ApiError) return original;
+  if (original instanceof ArgumentValidationError) {
+    const violation = firstViolation(original.extensions.validationErrors as ValidationError[]);
+    return new ApiError('parameter_invalid', violation?.message ?? 'Invalid input', { param: violation?.param });
+  }
+  return mapDatabaseError(original);
+}
+
+function shape(error: ApiError, formatted: GraphQLFormattedError): GraphQLFormattedError {
+  return { message: error.message, locations: formatted.locations, path: formatted.path, extensions: error.extensions };
+}
+
+/**
+ * Apollo's formatError: known errors keep their code, GraphQL's own request errors become
+ * BAD_USER_INPUT, and anything else is logged and hidden behind a generic 500 message (no stack,
+ * SQL or library text ever reaches a client).
+ */
+export function createFormatError(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const known = toApiError(error);
+    if (known) return shape(known, formatted);
+    const requestCode = REQUEST_ERRORS[String(formatted.extensions?.code)];
+    if (requestCode) {
+      const spec = ERROR_CODES[requestCode];
+      return {
+        message: formatted.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code: spec.graphql, errorCode: requestCode, type: spec.type },
+      };
+    }
+    logger.error({ err: unwrapResolverError(error), path: formatted.path }, 'unexpected error in GraphQL operation');
+    return shape(new ApiError('internal_error', 'An unexpected error occurred. It has been logged; retry or contact support.'), formatted);
+  };
+}

@@ -1,0 +1,20 @@
+import type { NextFunction, Request, Response } from 'express';
+import { ApiError } from '../common/errors';
+import { mapDatabaseError } from '../db/database-errors';
+import type { Logger } from '../logger';
+import { sendApiError } from '../rest/errors';
+
+/** Last resort: known errors get their status; anything else is logged and answered as a bare 500. */
+export function errorHandler(logger: Logger) {
+  return (error: unknown, _req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent) return next(error);
+    const known = mapDatabaseError(error);
+    if (known) return sendApiError(res, known, res.locals.requestId);
+    logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');
+    sendApiError(res, new ApiError('internal_error', 'An unexpected error occurred. It has been logged; retry or contact support.'), res.locals.requestId);
+  };
+}
+
+export function routeNotFound(req: Request, res: Response): void {
+  sendApiError(res, new ApiError('resource_missing', `Unrecognized request URL (${req.method} ${req.baseUrl}${req.path})`), res.locals.requestId);
+}

@@ -1,0 +1,31 @@
+import express, { NextFunction, Request, Response } from 'express';
+import { ApiError } from '../common/errors';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: true, type: () => true });
+
+/**
+ * CONTRACT §1: POST and PUT bodies are JSON. Another content type is 415, malformed JSON 400
+ * `invalid_json`, more than 1 MiB 413. A POST with no body at all (actions such as /deploy) is fine.
+ */
+export function jsonBody(onError: (res: Response, error: ApiError) => void) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+  const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
+  if (!hasBody || req.method === 'GET' || req.method === 'HEAD') return next();
+  if (!req.is('application/json') && !req.is('application/*+json')) {
+    return onError(res, new ApiError('unsupported_media_type', `Content-Type must be application/json, got ${req.get('content-type') ?? 'none'}`));
+  }
+  parseJson(req, res, (error?: unknown) => {
+    if (!error) return next();
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      return onError(res, new ApiError('request_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes`));
+    }
+    if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+      return onError(res, new ApiError('unsupported_media_type', 'The body must be UTF-8 JSON'));
+    }
+    return onError(res, new ApiError('invalid_json', 'The request body is not valid JSON'));
+  });
+  };
+}

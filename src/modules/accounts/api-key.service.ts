@@ -1,0 +1,96 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { EntityManager } from '@mikro-orm/postgresql';
+import { ApiError } from '../../common/errors';
+import { Account } from './account.entity';
+import { ApiKey, KeyType } from './api-key.entity';
+
+const KEY_SHAPE = /^sk_(test|live)_[A-Za-z0-9]{32}$/;
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+/** last_used_at is a hint for people, not an audit log: write it at most once a minute per key. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface Authenticated {
+  account: Account;
+  key: ApiKey;
+  livemode: boolean;
+}
+
+/** 32 base62 characters: about 190 bits, so a plain SHA-256 of the key is a safe stored form. */
+function randomSecret(): string {
+  const bytes = randomBytes(64);
+  let out = '';
+  for (const byte of bytes) {
+    if (byte < 248) out += BASE62[byte % 62]; // 248 = 4 × 62: rejection keeps the draw uniform
+    if (out.length === 32) return out;
+  }
+  return out + randomSecret().slice(out.length);
+}
+
+export function hashKey(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export class ApiKeyService {
+  constructor(private readonly em: EntityManager) {}
+
+  /** Creates a key and returns its full value, which is never available again. */
+  async create(account: Account, type: KeyType, name: string): Promise<{ key: ApiKey; secret: string }> {
+    if (!name.trim()) throw new ApiError('parameter_invalid', 'name must not be empty', { param: 'name' });
+    if (name.length > 100) throw new ApiError('parameter_invalid', 'name must be at most 100 characters', { param: 'name' });
+    const prefix = `sk_${type}_`;
+    const secret = prefix + randomSecret();
+    const key = this.em.create(ApiKey, {
+      account,
+      name: name.trim(),
+      type,
+      prefix,
+      last4: secret.slice(-4),
+      secretHash: hashKey(secret),
+    });
+    await this.em.flush();
+    return { key, secret };
+  }
+
+  list(account: Account): Promise<ApiKey[]> {
+    return this.em.find(ApiKey, { account }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  }
+
+  async revoke(id: string, account?: Account): Promise<ApiKey> {
+    const key = await this.em.findOne(ApiKey, account ? { id, account } : { id });
+    if (!key) throw new ApiError('resource_missing', `No such API key: '${id}'`, { param: 'id' });
+    key.revokedAt ??= new Date();
+    await this.em.flush();
+    return key;
+  }
+
+  /**
+   * Resolves an Authorization header to an account and mode. The key is looked up by its hash, so
+   * the comparison never touches the secret itself and takes the same time whatever it contains.
+   */
+  async authenticate(authorization: string | undefined): Promise<Authenticated> {
+    if (!authorization) {
+      throw new ApiError('api_key_missing', 'No API key provided. Send it as "Authorization: Bearer sk_test_…".');
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    const secret = match?.[1] ?? '';
+    if (!KEY_SHAPE.test(secret)) {
+      throw new ApiError('api_key_invalid', 'Invalid API key provided. Use "Authorization: Bearer <key>".');
+    }
+    const key = await this.em.findOne(ApiKey, { secretHash: hashKey(secret) }, { populate: ['account'] });
+    if (!key) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
+    if (key.revokedAt) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
+    this.touch(key);
+    return { account: key.account.getEntity(), key, livemode: key.type === KeyType.live };
+  }
+
+  private touch(key: ApiKey): void {
+    const now = Date.now();
+    if (key.lastUsedAt && now - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+    key.lastUsedAt = new Date(now);
+    // Outside the request's unit of work and not awaited: a failed hint must not fail the request.
+    void this.em
+      .fork()
+      .nativeUpdate(ApiKey, { id: key.id }, { lastUsedAt: key.lastUsedAt })
+      .catch(() => undefined);
+  }
+}

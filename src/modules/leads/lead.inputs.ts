@@ -1,0 +1,209 @@
+import {
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, InputType, Int } from 'type-graphql';
+import { IsMetadata } from '../../common/metadata';
+import { MAX_PAGE_SIZE } from '../../common/pagination';
+import { LeadScoreLabel } from './lead.entity';
+import { LeadStatus } from './lead-status';
+
+/** A field that may be omitted but, when sent, may not be null (required on the lead). */
+const sentAndNotUndefined = (_: object, value: unknown) => value !== undefined;
+
+const MAX_EMPLOYEES = 10_000_000;
+
+@InputType({ description: 'Fields of a new lead. company and contactEmail are required.' })
+export class LeadCreateInput {
+  @Field()
+  @IsString()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  company!: string;
+
+  @Field()
+  @MaxLength(254, { message: '$property must be at most 254 characters' })
+  @IsEmail({}, { message: '$property must be an email address' })
+  contactEmail!: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  contactName?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
+  industry?: string | null;
+
+  @Field(() => Int, { nullable: true })
+  @IsOptional()
+  @IsInt()
+  @Min(0, { message: '$property must be 0 or more' })
+  @Max(MAX_EMPLOYEES, { message: `$property must be at most ${MAX_EMPLOYEES}` })
+  employees?: number | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 2048, { message: '$property must be 1 to 2048 characters' })
+  website?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
+  country?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
+  source?: string | null;
+
+  @Field(() => LeadStatus, { nullable: true, description: 'Defaults to new; converted cannot be set.' })
+  @IsOptional()
+  @IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], {
+    message: '$property must be new, contacted, qualified or disqualified',
+  })
+  status?: LeadStatus | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  @IsOptional()
+  @IsMetadata({ allowNullValues: false })
+  metadata?: Record<string, string> | null;
+}
+
+@InputType({ description: 'A partial update: only the fields sent change; null clears an optional field.' })
+export class LeadUpdateInput {
+  @Field({ nullable: true })
+  @ValidateIf(sentAndNotUndefined)
+  @IsString({ message: '$property cannot be null' })
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  company?: string;
+
+  @Field({ nullable: true })
+  @ValidateIf(sentAndNotUndefined)
+  @IsString({ message: '$property cannot be null' })
+  @MaxLength(254, { message: '$property must be at most 254 characters' })
+  @IsEmail({}, { message: '$property must be an email address' })
+  contactEmail?: string;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  contactName?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
+  industry?: string | null;
+
+  @Field(() => Int, { nullable: true })
+  @IsOptional()
+  @IsInt()
+  @Min(0, { message: '$property must be 0 or more' })
+  @Max(MAX_EMPLOYEES, { message: `$property must be at most ${MAX_EMPLOYEES}` })
+  employees?: number | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 2048, { message: '$property must be 1 to 2048 characters' })
+  website?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
+  country?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
+  source?: string | null;
+
+  @Field(() => LeadStatus, { nullable: true })
+  @ValidateIf(sentAndNotUndefined)
+  @IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], {
+    message: '$property must be new, contacted, qualified or disqualified',
+  })
+  status?: LeadStatus;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current metadata; a null value removes its key.' })
+  @ValidateIf(sentAndNotUndefined)
+  @IsMetadata({ allowNullValues: true })
+  metadata?: Record<string, string | null>;
+}
+
+export const LEAD_SORTS = ['created_at', 'score', 'company', 'employees'] as const;
+
+@InputType({ description: 'Pagination, sort and filters for listing leads (CONTRACT §4).' })
+export class LeadListInput {
+  @Field(() => Int, { nullable: true, description: `1–${MAX_PAGE_SIZE}, default 20.` })
+  @IsOptional()
+  @Min(1, { message: `$property must be between 1 and ${MAX_PAGE_SIZE}` })
+  @Max(MAX_PAGE_SIZE, { message: `$property must be between 1 and ${MAX_PAGE_SIZE}` })
+  limit?: number;
+
+  @Field(() => String, { nullable: true, description: 'next_cursor of the previous page.' })
+  @IsOptional()
+  @MaxLength(1000, { message: '$property is not a cursor this API returned' })
+  cursor?: string;
+
+  @Field(() => String, { nullable: true, description: `One of ${LEAD_SORTS.join(', ')}; prefix - for descending. Default -created_at.` })
+  @IsOptional()
+  @MaxLength(40, { message: '$property is not a sortable field' })
+  sort?: string;
+
+  @Field(() => String, { nullable: true, description: 'Exact industry, case-insensitive.' })
+  @IsOptional()
+  @MaxLength(100, { message: '$property must be at most 100 characters' })
+  industry?: string;
+
+  @Field(() => LeadStatus, { nullable: true })
+  @IsOptional()
+  status?: LeadStatus;
+
+  @Field(() => LeadScoreLabel, { nullable: true })
+  @IsOptional()
+  scoreLabel?: LeadScoreLabel;
+
+  @Field(() => Int, { nullable: true })
+  @IsOptional()
+  @Min(0, { message: '$property must be between 0 and 100' })
+  @Max(100, { message: '$property must be between 0 and 100' })
+  minScore?: number;
+
+  @Field(() => Int, { nullable: true })
+  @IsOptional()
+  @Min(0, { message: '$property must be between 0 and 100' })
+  @Max(100, { message: '$property must be between 0 and 100' })
+  maxScore?: number;
+
+  @Field(() => Int, { nullable: true })
+  @IsOptional()
+  @Min(0, { message: '$property must be 0 or more' })
+  minEmployees?: number;
+
+  @Field(() => Int, { nullable: true })
+  @IsOptional()
+  @Min(0, { message: '$property must be 0 or more' })
+  maxEmployees?: number;
+
+  @Field({ nullable: true, description: 'Only leads created at or after this time.' })
+  @IsOptional()
+  createdAfter?: Date;
+
+  @Field({ nullable: true, description: 'Only leads created before this time.' })
+  @IsOptional()
+  createdBefore?: Date;
+
+  @Field(() => String, { nullable: true, description: 'Case-insensitive match on company or contact email.' })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  q?: string;
+}

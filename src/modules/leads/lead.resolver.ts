@@ -1,0 +1,43 @@
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { DeletedObject } from '../../common/deleted';
+import type { RequestContext } from '../../graphql/context';
+import { Lead } from './lead.entity';
+import { LeadCreateInput, LeadListInput, LeadUpdateInput } from './lead.inputs';
+import { LeadList, LeadScore } from './lead.types';
+
+@Resolver(() => Lead)
+export class LeadResolver {
+  @Query(() => LeadList, { description: 'Leads of the key\'s account and mode, newest first by default.' })
+  leads(@Arg('filter', () => LeadListInput, { nullable: true }) filter: LeadListInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.leads.list(filter);
+  }
+
+  @Query(() => Lead)
+  lead(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.leads.get(id);
+  }
+
+  @Query(() => LeadScore, { description: 'The lead\'s score and the signals that explain it.' })
+  leadScore(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.leads.score(id);
+  }
+
+  @Mutation(() => Lead)
+  createLead(@Arg('input', () => LeadCreateInput) input: LeadCreateInput, @Ctx() ctx: RequestContext) {
+    return ctx.services.leads.create(input);
+  }
+
+  @Mutation(() => Lead)
+  updateLead(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => LeadUpdateInput) input: LeadUpdateInput,
+    @Ctx() ctx: RequestContext,
+  ) {
+    return ctx.services.leads.update(id, input);
+  }
+
+  @Mutation(() => DeletedObject)
+  async deleteLead(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return new DeletedObject(await ctx.services.leads.delete(id), 'lead');
+  }
+}

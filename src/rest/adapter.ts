@@ -1,0 +1,192 @@
+import type { ApolloServer } from '@apollo/server';
+import { Request, Response, Router } from 'express';
+import {
+  coerceInputValue,
+  GraphQLArgument,
+  GraphQLField,
+  GraphQLInputType,
+  GraphQLSchema,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isNonNullType,
+} from 'graphql';
+import { ApiError } from '../common/errors';
+import type { RequestContext, RequestInfo } from '../graphql/context';
+import { paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
+import { restError, sendApiError } from './errors';
+import { RestRoute } from './routes';
+import { selectAll } from './selection';
+
+export interface RestAdapterDependencies {
+  apollo: ApolloServer<RequestContext>;
+  schema: GraphQLSchema;
+  createContext: (request: RequestInfo) => RequestContext;
+}
+
+interface CompiledRoute {
+  route: RestRoute;
+  field: GraphQLField<unknown, unknown>;
+  document: string;
+}
+
+/** Builds `mutation CreateLead($input: LeadCreateInput!) { createLead(input: $input) { … } }` from the schema. */
+function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute | undefined {
+  if (!route.operation) return undefined;
+  const { type, field: fieldName } = route.operation;
+  const root = type === 'query' ? schema.getQueryType() : schema.getMutationType();
+  const field = root?.getFields()[fieldName];
+  if (!field) throw new Error(`REST route ${route.method} ${route.path} names unknown ${type} field "${fieldName}"`);
+  const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+  for (const arg of field.args) {
+    const sourced = pathParams.includes(arg.name) || arg.name === route.operation.body || arg.name === route.operation.query;
+    if (!sourced && isNonNullType(arg.type)) {
+      throw new Error(`REST route ${route.method} ${route.path} gives no value for required argument "${arg.name}"`);
+    }
+  }
+  const operationName = fieldName.charAt(0).toUpperCase() + fieldName.slice(1);
+  const definitions = field.args.map((arg) => `$${arg.name}: ${arg.type.toString()}`).join(', ');
+  const args = field.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
+  const document =
+    `${type} Rest${operationName}${definitions ? `(${definitions})` : ''} ` +
+    `{ ${fieldName}${args ? `(${args})` : ''} ${selectAll(field.type)} }`;
+  return { route, field, document };
+}
+
+function describeType(type: GraphQLInputType): string {
+  const named = getNamedType(type);
+  if (isEnumType(named)) return `one of ${named.getValues().map((v) => v.value as string).join(', ')}`;
+  if (isInputObjectType(named)) return 'an object';
+  switch (named.name) {
+    case 'Int':
+      return 'an integer (32-bit)';
+    case 'Float':
+      return 'a number';
+    case 'Boolean':
+      return 'true or false';
+    case 'DateTimeISO':
+      return 'an ISO 8601 date-time such as 2026-11-22T03:18:04.361Z';
+    case 'JSONObject':
+      return 'a JSON object';
+    default:
+      return 'a string';
+  }
+}
+
+/**
+ * Type-checks a variable the way GraphQL will, but reports the failing parameter by its REST name
+ * (`employees`, `metadata`), as 400 `parameter_missing` or `parameter_invalid`.
+ */
+function checkVariable(value: unknown, arg: GraphQLArgument, prefix: Array<string | number>): void {
+  let problem: ApiError | undefined;
+  coerceInputValue(value, arg.type, (path, _invalid, error) => {
+    if (problem) return;
+    const missing = /^Field "(\w+)" of required type "([^"]+)" was not provided/.exec(error.message);
+    if (missing) {
+      const param = paramPath([...prefix, ...path, missing[1]].map((p) => (typeof p === 'string' ? camelToSnakeName(p) : p)));
+      problem = new ApiError('parameter_missing', `${param} is required`, { param });
+      return;
+    }
+    const full = [...prefix, ...path].map((p) => (typeof p === 'string' ? camelToSnakeName(p) : p));
+    const param = full.length ? paramPath(full) : arg.name;
+    const expected = path.length ? fieldTypeAt(arg.type, path) : arg.type;
+    problem =
+      value === undefined || value === null
+        ? new ApiError('parameter_missing', `${param} is required`, { param })
+        : new ApiError('parameter_invalid', `${param} must be ${describeType(expected ?? arg.type)}`, { param });
+  });
+  if (problem) throw problem;
+}
+
+const camelToSnakeName = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+function fieldTypeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): GraphQLInputType | undefined {
+  let current: GraphQLInputType | undefined = type;
+  for (const part of path) {
+    const named: GraphQLInputType | undefined = current ? (getNamedType(current) as GraphQLInputType) : undefined;
+    if (typeof part === 'number') continue;
+    current = named && isInputObjectType(named) ? named.getFields()[part]?.type : undefined;
+  }
+  return current;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unknown> {
+  const { route, field } = compiled;
+  const operation = route.operation!;
+  const variables: Record<string, unknown> = {};
+  const query = req.query as Record<string, unknown>;
+
+  if (!operation.query) {
+    const unknown = Object.keys(query)[0];
+    if (unknown) throw new ApiError('parameter_unknown', `Received unknown parameter: ${unknown}`, { param: unknown });
+  }
+  for (const arg of field.args) {
+    let value: unknown;
+    if (arg.name in req.params) {
+      value = req.params[arg.name];
+    } else if (arg.name === operation.body) {
+      const body: unknown = req.body ?? {};
+      if (!isPlainObject(body)) throw new ApiError('parameter_invalid', 'The request body must be a JSON object');
+      value = toGraphQLInput(body, arg.type, 'body');
+    } else if (arg.name === operation.query) {
+      for (const [key, item] of Object.entries(query)) {
+        if (typeof item !== 'string') {
+          throw new ApiError('parameter_invalid', `${key} must be given once, as text (use a comma list for several values)`, { param: key });
+        }
+      }
+      value = toGraphQLInput(query, arg.type, 'query');
+    } else {
+      continue;
+    }
+    checkVariable(value, arg, []);
+    variables[arg.name] = value;
+  }
+  return variables;
+}
+
+/**
+ * The generic REST handler: every row of the route table runs its GraphQL operation in-process
+ * through Apollo's executeOperation (same resolvers, validation and errors as /graphql), then maps
+ * the answer to snake_case and the error codes to HTTP statuses.
+ */
+export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependencies): Router {
+  const router = Router();
+  for (const route of routes) {
+    const compiled = compile(route, deps.schema);
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+    // The router is mounted at /v1; rows keep their full path because that is what clients call.
+    router[method](route.path.replace(/^\/v1/, ''), async (req: Request, res: Response) => {
+      const requestId = res.locals.requestId as string;
+      try {
+        if (!compiled) {
+          throw new ApiError('resource_missing', `${route.method} ${route.path} is not available yet on this server`);
+        }
+        const variables = variablesFor(compiled, req);
+        const contextValue = deps.createContext({ auth: res.locals.auth, requestId });
+        try {
+          const response = await deps.apollo.executeOperation({ query: compiled.document, variables }, { contextValue });
+          if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST routes');
+          const { data, errors } = response.body.singleResult;
+          if (errors?.length) {
+            const { status, body } = restError(errors[0], requestId);
+            if (status === 503) res.setHeader('Retry-After', '5');
+            res.status(status).json(body);
+            return;
+          }
+          const result = toRestOutput((data as Record<string, unknown>)[compiled.field.name], compiled.field.type) as Record<string, unknown>;
+          res.status(route.statusFrom ? route.statusFrom(result) : (route.status ?? 200)).json(result);
+        } finally {
+          contextValue.em.clear();
+        }
+      } catch (error) {
+        if (error instanceof ApiError) return sendApiError(res, error, requestId);
+        throw error;
+      }
+    });
+  }
+  return router;
+}

@@ -1,0 +1,47 @@
+import type { Response } from 'express';
+import type { GraphQLFormattedError } from 'graphql';
+import { ApiError, ERROR_CODES, GRAPHQL_CODE_STATUS, GraphQLErrorCode, isErrorCode } from '../common/errors';
+import { restParam } from './case-mapping';
+
+export interface RestErrorBody {
+  error: {
+    type: string;
+    code: string;
+    message: string;
+    param?: string;
+    request_id: string;
+    [detail: string]: unknown;
+  };
+}
+
+/**
+ * A GraphQL error as the contract's REST error: status from the API code (or, for GraphQL's own
+ * errors, from extensions.code), `param` and parameter names in the message in snake_case.
+ */
+export function restError(error: GraphQLFormattedError, requestId: string): { status: number; body: RestErrorBody } {
+  const { code: graphqlCode, errorCode, type, param, ...details } = (error.extensions ?? {}) as Record<string, unknown>;
+  const code = isErrorCode(errorCode) ? errorCode : 'internal_error';
+  const spec = ERROR_CODES[code];
+  const status = isErrorCode(errorCode) ? spec.status : (GRAPHQL_CODE_STATUS[graphqlCode as GraphQLErrorCode] ?? 500);
+  const restParamName = typeof param === 'string' ? restParam(param) : undefined;
+  const message = typeof param === 'string' && restParamName ? error.message.split(param).join(restParamName) : error.message;
+  return {
+    status,
+    body: {
+      error: {
+        type: typeof type === 'string' ? type : spec.type,
+        code,
+        message,
+        ...(restParamName ? { param: restParamName } : {}),
+        ...details,
+        request_id: requestId,
+      },
+    },
+  };
+}
+
+export function sendApiError(res: Response, error: ApiError, requestId: string): void {
+  const { status, body } = restError({ message: error.message, extensions: error.extensions }, requestId);
+  if (status === 503) res.setHeader('Retry-After', '5');
+  res.status(status).json(body);
+}
