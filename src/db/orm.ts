@@ -14,6 +14,8 @@ export interface OrmOptions {
   clientUrl: string;
   poolMax?: number;
   debug?: boolean;
+  /** Where MikroORM's own messages (migrations applied) go; silent when not given. */
+  log?: (message: string) => void;
 }
 
 export function ormConfig(options: OrmOptions): Options {
@@ -41,6 +43,8 @@ export function ormConfig(options: OrmOptions): Options {
     // Requests use forks; touching the global EntityManager is a bug and should fail loudly.
     allowGlobalContext: false,
     debug: options.debug ?? false,
+    colors: false,
+    logger: options.log ?? (() => undefined),
   });
 }
 

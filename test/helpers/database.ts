@@ -1,0 +1,43 @@
+import { Client } from 'pg';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { initOrm } from '../../src/db/orm';
+
+/** The server every test talks to (set by global-setup when not given). */
+export function serverUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set; run tests through `npm test`');
+  return url;
+}
+
+/** A database of this worker's own on the test server, so workers never see each other's rows. */
+export async function workerDatabaseUrl(suffix = ''): Promise<string> {
+  const name = `spa_test_w${process.env.JEST_WORKER_ID ?? '0'}${suffix}`;
+  const admin = new Client({ connectionString: serverUrl() });
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) {
+      await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error;
+      });
+    }
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Connects to this worker's database and applies the migrations, as the service does on start. */
+export async function workerOrm(): Promise<MikroORM> {
+  return initOrm({ clientUrl: await workerDatabaseUrl(), poolMax: 5 });
+}
+
+/** Empties every table (between tests), keeping the schema and the migration log. */
+export async function truncateAll(orm: MikroORM): Promise<void> {
+  const tables = Object.values(orm.getMetadata().getAll())
+    .filter((meta) => !meta.abstract && meta.tableName)
+    .map((meta) => `"${meta.tableName}"`);
+  await orm.em.getConnection().execute(`TRUNCATE ${[...new Set(tables)].join(', ')} CASCADE`);
+}
