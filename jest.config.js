@@ -21,6 +21,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   setupFiles: ['reflect-metadata'],
+  reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
   maxWorkers: 2,
   testTimeout: 30000,
 };

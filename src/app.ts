@@ -41,6 +41,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     formatError: createFormatError(deps.logger),
     introspection: true,
     includeStacktraceInErrorResponses: false,
+    // main.ts owns shutdown (HTTP, then Apollo, then the pool, then PostgreSQL), in that order.
+    stopOnTerminationSignals: false,
     plugins: [
       deps.config.isProduction
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })

@@ -51,8 +51,11 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    logger.debug('http server closed');
     await stop();
+    logger.debug('graphql server stopped');
     await orm.close();
+    logger.debug('database pool closed');
     await database.stop();
     logger.info('stopped');
     process.exit(0);

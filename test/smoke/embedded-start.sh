@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Smoke test of the README's first command: `npm start` with no DATABASE_URL starts the embedded
+# PostgreSQL, the CLI creates an account and a key against it, and curl creates and lists a lead.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+export DATA_DIR; DATA_DIR="$(mktemp -d /tmp/spa-smoke.XXXXXX)"
+chmod 755 "$DATA_DIR"
+export PORT="${SMOKE_PORT:-38457}"
+export LOG_LEVEL=info
+unset DATABASE_URL
+base="http://127.0.0.1:$PORT"
+log="$DATA_DIR/server.log"
+
+# npm does not forward SIGTERM to the service, so signal the whole process group, as a terminal's
+# Ctrl-C or a process supervisor does.
+stop_server() {
+  kill -TERM -- "-$server_pid" 2>/dev/null || true
+  for _ in $(seq 1 30); do pgrep -g "$server_pid" >/dev/null 2>&1 || return 0; sleep 0.5; done
+  return 1
+}
+
+cleanup() {
+  if [ -n "${server_pid:-}" ] && kill -0 "$server_pid" 2>/dev/null; then
+    stop_server || kill -KILL -- "-$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$DATA_DIR"
+}
+trap cleanup EXIT
+
+fail() { echo "[smoke] FAIL: $*"; echo "--- server log"; tail -n 40 "$log" || true; exit 1; }
+
+setsid npm start --silent >"$log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 120); do
+  curl -fsS "$base/readyz" >/dev/null 2>&1 && break
+  kill -0 "$server_pid" 2>/dev/null || fail "the service exited during start"
+  sleep 1
+done
+curl -fsS "$base/readyz" >/dev/null || fail "the service did not become ready in 120 s"
+echo "[smoke] service ready on $base (embedded PostgreSQL in $DATA_DIR)"
+
+npm run --silent cli -- accounts create --email smoke@acme.test --name "Smoke Co" >/dev/null 2>&1 || fail "cli accounts create"
+key="$(npm run --silent cli -- keys create --email smoke@acme.test --type test --name smoke 2>/dev/null)"
+[[ "$key" =~ ^sk_test_[A-Za-z0-9]{32}$ ]] || fail "cli keys create printed '$key'"
+
+status=$(curl -s -o "$DATA_DIR/create.json" -w '%{http_code}' -X POST "$base/v1/leads" \
+  -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+  -d '{"company":"Initech","contact_email":"bill@initech.test","industry":"Software","employees":120}')
+[ "$status" = 201 ] || fail "POST /v1/leads answered $status: $(cat "$DATA_DIR/create.json")"
+grep -q '"score_label"' "$DATA_DIR/create.json" || fail "created lead has no score_label"
+
+curl -fsS "$base/v1/leads" -H "Authorization: Bearer $key" | grep -q 'bill@initech.test' || fail "GET /v1/leads does not list the lead"
+health=$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/health" -H "Authorization: Bearer $key")
+[ "$health" = 200 ] || fail "GET /v1/health answered $health"
+
+stop_server || fail "the service did not stop within 15 s of SIGTERM"
+grep -q '"msg":"stopped"' "$log" || fail "the service did not shut down cleanly on SIGTERM"
+server_pid=
+if [ -f "$DATA_DIR/pg/postmaster.pid" ]; then fail "the embedded PostgreSQL is still running after shutdown"; fi
+echo "[smoke] all 3 checks passed"
