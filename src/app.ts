@@ -12,6 +12,7 @@ import { checkDatabase } from './modules/health/health.resolver';
 import { AppDependencies, createContextFactory, RequestContext } from './graphql/context';
 import { sendGraphQLError } from './graphql/errors';
 import { createFormatError } from './graphql/format-error';
+import { textGuardPlugin } from './graphql/plugins/text-guard';
 import { createSchema } from './graphql/schema';
 import { accessLog } from './http/access-log';
 import { errorHandler, routeNotFound } from './http/error-handler';
@@ -44,6 +45,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     // main.ts owns shutdown (HTTP, then Apollo, then the pool, then PostgreSQL), in that order.
     stopOnTerminationSignals: false,
     plugins: [
+      textGuardPlugin(),
       deps.config.isProduction
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: true }),

@@ -74,7 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const scheduleText = env.WEBHOOK_RETRY_SCHEDULE || DEFAULT_RETRY_SCHEDULE;
-  const webhookRetrySchedule = scheduleText.split(',').map((part) => Number(part.trim()));
+  // An empty part ("5,,300", a trailing comma) is a mistake, not 0 seconds.
+  const webhookRetrySchedule = scheduleText.split(',').map((part) => (part.trim() === '' ? NaN : Number(part.trim())));
   if (webhookRetrySchedule.some((s) => !Number.isFinite(s) || s < 0)) {
     throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got "${scheduleText}"`);
   }

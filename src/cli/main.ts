@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
-import { ApiError } from '../common/errors';
 import { ConfigError, loadConfig } from '../config';
+import { mapDatabaseError } from '../db/database-errors';
 import { resolveDatabase } from '../db/database-url';
 import { initOrm } from '../db/orm';
 import { COMMANDS, Options, UsageError } from './commands';
@@ -48,8 +48,10 @@ export async function run(argv: string[]): Promise<number> {
       console.error(`error: ${error.message}\nusage: npm run cli -- ${command.usage}`);
       return 2;
     }
-    if (error instanceof ApiError) {
-      console.error(`error: ${error.message}`);
+    // Known failures (a duplicate email is a unique violation) as their one-line API message, never SQL.
+    const known = mapDatabaseError(error);
+    if (known) {
+      console.error(`error: ${known.message}`);
       return 1;
     }
     throw error;

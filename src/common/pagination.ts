@@ -55,6 +55,8 @@ interface CursorPayload {
   i: string;
 }
 
+const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 const toSnake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 export function parseSort(value: string | undefined | null, fields: Record<string, SortableField>, fallback: string): Sort {
@@ -83,7 +85,7 @@ function decodeCursor(cursor: string, sort: Sort): { value: unknown; id: string 
   } catch {
     throw new ApiError('parameter_invalid', 'cursor is not a cursor this API returned', { param: 'cursor' });
   }
-  if (!payload || typeof payload !== 'object' || typeof payload.i !== 'string' || !('v' in payload)) {
+  if (!payload || typeof payload !== 'object' || typeof payload.i !== 'string' || payload.i.includes('\u0000') || !('v' in payload)) {
     throw new ApiError('parameter_invalid', 'cursor is not a cursor this API returned', { param: 'cursor' });
   }
   if (payload.s !== sort.key) {
@@ -97,12 +99,13 @@ function decodeCursor(cursor: string, sort: Sort): { value: unknown; id: string 
     return { value: null, id: payload.i };
   }
   if (kind === 'date') {
+    // Only the shape toPage writes: a far-off year such as +275760 is a valid JS date but not a PostgreSQL one.
     const date = new Date(String(raw));
-    if (typeof raw !== 'string' || Number.isNaN(date.getTime())) throw bad();
+    if (typeof raw !== 'string' || !ISO_MILLIS.test(raw) || Number.isNaN(date.getTime())) throw bad();
     return { value: date, id: payload.i };
   }
   if (kind === 'number' && typeof raw !== 'number') throw bad();
-  if (kind === 'string' && typeof raw !== 'string') throw bad();
+  if (kind === 'string' && (typeof raw !== 'string' || raw.includes('\u0000'))) throw bad();
   return { value: raw, id: payload.i };
 }
 

@@ -23,6 +23,13 @@ const UNIQUE_CONSTRAINTS: Record<string, ConstraintMeaning> = {
 
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03']);
 
+/**
+ * Text PostgreSQL cannot store (U+0000 in text or json: 22021 character_not_in_repertoire, 22P05
+ * untranslatable_character). A client sent it; the REST adapter refuses it earlier, naming the
+ * parameter, and this keeps any other path from answering 500.
+ */
+const UNSTORABLE_TEXT_CODES = new Set(['22021', '22P05']);
+
 /** True for errors that mean the database is unreachable rather than that the request was wrong. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof ConnectionException) return true;
@@ -51,6 +58,9 @@ export function mapDatabaseError(error: unknown): ApiError | undefined {
   }
   if (error instanceof ForeignKeyConstraintViolationException) {
     return new ApiError('resource_missing', 'A referenced resource does not exist');
+  }
+  if (error instanceof DriverException && UNSTORABLE_TEXT_CODES.has(String((error as { code?: unknown }).code))) {
+    return new ApiError('parameter_invalid', 'Text values must not contain the character U+0000');
   }
   if (error instanceof NotFoundError) {
     return new ApiError('resource_missing', 'No such resource');

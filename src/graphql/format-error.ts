@@ -40,7 +40,9 @@ export function toApiError(error: unknown): ApiError | undefined {
 }
 
 function shape(error: ApiError, formatted: GraphQLFormattedError): GraphQLFormattedError {
-  return { message: error.message, locations: formatted.locations, path: formatted.path, extensions: error.extensions };
+  // `http` tells Apollo the status of a request-level error; it is not for clients.
+  const { http: _http, ...extensions } = error.extensions; // eslint-disable-line @typescript-eslint/no-unused-vars
+  return { message: error.message, locations: formatted.locations, path: formatted.path, extensions };
 }
 
 /**

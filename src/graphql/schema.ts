@@ -5,11 +5,16 @@ import { LeadResolver } from '../modules/leads/lead.resolver';
 
 export const RESOLVERS = [HealthResolver, LeadResolver] as const;
 
-/** Builds the typed schema from the resolvers; class-validator runs on every input. */
+/**
+ * Builds the typed schema from the resolvers; class-validator runs on every input. type-graphql
+ * turns on `skipMissingProperties` unless told otherwise, which skips every rule for a null value:
+ * an update's `company: null` would then reach the database. Optional fields say so with
+ * @IsOptional / @ValidateIf, so null and undefined are checked like any other value.
+ */
 export function createSchema(): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers: RESOLVERS,
-    validate: { forbidUnknownValues: false, stopAtFirstError: true },
+    validate: { forbidUnknownValues: false, stopAtFirstError: true, skipMissingProperties: false },
   });
 }
 

@@ -12,7 +12,12 @@ const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: true, type: () =
 export function jsonBody(onError: (res: Response, error: ApiError) => void) {
   return (req: Request, res: Response, next: NextFunction): void => {
   const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
-  if (!hasBody || req.method === 'GET' || req.method === 'HEAD') return next();
+  if (!hasBody || req.method === 'GET' || req.method === 'HEAD') {
+    // Express 5 leaves req.body unset when nothing was parsed; Apollo's middleware answers a bare
+    // 500 unless it is present, so a request without a body gets an empty one.
+    req.body ??= {};
+    return next();
+  }
   if (!req.is('application/json') && !req.is('application/*+json')) {
     return onError(res, new ApiError('unsupported_media_type', `Content-Type must be application/json, got ${req.get('content-type') ?? 'none'}`));
   }

@@ -79,7 +79,7 @@ function describeType(type: GraphQLInputType): string {
  */
 function checkVariable(value: unknown, arg: GraphQLArgument, prefix: Array<string | number>): void {
   let problem: ApiError | undefined;
-  coerceInputValue(value, arg.type, (path, _invalid, error) => {
+  coerceInputValue(value, arg.type, (path, invalid, error) => {
     if (problem) return;
     const missing = /^Field "(\w+)" of required type "([^"]+)" was not provided/.exec(error.message);
     if (missing) {
@@ -91,7 +91,7 @@ function checkVariable(value: unknown, arg: GraphQLArgument, prefix: Array<strin
     const param = full.length ? paramPath(full) : arg.name;
     const expected = path.length ? fieldTypeAt(arg.type, path) : arg.type;
     problem =
-      value === undefined || value === null
+      invalid === undefined || invalid === null
         ? new ApiError('parameter_missing', `${param} is required`, { param })
         : new ApiError('parameter_invalid', `${param} must be ${describeType(expected ?? arg.type)}`, { param });
   });
@@ -183,7 +183,8 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
           contextValue.em.clear();
         }
       } catch (error) {
-        if (error instanceof ApiError) return sendApiError(res, error, requestId);
+        // The adapter's own errors already name REST parameters (`contact_email`, or an unknown `contactEmail`).
+        if (error instanceof ApiError) return sendApiError(res, error, requestId, 'rest');
         throw error;
       }
     });

@@ -14,16 +14,23 @@ export interface RestErrorBody {
   };
 }
 
+/** How an error's `param` is named: GraphQL (camelCase, rendered in snake_case) or already REST (kept as sent). */
+export type ParamNaming = 'graphql' | 'rest';
+
 /**
  * A GraphQL error as the contract's REST error: status from the API code (or, for GraphQL's own
  * errors, from extensions.code), `param` and parameter names in the message in snake_case.
  */
-export function restError(error: GraphQLFormattedError, requestId: string): { status: number; body: RestErrorBody } {
+export function restError(
+  error: GraphQLFormattedError,
+  requestId: string,
+  naming: ParamNaming = 'graphql',
+): { status: number; body: RestErrorBody } {
   const { code: graphqlCode, errorCode, type, param, ...details } = (error.extensions ?? {}) as Record<string, unknown>;
   const code = isErrorCode(errorCode) ? errorCode : 'internal_error';
   const spec = ERROR_CODES[code];
   const status = isErrorCode(errorCode) ? spec.status : (GRAPHQL_CODE_STATUS[graphqlCode as GraphQLErrorCode] ?? 500);
-  const restParamName = typeof param === 'string' ? restParam(param) : undefined;
+  const restParamName = typeof param === 'string' ? (naming === 'rest' ? param : restParam(param)) : undefined;
   const message = typeof param === 'string' && restParamName ? error.message.split(param).join(restParamName) : error.message;
   return {
     status,
@@ -40,8 +47,8 @@ export function restError(error: GraphQLFormattedError, requestId: string): { st
   };
 }
 
-export function sendApiError(res: Response, error: ApiError, requestId: string): void {
-  const { status, body } = restError({ message: error.message, extensions: error.extensions }, requestId);
+export function sendApiError(res: Response, error: ApiError, requestId: string, naming: ParamNaming = 'graphql'): void {
+  const { status, body } = restError({ message: error.message, extensions: error.extensions }, requestId, naming);
   if (status === 503) res.setHeader('Retry-After', '5');
   res.status(status).json(body);
 }

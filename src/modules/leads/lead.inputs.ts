@@ -5,6 +5,7 @@ import {
   IsOptional,
   IsString,
   Length,
+  Matches,
   Max,
   MaxLength,
   Min,
@@ -22,11 +23,15 @@ const sentAndNotUndefined = (_: object, value: unknown) => value !== undefined;
 
 const MAX_EMPLOYEES = 10_000_000;
 
+/** company is trimmed before it is stored: one made of spaces only would be stored empty. */
+const NOT_BLANK = /\S/;
+
 @InputType({ description: 'Fields of a new lead. company and contactEmail are required.' })
 export class LeadCreateInput {
   @Field()
   @IsString()
   @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
   company!: string;
 
   @Field()
@@ -85,6 +90,7 @@ export class LeadUpdateInput {
   @ValidateIf(sentAndNotUndefined)
   @IsString({ message: '$property cannot be null' })
   @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
   company?: string;
 
   @Field({ nullable: true })
@@ -161,7 +167,7 @@ export class LeadListInput {
 
   @Field(() => String, { nullable: true, description: 'Exact industry, case-insensitive.' })
   @IsOptional()
-  @MaxLength(100, { message: '$property must be at most 100 characters' })
+  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
   industry?: string;
 
   @Field(() => LeadStatus, { nullable: true })

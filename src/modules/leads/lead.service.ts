@@ -22,6 +22,17 @@ const SCORED_FIELDS = ['company', 'contactEmail', 'contactName', 'industry', 'em
 
 const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** Optional text is trimmed, and blank text is no value at all; e-mail addresses are lower-cased. */
+function normalized<T extends Partial<LeadCreateInput> | LeadUpdateInput>(fields: T): T {
+  const out: Record<string, unknown> = { ...fields };
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value !== 'string') continue;
+    const trimmed = value.trim();
+    out[name] = name === 'contactEmail' ? trimmed.toLowerCase() : trimmed === '' ? null : trimmed;
+  }
+  return out as T;
+}
+
 /**
  * Lead rules. Works on a request's EntityManager, already scoped to one account and mode by the
  * tenant filter, so nothing here names an account.
@@ -32,10 +43,11 @@ export class LeadService {
     private readonly scorer: LeadScorer,
   ) {}
 
-  async create(input: LeadCreateInput): Promise<Lead> {
+  async create(raw: LeadCreateInput): Promise<Lead> {
+    const input = normalized(raw);
     const lead = createScoped(this.em, Lead, {
-      company: input.company.trim(),
-      contactEmail: input.contactEmail.trim().toLowerCase(),
+      company: input.company,
+      contactEmail: input.contactEmail,
       contactName: input.contactName ?? null,
       industry: input.industry ?? null,
       employees: input.employees ?? null,
@@ -58,14 +70,12 @@ export class LeadService {
 
   async update(id: string, input: LeadUpdateInput): Promise<Lead> {
     const lead = await this.get(id);
-    const { metadata, status, ...fields } = input;
+    const { metadata, status, ...fields } = normalized(input);
     if (status !== undefined && !canMoveLead(lead.status, status)) {
       throw new ApiError('invalid_status_transition', `A ${lead.status} lead cannot move to ${status}`, { param: 'status' });
     }
     for (const [name, value] of Object.entries(fields)) {
-      if (value === undefined) continue;
-      (lead as unknown as Record<string, unknown>)[name] =
-        name === 'contactEmail' ? String(value).trim().toLowerCase() : typeof value === 'string' ? value.trim() : value;
+      if (value !== undefined) (lead as unknown as Record<string, unknown>)[name] = value;
     }
     if (status !== undefined) lead.status = status;
     if (metadata !== undefined) {
@@ -128,7 +138,7 @@ export class LeadService {
   }
 
   private scoreFields(lead: Parameters<LeadScorer['score']>[0]) {
-    const result = this.scorer.score({ ...lead, contactEmail: lead.contactEmail.trim().toLowerCase() });
+    const result = this.scorer.score(lead);
     return {
       score: result.score,
       scoreLabel: result.label,

@@ -15,7 +15,7 @@ interface IndustryFit {
 }
 
 const INDUSTRIES: IndustryFit[] = [
-  { match: /software|saas|technology|tech\b|^it\b|information technology|cloud|cyber/, label: 'technology', impact: 15 },
+  { match: /software|saas|technology|\btech\b|^it\b|information technology|cloud|cyber/, label: 'technology', impact: 15 },
   { match: /financ|bank|insurance|fintech/, label: 'financial services', impact: 10 },
   { match: /health|medical|pharma|biotech/, label: 'healthcare', impact: 8 },
   { match: /professional services|consult|legal|accounting|managed services|msp/, label: 'professional services', impact: 6 },

@@ -1,0 +1,346 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { Client } from 'pg';
+import { createApp } from '../../src/app';
+import { loadConfig } from '../../src/config';
+import { initOrm } from '../../src/db/orm';
+import { createLogger } from '../../src/logger';
+import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
+import { workerDatabaseUrl } from '../helpers/database';
+
+const ROOT = path.resolve(__dirname, '../..');
+const CLI = path.join(ROOT, 'dist/src/cli/main.js');
+
+/** True when some src/**\/*.ts has no compiled file in dist/src or is newer than it. */
+function distIsStale(dir = path.join(ROOT, 'src')): boolean {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (distIsStale(full)) return true;
+    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+      const compiled = path.join(ROOT, 'dist', path.relative(ROOT, full)).replace(/\.ts$/, '.js');
+      if (!existsSync(compiled) || statSync(compiled).mtimeMs < statSync(full).mtimeMs) return true;
+    }
+  }
+  return false;
+}
+
+interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const KEY_TEST = /^sk_test_[A-Za-z0-9]{32}$/;
+const KEY_LIVE = /^sk_live_[A-Za-z0-9]{32}$/;
+
+describe('operator CLI (node dist/src/cli/main.js)', () => {
+  let databaseUrl: string;
+  let db: Client;
+  let run: (...args: string[]) => CliResult;
+  let runWith: (env: Record<string, string>, ...args: string[]) => CliResult;
+  const stamp = Date.now();
+  let n = 0;
+  const uniqueEmail = (label: string) => `${label}-${stamp}-${++n}@acme.test`;
+
+  const accountRow = async (email: string) =>
+    (await db.query('select * from accounts where email = $1', [email.toLowerCase()])).rows[0] as Record<string, unknown> | undefined;
+
+  /** `accounts create`, checked, returning the account id. */
+  const createAccount = (email: string, ...extra: string[]): string => {
+    const result = run('accounts', 'create', '--email', email, '--name', 'Acme', ...extra);
+    expect(result.stderr).not.toMatch(/^error/m);
+    expect(result.status).toBe(0);
+    return result.stdout.trim();
+  };
+
+  /** Exits non-zero with `error: <reason>` as the first stderr line, at most a usage line after, no stack. */
+  const expectRefused = (result: CliResult, reason: RegExp, exitCode?: number) => {
+    expect(result.status).not.toBe(0);
+    if (exitCode !== undefined) expect(result.status).toBe(exitCode);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^error: /);
+    expect(lines[0]).toMatch(reason);
+    expect(lines.length).toBeLessThanOrEqual(2);
+    if (lines[1] !== undefined) expect(lines[1]).toMatch(/^usage: /);
+    expect(result.stderr).not.toMatch(/\n\s+at |insert into|select .* from|duplicate key|constraint/i);
+    expect(result.stdout).toBe('');
+  };
+
+  beforeAll(async () => {
+    if (distIsStale()) {
+      execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    }
+    expect(distIsStale()).toBe(false);
+    databaseUrl = await workerDatabaseUrl('_cli');
+    runWith = (env, ...args) => {
+      const result = spawnSync(process.execPath, [CLI, ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test', DATABASE_URL: databaseUrl, ...env },
+      });
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+    };
+    run = (...args) => runWith({}, ...args);
+    // The first command brings the dedicated database's schema up to date.
+    expect(run('keys', 'list', '--email', 'nobody@acme.test').status).toBe(1);
+    db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+  }, 180_000);
+
+  afterAll(async () => {
+    await db?.end();
+  });
+
+  describe('accounts create', () => {
+    it('prints the new account id alone on stdout and stores the account', async () => {
+      const email = uniqueEmail('Owner');
+      const result = run('accounts', 'create', '--email', email, '--name', 'Acme Inc', '--plan', 'professional');
+      expect(result.status).toBe(0);
+      expect(result.stdout).toMatch(/^acct_[0-9A-HJKMNP-TV-Z]{26}\n$/);
+      expect(result.stderr).toContain('created account');
+      const row = await accountRow(email);
+      expect(row).toMatchObject({ id: result.stdout.trim(), email: email.toLowerCase(), name: 'Acme Inc', plan: 'professional', custom_limits: null });
+    });
+
+    it('defaults to the starter plan and stores a password only as a scrypt hash', async () => {
+      const email = uniqueEmail('pw');
+      createAccount(email, '--password', 'correct horse battery');
+      const row = await accountRow(email);
+      expect(row?.plan).toBe('starter');
+      expect(row?.password_hash).toMatch(/^scrypt\$/);
+      expect(String(row?.password_hash)).not.toContain('correct horse');
+    });
+
+    it('refuses a duplicate email with a one-line reason and no SQL', async () => {
+      const email = uniqueEmail('dup');
+      createAccount(email);
+      expectRefused(run('accounts', 'create', '--email', email.toUpperCase(), '--name', 'Again'), /already exists/, 1);
+      expect((await db.query('select count(*)::int as n from accounts where email = $1', [email.toLowerCase()])).rows[0].n).toBe(1);
+    });
+  });
+
+  describe('keys', () => {
+    let email: string;
+    let testKey: string;
+    let liveKey: string;
+
+    beforeAll(() => {
+      email = uniqueEmail('keys');
+      createAccount(email);
+    }, 60_000);
+
+    it('keys create prints the key alone on stdout, and only its hash is stored', async () => {
+      const result = run('keys', 'create', '--email', email, '--type', 'test', '--name', 'CI');
+      expect(result.status).toBe(0);
+      const lines = result.stdout.split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toBe('');
+      expect(lines[0]).toMatch(KEY_TEST);
+      testKey = lines[0];
+      expect(result.stderr).not.toContain(testKey);
+      expect(result.stderr).not.toContain(testKey.slice(8));
+
+      const live = run('keys', 'create', '--email', email, '--type', 'live', '--name', 'Production');
+      expect(live.status).toBe(0);
+      liveKey = live.stdout.trim();
+      expect(liveKey).toMatch(KEY_LIVE);
+
+      const rows = (await db.query('select k.* from api_keys k join accounts a on a.id = k.account_id where a.email = $1 order by k.created_at', [email])).rows;
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatchObject({
+        name: 'CI',
+        type: 'test',
+        prefix: 'sk_test_',
+        last4: testKey.slice(-4),
+        secret_hash: createHash('sha256').update(testKey).digest('hex'),
+        last_used_at: null,
+        revoked_at: null,
+      });
+      expect(rows[1]).toMatchObject({ name: 'Production', type: 'live', secret_hash: createHash('sha256').update(liveKey).digest('hex') });
+      expect(JSON.stringify(rows)).not.toContain(testKey.slice(8));
+      expect(JSON.stringify(rows)).not.toContain(liveKey.slice(8));
+    });
+
+    it('keys list shows prefix…last4 but never a full key', () => {
+      const result = run('keys', 'list', '--email', email);
+      expect(result.status).toBe(0);
+      const [header, ...rows] = result.stdout.trimEnd().split('\n');
+      expect(header.split('\t')).toEqual(['ID', 'NAME', 'TYPE', 'KEY', 'CREATED', 'LAST USED', 'REVOKED']);
+      expect(rows).toHaveLength(2);
+      const byName = Object.fromEntries(rows.map((row) => row.split('\t')).map((cells) => [cells[1], cells]));
+      expect(byName.CI[0]).toMatch(/^key_[0-9A-HJKMNP-TV-Z]{26}$/);
+      expect(byName.CI[2]).toBe('test');
+      expect(byName.CI[3]).toBe(`sk_test_…${testKey.slice(-4)}`);
+      expect(byName.Production[3]).toBe(`sk_live_…${liveKey.slice(-4)}`);
+      expect(byName.CI[6]).toBe('-');
+      for (const key of [testKey, liveKey]) {
+        expect(result.stdout).not.toContain(key);
+        expect(result.stdout).not.toContain(key.slice(8, 20));
+        expect(result.stderr).not.toContain(key.slice(8, 20));
+      }
+    });
+
+    describe('against the API on the same database', () => {
+      let orm: MikroORM;
+      let server: Server;
+      let stop: () => Promise<void>;
+      let baseUrl: string;
+      const call = async (route: string, key: string, init: RequestInit = {}) => {
+        const response = await fetch(`${baseUrl}${route}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+        return { status: response.status, body: (await response.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      };
+
+      beforeAll(async () => {
+        orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });
+        const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0' });
+        const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer() });
+        stop = built.stop;
+        server = await new Promise((resolve) => {
+          const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
+        });
+        baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      });
+      afterAll(async () => {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await stop();
+        await orm.close();
+      });
+
+      it('the printed keys authenticate, each in its own mode', async () => {
+        expect((await call('/v1/health', testKey)).status).toBe(200);
+        const made = await call('/v1/leads', liveKey, { method: 'POST', body: JSON.stringify({ company: 'CLI Co', contact_email: 'cli@co.test' }) });
+        expect(made.status).toBe(201);
+        expect(made.body.livemode).toBe(true);
+        expect((await call('/v1/leads', testKey)).body.data).toEqual([]);
+      });
+
+      it('keys revoke sets revoked_at and the key stops working at once', async () => {
+        const keyId = (await db.query('select id from api_keys where secret_hash = $1', [createHash('sha256').update(testKey).digest('hex')])).rows[0].id as string;
+        const result = run('keys', 'revoke', '--id', keyId);
+        expect(result.status).toBe(0);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).toContain(`revoked ${keyId}`);
+        const row = (await db.query('select revoked_at from api_keys where id = $1', [keyId])).rows[0];
+        expect(row.revoked_at).toBeInstanceOf(Date);
+        expect(Date.now() - (row.revoked_at as Date).getTime()).toBeLessThan(60_000);
+
+        const refused = await call('/v1/leads', testKey);
+        expect(refused.status).toBe(401);
+        expect(refused.body.error).toMatchObject({ type: 'authentication_error', code: 'api_key_revoked' });
+        expect((await call('/v1/leads', liveKey)).status).toBe(200);
+
+        const listed = run('keys', 'list', '--email', email).stdout.split('\n').find((line) => line.startsWith(keyId));
+        expect(listed?.split('\t')[6]).toBe((row.revoked_at as Date).toISOString());
+      });
+    });
+
+    it('keys revoke of an unknown id exits 1', () => {
+      expectRefused(run('keys', 'revoke', '--id', 'key_01ARZ3NDEKTSV4RRFFQ69G5FAV'), /No such API key/, 1);
+    });
+
+    it('keys create for an unknown account exits 1', () => {
+      expectRefused(run('keys', 'create', '--email', uniqueEmail('ghost'), '--type', 'test', '--name', 'CI'), /No account with email/, 1);
+    });
+  });
+
+  describe('plans and limits', () => {
+    it('accounts set-plan changes the plan', async () => {
+      const email = uniqueEmail('plan');
+      createAccount(email);
+      const result = run('accounts', 'set-plan', '--email', email, '--plan', 'enterprise');
+      expect(result.status).toBe(0);
+      expect(result.stderr).toMatch(/enterprise/);
+      expect((await accountRow(email))?.plan).toBe('enterprise');
+    });
+
+    it('accounts set-limits stores contract limits, merges later changes, and --reset returns to the plan', async () => {
+      const email = uniqueEmail('limits');
+      createAccount(email, '--plan', 'professional');
+      let result = run('accounts', 'set-limits', '--email', email, '--per-minute', '5000', '--per-day', 'none');
+      expect(result.status).toBe(0);
+      expect(result.stderr).toContain('5000/min, no daily cap');
+      expect((await accountRow(email))?.custom_limits).toEqual({ perMinute: 5000, perDay: null });
+
+      result = run('accounts', 'set-limits', '--email', email, '--per-day', '250000');
+      expect(result.status).toBe(0);
+      expect((await accountRow(email))?.custom_limits).toEqual({ perMinute: 5000, perDay: 250000 });
+
+      result = run('accounts', 'set-limits', '--email', email, '--reset');
+      expect(result.status).toBe(0);
+      expect(result.stderr).toContain('300/min, 100000/day');
+      expect((await accountRow(email))?.custom_limits).toBeNull();
+    });
+  });
+
+  describe('bad arguments', () => {
+    let email: string;
+    beforeAll(() => {
+      email = uniqueEmail('bad');
+      createAccount(email);
+    }, 60_000);
+
+    it('an unknown command', () => {
+      expectRefused(run('accounts', 'delete', '--email', email), /unknown command "accounts delete"/, 2);
+      expectRefused(run('frobnicate'), /unknown command "frobnicate"/, 2);
+    });
+
+    it('a missing required option', () => {
+      expectRefused(run('accounts', 'create', '--name', 'Acme'), /--email is required/, 2);
+      expectRefused(run('accounts', 'create', '--email', uniqueEmail('noname')), /--name is required/, 2);
+      expectRefused(run('keys', 'create', '--email', email, '--type', 'test'), /--name is required/, 2);
+      expectRefused(run('keys', 'revoke'), /--id is required/, 2);
+      expectRefused(run('accounts', 'set-plan', '--email', email), /--plan is required/, 2);
+    });
+
+    it('an option given without its value', () => {
+      expectRefused(run('accounts', 'create', '--name', 'Acme', '--email'), /email/, 2);
+    });
+
+    it('a bad --type or --plan', async () => {
+      expectRefused(run('keys', 'create', '--email', email, '--type', 'bogus', '--name', 'CI'), /--type must be test or live/, 2);
+      const fresh = uniqueEmail('badplan');
+      expectRefused(run('accounts', 'create', '--email', fresh, '--name', 'Acme', '--plan', 'bogus'), /--plan must be starter, professional or enterprise/, 2);
+      expect(await accountRow(fresh)).toBeUndefined();
+      expectRefused(run('accounts', 'set-plan', '--email', email, '--plan', 'platinum'), /--plan must be/, 2);
+      expect((await accountRow(email))?.plan).toBe('starter');
+    });
+
+    it('an unknown flag or a stray argument', () => {
+      expectRefused(run('accounts', 'create', '--email', uniqueEmail('flag'), '--name', 'Acme', '--bogus'), /Unknown option '--bogus'/, 2);
+      expectRefused(run('keys', 'list', '--email', email, 'extra'), /extra/, 2);
+    });
+
+    it('bad limits', async () => {
+      expectRefused(run('accounts', 'set-limits', '--email', email), /give --per-minute, --per-day or --reset/, 2);
+      expectRefused(run('accounts', 'set-limits', '--email', email, '--per-minute', '0'), /--per-minute must be a positive integer/, 2);
+      expectRefused(run('accounts', 'set-limits', '--email', email, '--per-minute', 'lots'), /--per-minute must be a positive integer/, 2);
+      expectRefused(run('accounts', 'set-limits', '--email', email, '--per-day=-5'), /--per-day must be a positive integer/, 2);
+      expectRefused(run('accounts', 'set-limits', '--email', email, '--reset', '--per-minute', '10'), /--reset cannot be combined/, 2);
+      expect((await accountRow(email))?.custom_limits).toBeNull();
+    });
+
+    it('an invalid email', () => {
+      expectRefused(run('accounts', 'create', '--email', 'not-an-email', '--name', 'Acme'), /email must be an email address/, 1);
+    });
+
+    it('a bad configuration', () => {
+      const result = runWith({ DATABASE_URL: 'mysql://user:secret@db/app' }, 'keys', 'list', '--email', email);
+      expect(result.status).not.toBe(0);
+      expect(result.stderr.trim()).toBe('error: DATABASE_URL must use postgres: or postgresql:, got mysql:');
+    });
+
+    it('no command prints the help and exits non-zero', () => {
+      const result = run();
+      expect(result.status).not.toBe(0);
+      expect(result.stdout).toContain('keys create --email');
+      expect(run('--help').status).toBe(0);
+    });
+  });
+});

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+
+const packageVersion = (JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { version: string }).version;
+const KEY_HEX = 'a'.repeat(64);
+
+function configError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).not.toContain('\n'); // a one-line reason
+    return error as ConfigError;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      nodeEnv: 'development',
+      isProduction: false,
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      publicUrl: 'http://localhost:3000',
+      encryptionKey: undefined,
+      logLevel: 'info',
+      webhookAllowPrivateUrls: true,
+      webhookRetrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
+      version: packageVersion,
+    });
+    expect(config.dataDir).toBe(path.resolve('.data'));
+  });
+
+  it('derives PUBLIC_URL from PORT and drops a trailing slash from a given one', () => {
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).publicUrl).toBe('https://api.example.com');
+    expect(configError({ PUBLIC_URL: 'ftp://example.com' }).message).toContain('PUBLIC_URL');
+    expect(configError({ PUBLIC_URL: 'not a url' }).message).toContain('PUBLIC_URL');
+  });
+
+  it('reads PORT as an integer from 0 to 65535', () => {
+    expect(loadConfig({ PORT: '0' }).port).toBe(0);
+    expect(loadConfig({ PORT: '65535' }).port).toBe(65535);
+    for (const bad of ['abc', '-1', '65536', '3000.5', '3e3', ' 80', '']) {
+      expect(configError({ PORT: bad }).message).toMatch(/^PORT must be an integer/);
+    }
+  });
+
+  it('accepts postgres URLs only for DATABASE_URL', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/app' }).databaseUrl).toBe('postgres://u:p@db:5432/app');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://db/app' }).databaseUrl).toBe('postgresql://db/app');
+    expect(configError({ DATABASE_URL: 'mysql://db/app' }).message).toMatch(/^DATABASE_URL must use postgres: or postgresql:/);
+    expect(configError({ DATABASE_URL: 'http://db/app' }).message).toContain('DATABASE_URL');
+    expect(configError({ DATABASE_URL: 'db:5432' }).message).toContain('DATABASE_URL');
+    expect(configError({ DATABASE_URL: 'nothing like a url' }).message).toMatch(/^DATABASE_URL is not a valid URL/);
+  });
+
+  it('does not echo a database password in its reason', () => {
+    expect(configError({ DATABASE_URL: 'mysql://user:s3cret@db/app' }).message).not.toContain('s3cret');
+  });
+
+  it('accepts redis URLs only for REDIS_URL', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' }).redisUrl).toBe('redis://cache:6379');
+    expect(loadConfig({ REDIS_URL: 'rediss://cache:6380' }).redisUrl).toBe('rediss://cache:6380');
+    expect(configError({ REDIS_URL: 'http://cache' }).message).toContain('REDIS_URL');
+  });
+
+  it('accepts only known LOG_LEVELs', () => {
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level);
+    for (const bad of ['verbose', 'INFO', 'warning']) expect(configError({ LOG_LEVEL: bad }).message).toMatch(/^LOG_LEVEL must be one of/);
+  });
+
+  it('reads WEBHOOK_RETRY_SCHEDULE as comma-separated seconds', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0, 10 ,60' }).webhookRetrySchedule).toEqual([0, 10, 60]);
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '30' }).webhookRetrySchedule).toEqual([30]);
+    for (const bad of ['0,five', '-1', '5,,300', '5,300,', ',5', 'Infinity', 'NaN']) {
+      expect(configError({ WEBHOOK_RETRY_SCHEDULE: bad }).message).toMatch(/^WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds/);
+    }
+  });
+
+  it('requires ENCRYPTION_KEY in production', () => {
+    expect(configError({ NODE_ENV: 'production' }).message).toMatch(/^ENCRYPTION_KEY is required when NODE_ENV=production/);
+    const config = loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: KEY_HEX });
+    expect(config.isProduction).toBe(true);
+    expect(config.encryptionKey).toEqual(Buffer.from(KEY_HEX, 'hex'));
+  });
+
+  it('leaves ENCRYPTION_KEY optional outside production', () => {
+    expect(loadConfig({ NODE_ENV: 'development' }).encryptionKey).toBeUndefined();
+    expect(loadConfig({ NODE_ENV: 'test' }).encryptionKey).toBeUndefined();
+  });
+
+  it('takes a 32-byte ENCRYPTION_KEY as 64 hex digits or base64, and nothing shorter or longer', () => {
+    const bytes = randomBytes(32);
+    expect(loadConfig({ ENCRYPTION_KEY: bytes.toString('hex') }).encryptionKey).toEqual(bytes);
+    expect(loadConfig({ ENCRYPTION_KEY: bytes.toString('base64') }).encryptionKey).toEqual(bytes);
+    for (const bad of [randomBytes(16).toString('base64'), randomBytes(33).toString('base64'), 'a'.repeat(62), 'short']) {
+      expect(configError({ NODE_ENV: 'production', ENCRYPTION_KEY: bad }).message).toMatch(/^ENCRYPTION_KEY must be 32 bytes/);
+      expect(configError({ ENCRYPTION_KEY: bad }).message).toMatch(/^ENCRYPTION_KEY must be 32 bytes/);
+    }
+  });
+
+  it('defaults WEBHOOK_ALLOW_PRIVATE_URLS to false in production and true otherwise', () => {
+    expect(loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: KEY_HEX }).webhookAllowPrivateUrls).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'development' }).webhookAllowPrivateUrls).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test' }).webhookAllowPrivateUrls).toBe(true);
+    expect(loadConfig({}).webhookAllowPrivateUrls).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: KEY_HEX, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE_URLS: 'false' }).webhookAllowPrivateUrls).toBe(false);
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: '0' }).webhookAllowPrivateUrls).toBe(false);
+    expect(configError({ WEBHOOK_ALLOW_PRIVATE_URLS: 'maybe' }).message).toMatch(/^WEBHOOK_ALLOW_PRIVATE_URLS must be true or false/);
+  });
+
+  it('keeps DATA_DIR absolute', () => {
+    expect(loadConfig({ DATA_DIR: 'some/dir' }).dataDir).toBe(path.resolve('some/dir'));
+  });
+});
