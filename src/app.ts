@@ -14,6 +14,10 @@ import { sendGraphQLError } from './graphql/errors';
 import { createFormatError } from './graphql/format-error';
 import { textGuardPlugin } from './graphql/plugins/text-guard';
 import { createSchema } from './graphql/schema';
+import depthLimit from 'graphql-depth-limit';
+import { costLimitPlugin, MAX_DEPTH } from './graphql/plugins/cost-limit';
+import { idempotency } from './idempotency/idempotency.middleware';
+import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
 import { accessLog } from './http/access-log';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
@@ -42,10 +46,12 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     formatError: createFormatError(deps.logger),
     introspection: true,
     includeStacktraceInErrorResponses: false,
+    validationRules: [depthLimit(MAX_DEPTH)],
     // main.ts owns shutdown (HTTP, then Apollo, then the pool, then PostgreSQL), in that order.
     stopOnTerminationSignals: false,
     plugins: [
       textGuardPlugin(),
+      costLimitPlugin(schema),
       deps.config.isProduction
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: true }),
@@ -68,11 +74,13 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     res.status(database === 'ok' ? 200 : 503).json({ status: database === 'ok' ? 'ready' : 'unavailable', database });
   });
 
-  const graphqlAuth = authenticate(deps.orm, sendGraphQLError);
+  const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS);
+  const graphqlAuth = authenticate(deps.orm, quota, sendGraphQLError);
   app.use(
     '/graphql',
     (req: Request, res: Response, next: NextFunction) => (isLandingPage(req) ? next() : graphqlAuth(req, res, next)),
     jsonBody(sendGraphQLError),
+    idempotency(deps.orm, sendGraphQLError),
     expressMiddleware(apollo, {
       context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId }),
     }),
@@ -80,8 +88,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   app.use(
     '/v1',
-    authenticate(deps.orm, restError),
+    authenticate(deps.orm, quota, restError),
     jsonBody(restError),
+    idempotency(deps.orm, restError),
     createRestRouter(ROUTES, { apollo, schema, createContext }),
     routeNotFound,
   );

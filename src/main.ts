@@ -7,6 +7,7 @@ import { Config, ConfigError, loadConfig } from './config';
 import { resolveDatabase } from './db/database-url';
 import { initOrm } from './db/orm';
 import { createLogger } from './logger';
+import { Counters, createRedis } from './limits/counters';
 import { PriorLeadScorer } from './modules/scoring/prior-model';
 
 /** Outside production, a missing ENCRYPTION_KEY is generated once and kept in the data folder. */
@@ -36,7 +37,10 @@ async function main(): Promise<void> {
 
   const database = await resolveDatabase(config, (message) => logger.debug({ component: 'embedded-postgres' }, message));
   const orm = await initOrm({ clientUrl: database.url, log: (message) => logger.info({ component: 'mikro-orm' }, message) });
-  const { app, stop } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer() });
+  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  redis?.on('error', (error) => logger.warn({ err: error.message }, 'redis unavailable: counting in memory until it is back'));
+  const counters = new Counters(redis, 'spa');
+  const { app, stop } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer(), counters });
 
   const server = app.listen(config.port, () => {
     logger.info(
@@ -55,6 +59,7 @@ async function main(): Promise<void> {
     await stop();
     logger.debug('graphql server stopped');
     await orm.close();
+    redis?.disconnect();
     logger.debug('database pool closed');
     await database.stop();
     logger.info('stopped');

@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   parameter_unknown: { status: 400, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   invalid_json: { status: 400, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   invalid_query: { status: 400, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
+  query_too_complex: { status: 400, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   resource_missing: { status: 404, type: 'invalid_request_error', graphql: 'NOT_FOUND' },
   resource_conflict: { status: 409, type: 'invalid_request_error', graphql: 'CONFLICT' },
   invalid_status_transition: { status: 409, type: 'invalid_request_error', graphql: 'CONFLICT' },

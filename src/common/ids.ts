@@ -12,6 +12,7 @@ export const ID_PREFIXES = {
   webhook: 'wh',
   event: 'evt',
   request: 'req',
+  idempotencyKey: 'idem',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

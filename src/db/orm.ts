@@ -3,12 +3,13 @@ import { defineConfig, MikroORM, Options } from '@mikro-orm/postgresql';
 import { Account } from '../modules/accounts/account.entity';
 import { ApiKey } from '../modules/accounts/api-key.entity';
 import { Lead } from '../modules/leads/lead.entity';
+import { IdempotencyKey } from '../idempotency/idempotency-key.entity';
 import { TenantEntity, TimestampedEntity } from './base.entity';
 import { migrations } from './migrations';
 import { tenantFilter } from './tenant';
 
-export const ENTITIES = [TimestampedEntity, TenantEntity, Account, ApiKey, Lead];
-const TENANT_ENTITIES = [Lead];
+export const ENTITIES = [TimestampedEntity, TenantEntity, Account, ApiKey, Lead, IdempotencyKey];
+const TENANT_ENTITIES = [Lead, IdempotencyKey];
 
 export interface OrmOptions {
   clientUrl: string;

@@ -5,12 +5,21 @@ import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import { LeadService } from '../modules/leads/lead.service';
 import type { LeadScorer } from '../modules/scoring/lead-scorer';
+import type { Counters } from '../limits/counters';
+import { OperationLimiter, type OperationLimits } from '../limits/operation-limit';
+import type { QuotaSettings } from '../limits/quota';
 
 export interface AppDependencies {
   orm: MikroORM;
   config: Config;
   logger: Logger;
   scorer: LeadScorer;
+  /** Shared counters for quotas and per-operation limits (Redis when configured). */
+  counters: Counters;
+  /** Test-mode and unauthenticated allowances; tests that send many requests raise them. */
+  quotaSettings?: QuotaSettings;
+  /** Per-operation limits; defaults to OPERATION_LIMITS. */
+  operationLimits?: OperationLimits;
 }
 
 export interface Services {
@@ -26,6 +35,7 @@ export interface RequestContext {
   logger: Logger;
   config: Config;
   services: Services;
+  operationLimiter: OperationLimiter;
 }
 
 export interface RequestInfo {
@@ -35,6 +45,7 @@ export interface RequestInfo {
 
 /** The one context factory: a fresh, tenant-scoped EntityManager per request, and services over it. */
 export function createContextFactory(deps: AppDependencies): (request: RequestInfo) => RequestContext {
+  const operationLimiter = new OperationLimiter(deps.counters, deps.operationLimits);
   return ({ auth, requestId }) => {
     const em = scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
     return {
@@ -44,6 +55,7 @@ export function createContextFactory(deps: AppDependencies): (request: RequestIn
       logger: deps.logger.child({ requestId, accountId: auth.account.id }),
       config: deps.config,
       services: { leads: new LeadService(em, deps.scorer) },
+      operationLimiter,
     };
   };
 }

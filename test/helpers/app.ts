@@ -11,6 +11,28 @@ import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { Plan } from '../../src/modules/accounts/plan';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
 import { truncateAll, workerOrm } from './database';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { Counters, createRedis } from '../../src/limits/counters';
+import type { OperationLimits } from '../../src/limits/operation-limit';
+import type { QuotaSettings } from '../../src/limits/quota';
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  /** Real limits for rate-limit tests; by default tests get room for thousands of requests. */
+  quotaSettings?: QuotaSettings;
+  operationLimits?: OperationLimits;
+  /** Count in Redis (REDIS_URL, as CI sets it) under this namespace; instances given the same one share counts. */
+  redisNamespace?: string;
+}
+
+/** Generous allowances so functional tests are never throttled; rate-limit tests pass the real ones. */
+export const ROOMY_QUOTA: QuotaSettings = { testMode: { perMinute: 1_000_000, perDay: null }, unauthenticatedPerMinute: 1_000_000 };
+
+/** REDIS_URL when set (CI), for tests that need several instances to agree. */
+export function testRedisUrl(): string | undefined {
+  return process.env.REDIS_URL;
+}
 
 export interface HttpResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
   status: number;
@@ -50,11 +72,26 @@ let accountCounter = 0;
  * Boots the real application on this worker's database, listening on a free loopback port, so
  * integration tests go through real HTTP, real Apollo and real PostgreSQL.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const orm = await workerOrm();
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ...env });
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ...options.env });
   const logger = createLogger(config.logLevel);
-  const { app, stop } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer() });
+  let redis: Redis | undefined;
+  if (options.redisNamespace) {
+    const url = testRedisUrl();
+    if (!url) throw new Error('this test needs Redis: set REDIS_URL (CI sets redis://127.0.0.1:6379)');
+    redis = createRedis(url);
+  }
+  const counters = new Counters(redis, options.redisNamespace ?? `test-${randomUUID()}`);
+  const { app, stop } = await createApp({
+    orm,
+    config,
+    logger,
+    scorer: new PriorLeadScorer(),
+    counters,
+    quotaSettings: options.quotaSettings ?? ROOMY_QUOTA,
+    operationLimits: options.operationLimits,
+  });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -103,6 +140,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stop();
       await orm.close();
+      redis?.disconnect();
     },
   };
 }

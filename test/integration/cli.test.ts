@@ -12,6 +12,7 @@ import { initOrm } from '../../src/db/orm';
 import { createLogger } from '../../src/logger';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
 import { workerDatabaseUrl } from '../helpers/database';
+import { Counters } from '../../src/limits/counters';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'dist/src/cli/main.js');
@@ -200,7 +201,7 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
       beforeAll(async () => {
         orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });
         const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0' });
-        const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer() });
+        const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer(), counters: new Counters(undefined, 'cli-test') });
         stop = built.stop;
         server = await new Promise((resolve) => {
           const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));

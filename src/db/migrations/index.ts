@@ -1,7 +1,9 @@
 import { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122035452 } from './Migration20261122035452';
+import { Migration20261122041947 } from './Migration20261122041947';
 
 /** Every migration, in order. A new migration is generated with `npm run migration:create` and listed here. */
 export const migrations: MigrationObject[] = [
   { name: 'Migration20261122035452', class: Migration20261122035452 },
+  { name: 'Migration20261122041947', class: Migration20261122041947 },
 ];

@@ -1,0 +1,43 @@
+import { Entity, Enum, Index, PrimaryKey, Property, Unique } from '@mikro-orm/core';
+import { newId } from '../common/ids';
+import { TenantEntity } from '../db/base.entity';
+
+export enum IdempotencyState {
+  running = 'running',
+  done = 'done',
+}
+
+/** A POST's Idempotency-Key (CONTRACT §12): the first request's fingerprint and, once done, its response. */
+@Entity({ tableName: 'idempotency_keys' })
+@Unique({ name: 'idempotency_keys_key_unique', properties: ['account', 'livemode', 'key'] })
+@Index({ name: 'idempotency_keys_expires_at', properties: ['expiresAt'] })
+export class IdempotencyKey extends TenantEntity<'state'> {
+  @PrimaryKey({ type: 'text' })
+  id: string = newId('idempotencyKey');
+
+  @Property({ type: 'text' })
+  key!: string;
+
+  /** SHA-256 of method, path and canonical JSON body: the same key with another body is refused. */
+  @Property({ type: 'text' })
+  requestHash!: string;
+
+  @Enum({ items: () => IdempotencyState })
+  state: IdempotencyState = IdempotencyState.running;
+
+  /** When the running request claimed the key; a claim older than the stale limit was lost in a crash. */
+  @Property({ type: 'datetime', length: 3 })
+  lockedAt!: Date;
+
+  @Property({ type: 'datetime', length: 3 })
+  expiresAt!: Date;
+
+  @Property({ type: 'smallint', nullable: true })
+  responseStatus?: number | null;
+
+  @Property({ type: 'text', nullable: true })
+  responseType?: string | null;
+
+  @Property({ type: 'text', nullable: true })
+  responseBody?: string | null;
+}

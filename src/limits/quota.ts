@@ -1,0 +1,75 @@
+import type { Authenticated } from '../modules/accounts/api-key.service';
+import { RateLimits, TEST_MODE_LIMITS } from '../modules/accounts/plan';
+import { consume, Counters, WindowResult } from './counters';
+
+export interface QuotaSettings {
+  /** Test keys: 100 per minute (spec §5). Tests that send many requests may raise it. */
+  testMode: RateLimits;
+  /** Requests without a valid key, per client address per minute. */
+  unauthenticatedPerMinute: number;
+}
+
+export const DEFAULT_QUOTA_SETTINGS: QuotaSettings = {
+  testMode: TEST_MODE_LIMITS,
+  unauthenticatedPerMinute: 30,
+};
+
+export interface QuotaDecision {
+  allowed: boolean;
+  code?: 'rate_limit_exceeded' | 'daily_quota_exceeded';
+  /** The window the headers describe: the tighter one (CONTRACT §11). */
+  window: WindowResult;
+  retryAfterS: number;
+}
+
+const nextUtcMidnight = (): number => {
+  const now = new Date();
+  return Math.floor(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000);
+};
+
+/**
+ * Plan quotas per account and mode (CONTRACT §11): a fixed one-minute window and, where the plan
+ * has one, a daily cap that resets at midnight UTC (the day is part of the key).
+ */
+export class Quota {
+  constructor(
+    private readonly counters: Counters,
+    private readonly settings: QuotaSettings,
+  ) {}
+
+  limitsFor(auth: Authenticated): RateLimits {
+    return auth.livemode ? auth.account.liveLimits() : this.settings.testMode;
+  }
+
+  async consume(auth: Authenticated): Promise<QuotaDecision> {
+    const limits = this.limitsFor(auth);
+    const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+    const minute = await consume(this.counters.limiter('minute', limits.perMinute, 60), key);
+    const now = Math.floor(Date.now() / 1000);
+    if (!minute.allowed) {
+      return { allowed: false, code: 'rate_limit_exceeded', window: minute, retryAfterS: Math.max(1, minute.resetAt - now) };
+    }
+    if (limits.perDay === null) return { allowed: true, window: minute, retryAfterS: 0 };
+
+    const day = new Date().toISOString().slice(0, 10);
+    const daily = await consume(this.counters.limiter('day', limits.perDay, 26 * 3600), `${key}:${day}`, () => nextUtcMidnight());
+    if (!daily.allowed) {
+      return { allowed: false, code: 'daily_quota_exceeded', window: daily, retryAfterS: Math.max(1, daily.resetAt - now) };
+    }
+    return { allowed: true, window: daily.remaining < minute.remaining ? daily : minute, retryAfterS: 0 };
+  }
+
+  /** Requests without a valid key, counted per client address. */
+  async consumeUnauthenticated(address: string): Promise<QuotaDecision> {
+    const window = await consume(this.counters.limiter('anonymous', this.settings.unauthenticatedPerMinute, 60), address);
+    const retryAfterS = Math.max(1, window.resetAt - Math.floor(Date.now() / 1000));
+    return window.allowed ? { allowed: true, window, retryAfterS: 0 } : { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS };
+  }
+
+  /** True when an address has already used up its unauthenticated allowance (checked before any key lookup). */
+  async isAddressBlocked(address: string): Promise<boolean> {
+    const limiter = this.counters.limiter('anonymous', this.settings.unauthenticatedPerMinute, 60);
+    const res = await limiter.get(address);
+    return res !== null && res.consumedPoints >= limiter.points;
+  }
+}
