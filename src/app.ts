@@ -33,7 +33,8 @@ export interface App {
   stop(): Promise<void>;
 }
 
-const restError = (res: Response, error: Parameters<typeof sendApiError>[1]) => sendApiError(res, error, res.locals.requestId);
+/** Errors raised by the HTTP middlewares (auth, body, Idempotency-Key) already name REST parameters and headers. */
+const restError = (res: Response, error: Parameters<typeof sendApiError>[1]) => sendApiError(res, error, res.locals.requestId, 'rest');
 
 /** A GET of /graphql from a browser: Apollo Sandbox's landing page, which needs no key. */
 const isLandingPage = (req: Request): boolean => req.method === 'GET' && Boolean(req.accepts('text/html')) && !req.query.query;

@@ -78,6 +78,8 @@ export interface ApiErrorOptions {
   param?: string;
   /** Extra machine-readable detail, e.g. every failed eligibility rule. */
   details?: Record<string, unknown>;
+  /** Seconds until a retry can succeed; REST sends it as the Retry-After header. */
+  retryAfterS?: number;
 }
 
 /**
@@ -96,6 +98,7 @@ export class ApiError extends GraphQLError {
         errorCode: code,
         type: spec.type,
         ...(options.param ? { param: options.param } : {}),
+        ...(options.retryAfterS ? { retryAfter: options.retryAfterS } : {}),
         ...options.details,
       },
     });

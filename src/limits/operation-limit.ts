@@ -10,19 +10,18 @@ import { Counters } from './counters';
 export type LimitedOperation = 'leadScore' | 'generateProposal' | 'registerDeal' | 'deployAgent' | 'connectIntegration';
 
 export interface OperationLimit {
-  /** A duration graphql-rate-limit understands: '1m', '10s', '1h'. */
-  window: string;
+  windowS: number;
   max: number;
 }
 
 export type OperationLimits = Record<LimitedOperation, OperationLimit>;
 
 export const OPERATION_LIMITS: OperationLimits = {
-  leadScore: { window: '1m', max: 60 },
-  generateProposal: { window: '1m', max: 20 },
-  registerDeal: { window: '1m', max: 10 },
-  deployAgent: { window: '1m', max: 10 },
-  connectIntegration: { window: '1m', max: 10 },
+  leadScore: { windowS: 60, max: 60 },
+  generateProposal: { windowS: 60, max: 20 },
+  registerDeal: { windowS: 60, max: 10 },
+  deployAgent: { windowS: 60, max: 10 },
+  connectIntegration: { windowS: 60, max: 10 },
 };
 
 /** graphql-rate-limit's store on our Redis client (its own RedisStore expects the old callback API). */
@@ -64,10 +63,14 @@ export class OperationLimiter {
     });
   }
 
+  windowSeconds(operation: LimitedOperation): number {
+    return this.limits[operation].windowS;
+  }
+
   /** Resolves to an error message when the operation is over its limit. */
   async exceeded(operation: LimitedOperation, call: { args: Record<string, unknown>; context: RequestContext; info: GraphQLResolveInfo }) {
     const limit = this.limits[operation];
-    const message = await this.check({ parent: undefined, ...call }, { window: limit.window, max: limit.max, uncountRejected: true });
+    const message = await this.check({ parent: undefined, ...call }, { window: `${limit.windowS}s`, max: limit.max, uncountRejected: true });
     return message ?? undefined;
   }
 }
@@ -79,7 +82,9 @@ export class OperationLimiter {
 export function OperationLimited(operation: LimitedOperation): MethodDecorator {
   return createMethodMiddlewareDecorator<RequestContext>(async ({ args, context, info }, next) => {
     const message = await context.operationLimiter.exceeded(operation, { args, context, info });
-    if (message) throw new ApiError('rate_limit_exceeded', message);
+    if (message) {
+      throw new ApiError('rate_limit_exceeded', message, { retryAfterS: context.operationLimiter.windowSeconds(operation) });
+    }
     return next();
   });
 }

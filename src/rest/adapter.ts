@@ -14,7 +14,7 @@ import {
 import { ApiError } from '../common/errors';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import { paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
-import { restError, sendApiError } from './errors';
+import { restError, sendApiError, sendRestError } from './errors';
 import { RestRoute } from './routes';
 import { selectAll } from './selection';
 
@@ -172,9 +172,7 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
           if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST routes');
           const { data, errors } = response.body.singleResult;
           if (errors?.length) {
-            const { status, body } = restError(errors[0], requestId);
-            if (status === 503) res.setHeader('Retry-After', '5');
-            res.status(status).json(body);
+            sendRestError(res, restError(errors[0], requestId));
             return;
           }
           const result = toRestOutput((data as Record<string, unknown>)[compiled.field.name], compiled.field.type) as Record<string, unknown>;

@@ -25,8 +25,8 @@ export function restError(
   error: GraphQLFormattedError,
   requestId: string,
   naming: ParamNaming = 'graphql',
-): { status: number; body: RestErrorBody } {
-  const { code: graphqlCode, errorCode, type, param, ...details } = (error.extensions ?? {}) as Record<string, unknown>;
+): { status: number; body: RestErrorBody; retryAfter?: string } {
+  const { code: graphqlCode, errorCode, type, param, retryAfter, ...details } = (error.extensions ?? {}) as Record<string, unknown>;
   const code = isErrorCode(errorCode) ? errorCode : 'internal_error';
   const spec = ERROR_CODES[code];
   const status = isErrorCode(errorCode) ? spec.status : (GRAPHQL_CODE_STATUS[graphqlCode as GraphQLErrorCode] ?? 500);
@@ -34,6 +34,7 @@ export function restError(
   const message = typeof param === 'string' && restParamName ? error.message.split(param).join(restParamName) : error.message;
   return {
     status,
+    retryAfter: typeof retryAfter === 'number' ? String(retryAfter) : status === 503 ? '5' : undefined,
     body: {
       error: {
         type: typeof type === 'string' ? type : spec.type,
@@ -48,7 +49,10 @@ export function restError(
 }
 
 export function sendApiError(res: Response, error: ApiError, requestId: string, naming: ParamNaming = 'graphql'): void {
-  const { status, body } = restError({ message: error.message, extensions: error.extensions }, requestId, naming);
-  if (status === 503) res.setHeader('Retry-After', '5');
-  res.status(status).json(body);
+  sendRestError(res, restError({ message: error.message, extensions: error.extensions }, requestId, naming));
+}
+
+export function sendRestError(res: Response, error: ReturnType<typeof restError>): void {
+  if (error.retryAfter) res.setHeader('Retry-After', error.retryAfter);
+  res.status(error.status).json(error.body);
 }
