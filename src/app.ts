@@ -63,6 +63,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.trustProxy);
   app.use(requestId);
   app.use(accessLog(deps.logger));
 

@@ -17,6 +17,8 @@ export interface Config {
   webhookRetrySchedule: number[];
   dataDir: string;
   version: string;
+  /** express `trust proxy`: which proxies' X-Forwarded-For to believe for the client address. */
+  trustProxy: boolean | number | string;
 }
 
 export class ConfigError extends Error {}
@@ -92,8 +94,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivateUrls: parseBoolean('WEBHOOK_ALLOW_PRIVATE_URLS', env.WEBHOOK_ALLOW_PRIVATE_URLS, !isProduction),
     webhookRetrySchedule,
     dataDir: path.resolve(env.DATA_DIR || '.data'),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     version: packageVersion(),
   };
+}
+
+/** `false` (default), `true`, a hop count, or express's names/addresses (`loopback`, `10.0.0.0/8`). */
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === '' || /^false$/i.test(value)) return false;
+  if (/^true$/i.test(value)) return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  if (!/^[\w.:/, -]+$/.test(value)) throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or addresses, got "${value}"`);
+  return value;
 }
 
 function decodeKey(text: string): Buffer {
