@@ -1,9 +1,12 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../common/errors';
-import { mapDatabaseError } from '../db/database-errors';
+import { isDatabaseUnavailable, mapDatabaseError } from '../db/database-errors';
 import { Quota, QuotaDecision } from '../limits/quota';
-import { ApiKeyService } from '../modules/accounts/api-key.service';
+import { ApiKeyService, Authenticated, hashKey } from '../modules/accounts/api-key.service';
+
+/** Keys remembered for a database outage; the oldest are forgotten first. */
+const REMEMBERED_KEYS = 10_000;
 
 function setRateLimitHeaders(res: Response, decision: QuotaDecision): void {
   res.setHeader('X-RateLimit-Limit', String(decision.window.limit));
@@ -30,6 +33,28 @@ export function authenticate(orm: MikroORM, quota: Quota, onError: (res: Respons
     onError(res, rejection(decision));
   };
 
+  // The last successful authentication per key, used only while the database is unreachable, so
+  // that /v1/health can still answer "degraded" and other routes a 503 in the contract's shape.
+  // Every normal request checks the database, so a revoked key stops working at once.
+  const lastGood = new Map<string, Authenticated>();
+  const remember = (authorization: string, auth: Authenticated) => {
+    const id = hashKey(authorization);
+    lastGood.delete(id);
+    lastGood.set(id, auth);
+    if (lastGood.size > REMEMBERED_KEYS) lastGood.delete(lastGood.keys().next().value as string);
+  };
+  const lookUp = async (authorization: string | undefined): Promise<Authenticated> => {
+    try {
+      const auth = await new ApiKeyService(orm.em.fork()).authenticate(authorization);
+      if (authorization) remember(authorization, auth);
+      return auth;
+    } catch (error) {
+      const remembered = authorization ? lastGood.get(hashKey(authorization)) : undefined;
+      if (remembered && isDatabaseUnavailable(error)) return remembered;
+      throw error;
+    }
+  };
+
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     try {
@@ -39,7 +64,7 @@ export function authenticate(orm: MikroORM, quota: Quota, onError: (res: Respons
         return refuse(res, decision);
       }
       try {
-        res.locals.auth = await new ApiKeyService(orm.em.fork()).authenticate(req.get('authorization'));
+        res.locals.auth = await lookUp(req.get('authorization'));
       } catch (error) {
         if (!(error instanceof ApiError) || error.status !== 401) throw error;
         const decision = await quota.consumeUnauthenticated(address);

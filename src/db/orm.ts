@@ -20,6 +20,7 @@ export interface OrmOptions {
 }
 
 export function ormConfig(options: OrmOptions): Options {
+  const log = (message: unknown) => options.log?.(String(message));
   return defineConfig({
     clientUrl: options.clientUrl,
     entities: ENTITIES,
@@ -39,7 +40,11 @@ export function ormConfig(options: OrmOptions): Options {
       [tenantFilter.name]: { ...tenantFilter, entity: TENANT_ENTITIES.map((entity) => entity.name) },
     },
     pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },
-    driverOptions: { connection: { connectionTimeoutMillis: 5_000 } },
+    driverOptions: {
+      connection: { connectionTimeoutMillis: 5_000 },
+      // knex would print pool and connection warnings with console.log; they join our logs instead.
+      log: { warn: log, error: log, deprecate: log, debug: () => undefined },
+    },
     forceUtcTimezone: true,
     // Requests use forks; touching the global EntityManager is a bug and should fail loudly.
     allowGlobalContext: false,
