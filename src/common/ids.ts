@@ -13,6 +13,8 @@ export const ID_PREFIXES = {
   event: 'evt',
   request: 'req',
   idempotencyKey: 'idem',
+  stageChange: 'stg',
+  coSell: 'cosell',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

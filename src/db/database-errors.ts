@@ -19,6 +19,10 @@ const UNIQUE_CONSTRAINTS: Record<string, ConstraintMeaning> = {
     message: 'A lead with this contactEmail already exists',
   },
   accounts_email_unique: { param: 'email', message: 'An account with this email already exists' },
+  integrations_connected_provider_unique: {
+    param: 'provider',
+    message: 'An integration with this provider is already connected in this mode; disconnect it first',
+  },
 };
 
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03']);

@@ -4,12 +4,25 @@ import { Account } from '../modules/accounts/account.entity';
 import { ApiKey } from '../modules/accounts/api-key.entity';
 import { Lead } from '../modules/leads/lead.entity';
 import { IdempotencyKey } from '../idempotency/idempotency-key.entity';
+import { CoSellRegistration, Deal, DealStageChange } from '../modules/deals/deal.entity';
+import { Integration } from '../modules/integrations/integration.entity';
 import { TenantEntity, TimestampedEntity } from './base.entity';
 import { migrations } from './migrations';
 import { tenantFilter } from './tenant';
 
-export const ENTITIES = [TimestampedEntity, TenantEntity, Account, ApiKey, Lead, IdempotencyKey];
-const TENANT_ENTITIES = [Lead, IdempotencyKey];
+export const ENTITIES = [
+  TimestampedEntity,
+  TenantEntity,
+  Account,
+  ApiKey,
+  Lead,
+  IdempotencyKey,
+  Deal,
+  CoSellRegistration,
+  DealStageChange,
+  Integration,
+];
+const TENANT_ENTITIES = [Lead, IdempotencyKey, Deal, DealStageChange, Integration];
 
 export interface OrmOptions {
   clientUrl: string;

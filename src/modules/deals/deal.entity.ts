@@ -1,0 +1,138 @@
+import { Collection, Embeddable, Embedded, Entity, Enum, Index, ManyToOne, OneToMany, PrimaryKey, Property, Ref } from '@mikro-orm/core';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Extensions, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { newId } from '../../common/ids';
+import { TenantEntity } from '../../db/base.entity';
+import { Lead } from '../leads/lead.entity';
+import { DealStage, STAGE_PROBABILITY } from './deal-stage';
+
+export enum CoSellStatus {
+  submitted = 'submitted',
+  accepted = 'accepted',
+  rejected = 'rejected',
+}
+registerEnumType(CoSellStatus, { name: 'CoSellStatus', description: 'submitted, then accepted or rejected by the partner program.' });
+
+/** The deal's co-sell registration (CONTRACT §6), stored on the deal row. */
+@ObjectType()
+@Embeddable()
+export class CoSellRegistration {
+  @Field(() => ID)
+  @Property({ type: 'text' })
+  id!: string;
+
+  @Field(() => CoSellStatus)
+  @Enum({ items: () => CoSellStatus })
+  status!: CoSellStatus;
+
+  @Field()
+  @Property({ type: 'datetime', length: 3 })
+  submittedAt!: Date;
+
+  @Field(() => Date, { nullable: true })
+  @Property({ type: 'datetime', length: 3, nullable: true })
+  decidedAt?: Date | null;
+
+  @Field({ description: 'The integration the registration went through.' })
+  @Property({ type: 'text' })
+  integrationId!: string;
+}
+
+@ObjectType({ description: 'An opportunity moving through the pipeline.' })
+@Entity({ tableName: 'deals' })
+@Index({ name: 'deals_created_at_keyset', properties: ['account', 'livemode', 'createdAt', 'id'] })
+@Index({ name: 'deals_value_keyset', properties: ['account', 'livemode', 'valueMinor', 'id'] })
+@Index({ name: 'deals_close_date_keyset', properties: ['account', 'livemode', 'expectedCloseDate', 'id'] })
+@Index({ name: 'deals_stage', properties: ['account', 'livemode', 'stage', 'createdAt', 'id'] })
+export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value' | 'history'> {
+  @Field(() => ID)
+  @PrimaryKey({ type: 'text' })
+  id: string = newId('deal');
+
+  @Field({ description: 'Always "deal".' })
+  get object(): 'deal' {
+    return 'deal';
+  }
+
+  @Field()
+  @Property({ type: 'text' })
+  name!: string;
+
+  @ManyToOne(() => Lead, { ref: true, nullable: true, deleteRule: 'set null', index: true })
+  lead?: Ref<Lead> | null;
+
+  @Field(() => ID, { nullable: true, description: 'The lead this deal came from, if any.' })
+  get leadId(): string | null {
+    return this.lead?.id ?? null;
+  }
+
+  /** The amount in minor units (cents): sums never touch floating point. */
+  @Property({ type: 'bigint', columnType: 'bigint' })
+  valueMinor!: bigint;
+
+  @Field(() => Float, { description: 'Amount in major units, at most 2 decimals.' })
+  get value(): number {
+    return Number(this.valueMinor) / 100;
+  }
+
+  @Field({ description: 'ISO 4217 code.' })
+  @Property({ type: 'text' })
+  currency: string = 'USD';
+
+  @Field(() => DealStage)
+  @Enum({ items: () => DealStage })
+  stage: DealStage = DealStage.prospecting;
+
+  @Field(() => Int, { description: 'Win probability in percent, from the stage.' })
+  get probability(): number {
+    return STAGE_PROBABILITY[this.stage];
+  }
+
+  @Field(() => String, { nullable: true, description: 'YYYY-MM-DD.' })
+  @Property({ type: 'date', nullable: true })
+  expectedCloseDate?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  owner?: string | null;
+
+  @Field(() => GraphQLJSONObject)
+  @Property({ type: 'json' })
+  metadata: Record<string, string> = {};
+
+  @Field()
+  @Property({ type: 'datetime', length: 3 })
+  stageChangedAt: Date = new Date();
+
+  @Field(() => CoSellRegistration, { nullable: true })
+  @Embedded(() => CoSellRegistration, { nullable: true, prefix: 'co_sell_' })
+  coSell?: CoSellRegistration | null;
+
+  @Extensions({ rest: false })
+  @Field(() => [DealStageChange], { description: 'Every stage change, oldest first (GraphQL only).' })
+  @OneToMany(() => DealStageChange, (change) => change.deal, { orderBy: { changedAt: 'asc', id: 'asc' } })
+  history = new Collection<DealStageChange>(this);
+}
+
+@ObjectType({ description: 'One move of a deal between stages.' })
+@Entity({ tableName: 'deal_stage_changes' })
+export class DealStageChange extends TenantEntity {
+  @Field(() => ID)
+  @PrimaryKey({ type: 'text' })
+  id: string = newId('stageChange');
+
+  @ManyToOne(() => Deal, { ref: true, deleteRule: 'cascade' })
+  deal!: Ref<Deal>;
+
+  @Field(() => DealStage, { nullable: true, description: 'null for the stage the deal was created in.' })
+  @Enum({ items: () => DealStage, nullable: true })
+  fromStage?: DealStage | null;
+
+  @Field(() => DealStage)
+  @Enum({ items: () => DealStage })
+  toStage!: DealStage;
+
+  @Field()
+  @Property({ type: 'datetime', length: 3 })
+  changedAt: Date = new Date();
+}

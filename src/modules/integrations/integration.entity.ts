@@ -1,0 +1,85 @@
+import { Entity, Enum, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { newId } from '../../common/ids';
+import { TenantEntity } from '../../db/base.entity';
+
+export enum IntegrationType {
+  crm = 'crm',
+  psa = 'psa',
+  m365 = 'm365',
+}
+registerEnumType(IntegrationType, { name: 'IntegrationType' });
+
+export enum IntegrationProvider {
+  salesforce = 'salesforce',
+  hubspot = 'hubspot',
+  connectwise = 'connectwise',
+  autotask = 'autotask',
+  halopsa = 'halopsa',
+  microsoft365 = 'microsoft365',
+}
+registerEnumType(IntegrationProvider, { name: 'IntegrationProvider' });
+
+export enum IntegrationStatus {
+  connected = 'connected',
+  disconnected = 'disconnected',
+}
+registerEnumType(IntegrationStatus, { name: 'IntegrationStatus' });
+
+/** Which providers each type offers (CONTRACT §9). */
+export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> = {
+  crm: [IntegrationProvider.salesforce, IntegrationProvider.hubspot],
+  psa: [IntegrationProvider.connectwise, IntegrationProvider.autotask, IntegrationProvider.halopsa],
+  m365: [IntegrationProvider.microsoft365],
+};
+
+/**
+ * A connection to a CRM, PSA or Microsoft 365. Credentials are stored only encrypted
+ * (AES-256-GCM under ENCRYPTION_KEY), never returned, and destroyed on disconnect. A partial
+ * unique index (in the migration) allows one connected integration per provider, account and mode.
+ */
+@ObjectType({ description: 'A connected CRM, PSA or Microsoft 365 tenant.' })
+@Entity({ tableName: 'integrations' })
+@Index({ name: 'integrations_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
+export class Integration extends TenantEntity<'object' | 'status'> {
+  @Field(() => ID)
+  @PrimaryKey({ type: 'text' })
+  id: string = newId('integration');
+
+  @Field({ description: 'Always "integration".' })
+  get object(): 'integration' {
+    return 'integration';
+  }
+
+  @Field(() => IntegrationType)
+  @Enum({ items: () => IntegrationType })
+  type!: IntegrationType;
+
+  @Field(() => IntegrationProvider)
+  @Enum({ items: () => IntegrationProvider })
+  provider!: IntegrationProvider;
+
+  @Field(() => IntegrationStatus)
+  @Enum({ items: () => IntegrationStatus })
+  status: IntegrationStatus = IntegrationStatus.connected;
+
+  @Field(() => String, { nullable: true, description: 'A name for people, e.g. the tenant or instance.' })
+  @Property({ type: 'text', nullable: true })
+  name?: string | null;
+
+  /** AES-256-GCM: base64 of iv (12 bytes) + auth tag (16 bytes) + ciphertext; null once disconnected. */
+  @Property({ type: 'text', nullable: true, hidden: true, lazy: true })
+  credentialsEncrypted?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'Last 4 characters of the main secret, so people can tell credentials apart.' })
+  @Property({ type: 'text', nullable: true })
+  credentialsHint?: string | null;
+
+  @Field()
+  @Property({ type: 'datetime', length: 3 })
+  connectedAt: Date = new Date();
+
+  @Field(() => Date, { nullable: true })
+  @Property({ type: 'datetime', length: 3, nullable: true })
+  disconnectedAt?: Date | null;
+}
