@@ -4,6 +4,7 @@ import { scopeTo } from '../db/tenant';
 import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import { LeadService } from '../modules/leads/lead.service';
+import { DealService } from '../modules/deals/deal.service';
 import type { LeadScorer } from '../modules/scoring/lead-scorer';
 import type { Counters } from '../limits/counters';
 import { OperationLimiter, type OperationLimits } from '../limits/operation-limit';
@@ -24,6 +25,7 @@ export interface AppDependencies {
 
 export interface Services {
   leads: LeadService;
+  deals: DealService;
 }
 
 /** What every resolver sees, for GraphQL and for the REST adapter alike. */
@@ -54,7 +56,7 @@ export function createContextFactory(deps: AppDependencies): (request: RequestIn
       requestId,
       logger: deps.logger.child({ requestId, accountId: auth.account.id }),
       config: deps.config,
-      services: { leads: new LeadService(em, deps.scorer) },
+      services: { leads: new LeadService(em, deps.scorer), deals: new DealService(em) },
       operationLimiter,
     };
   };

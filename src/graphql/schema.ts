@@ -2,8 +2,9 @@ import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
 import { HealthResolver } from '../modules/health/health.resolver';
 import { LeadResolver } from '../modules/leads/lead.resolver';
+import { DealResolver } from '../modules/deals/deal.resolver';
 
-export const RESOLVERS = [HealthResolver, LeadResolver] as const;
+export const RESOLVERS = [HealthResolver, LeadResolver, DealResolver] as const;
 
 /**
  * Builds the typed schema from the resolvers; class-validator runs on every input. type-graphql

@@ -1,6 +1,6 @@
-import { Collection, Embeddable, Embedded, Entity, Enum, Index, ManyToOne, OneToMany, PrimaryKey, Property, Ref } from '@mikro-orm/core';
+import { BigIntType, Collection, Embeddable, Embedded, Entity, Enum, Index, ManyToOne, OneToMany, PrimaryKey, Property, Ref } from '@mikro-orm/core';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Extensions, Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { newId } from '../../common/ids';
 import { TenantEntity } from '../../db/base.entity';
 import { Lead } from '../leads/lead.entity';
@@ -66,13 +66,13 @@ export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' 
     return this.lead?.id ?? null;
   }
 
-  /** The amount in minor units (cents): sums never touch floating point. */
-  @Property({ type: 'bigint', columnType: 'bigint' })
-  valueMinor!: bigint;
+  /** The amount in hundredths (cents): sums and comparisons never touch floating point. */
+  @Property({ type: new BigIntType('number') })
+  valueMinor!: number;
 
   @Field(() => Float, { description: 'Amount in major units, at most 2 decimals.' })
   get value(): number {
-    return Number(this.valueMinor) / 100;
+    return this.valueMinor / 100;
   }
 
   @Field({ description: 'ISO 4217 code.' })
@@ -108,8 +108,7 @@ export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' 
   @Embedded(() => CoSellRegistration, { nullable: true, prefix: 'co_sell_' })
   coSell?: CoSellRegistration | null;
 
-  @Extensions({ rest: false })
-  @Field(() => [DealStageChange], { description: 'Every stage change, oldest first (GraphQL only).' })
+  /** Exposed through DealResolver.history (GraphQL only). */
   @OneToMany(() => DealStageChange, (change) => change.deal, { orderBy: { changedAt: 'asc', id: 'asc' } })
   history = new Collection<DealStageChange>(this);
 }

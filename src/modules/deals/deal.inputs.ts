@@ -1,0 +1,145 @@
+import { IsIn, IsISO4217CurrencyCode, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, Float, ID, InputType, Int } from 'type-graphql';
+import { IsMetadata } from '../../common/metadata';
+import { MAX_PAGE_SIZE } from '../../common/pagination';
+import { CoSellStatus } from './deal.entity';
+import { DealStage } from './deal-stage';
+import { MAX_VALUE } from './money';
+
+const sentAndNotUndefined = (_: object, value: unknown) => value !== undefined;
+const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+const NOT_BLANK = /\S/;
+
+@InputType({ description: 'A new deal. name and value are required; stage defaults to prospecting.' })
+export class DealCreateInput {
+  @Field()
+  @IsString()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  name!: string;
+
+  @Field(() => ID, { nullable: true, description: 'A lead of the same account and mode.' })
+  @IsOptional()
+  @MaxLength(64, { message: '$property is not a lead id' })
+  leadId?: string | null;
+
+  @Field(() => Float, { description: 'Amount in major units, at most 2 decimals.' })
+  @Min(0, { message: '$property must be 0 or more' })
+  @Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` })
+  value!: number;
+
+  @Field(() => String, { nullable: true, description: 'ISO 4217, default USD.' })
+  @IsOptional()
+  @IsISO4217CurrencyCode({ message: '$property must be an ISO 4217 currency code such as USD' })
+  currency?: string | null;
+
+  @Field(() => DealStage, { nullable: true })
+  @IsOptional()
+  stage?: DealStage | null;
+
+  @Field(() => String, { nullable: true, description: 'YYYY-MM-DD.' })
+  @IsOptional()
+  @Matches(DATE, { message: '$property must be a date as YYYY-MM-DD' })
+  expectedCloseDate?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  owner?: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  @IsOptional()
+  @IsMetadata({ allowNullValues: false })
+  metadata?: Record<string, string> | null;
+}
+
+@InputType({ description: 'A partial update: only the fields sent change; null clears an optional field.' })
+export class DealUpdateInput {
+  @Field({ nullable: true })
+  @ValidateIf(sentAndNotUndefined)
+  @IsString({ message: '$property cannot be null' })
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  name?: string;
+
+  @Field(() => ID, { nullable: true, description: 'null unlinks the lead.' })
+  @IsOptional()
+  @MaxLength(64, { message: '$property is not a lead id' })
+  leadId?: string | null;
+
+  @Field(() => Float, { nullable: true })
+  @ValidateIf(sentAndNotUndefined)
+  @Min(0, { message: '$property must be 0 or more' })
+  @Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` })
+  value?: number;
+
+  @Field(() => String, { nullable: true })
+  @ValidateIf(sentAndNotUndefined)
+  @IsISO4217CurrencyCode({ message: '$property must be an ISO 4217 currency code such as USD' })
+  currency?: string;
+
+  @Field(() => DealStage, { nullable: true })
+  @ValidateIf(sentAndNotUndefined)
+  @IsIn(Object.values(DealStage), { message: `$property must be one of ${Object.values(DealStage).join(', ')}` })
+  stage?: DealStage;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Matches(DATE, { message: '$property must be a date as YYYY-MM-DD' })
+  expectedCloseDate?: string | null;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  owner?: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current metadata; a null value removes its key.' })
+  @ValidateIf(sentAndNotUndefined)
+  @IsMetadata({ allowNullValues: true })
+  metadata?: Record<string, string | null>;
+}
+
+export const DEAL_SORTS = ['created_at', 'value', 'expected_close_date'] as const;
+
+@InputType({ description: 'Pagination, sort and filters for listing deals (CONTRACT §4).' })
+export class DealListInput {
+  @Field(() => Int, { nullable: true, description: `1–${MAX_PAGE_SIZE}, default 20.` })
+  @IsOptional()
+  @Min(1, { message: `$property must be between 1 and ${MAX_PAGE_SIZE}` })
+  @Max(MAX_PAGE_SIZE, { message: `$property must be between 1 and ${MAX_PAGE_SIZE}` })
+  limit?: number;
+
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @MaxLength(1000, { message: '$property is not a cursor this API returned' })
+  cursor?: string;
+
+  @Field(() => String, { nullable: true, description: `One of ${DEAL_SORTS.join(', ')}; prefix - for descending. Default -created_at.` })
+  @IsOptional()
+  @MaxLength(40, { message: '$property is not a sortable field' })
+  sort?: string;
+
+  @Field(() => [DealStage], { nullable: true, description: 'One stage, or several (REST: a comma list).' })
+  @IsOptional()
+  stage?: DealStage[];
+
+  @Field(() => ID, { nullable: true })
+  @IsOptional()
+  @MaxLength(64, { message: '$property is not a lead id' })
+  leadId?: string;
+
+  @Field(() => Float, { nullable: true })
+  @IsOptional()
+  @Min(0, { message: '$property must be 0 or more' })
+  minValue?: number;
+
+  @Field(() => Float, { nullable: true })
+  @IsOptional()
+  @Min(0, { message: '$property must be 0 or more' })
+  maxValue?: number;
+
+  @Field(() => CoSellStatus, { nullable: true })
+  @IsOptional()
+  coSellStatus?: CoSellStatus;
+}

@@ -1,0 +1,53 @@
+import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../common/pagination';
+import type { RequestContext } from '../../graphql/context';
+import { OperationLimited } from '../../limits/operation-limit';
+import { Deal, DealStageChange } from './deal.entity';
+import { DealCreateInput, DealListInput, DealUpdateInput } from './deal.inputs';
+import { DealList, PipelineStageSummary } from './deal.types';
+
+const MUTATION_COST = 10;
+const pageSize = (filter?: { limit?: number | null }): number => Math.min(filter?.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+
+@Resolver(() => Deal)
+export class DealResolver {
+  @Query(() => DealList, {
+    description: 'Deals of the key\'s account and mode, newest first by default.',
+    complexity: ({ args, childComplexity }) => 1 + pageSize(args.filter as DealListInput | undefined) * childComplexity,
+  })
+  deals(@Arg('filter', () => DealListInput, { nullable: true }) filter: DealListInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.deals.list(filter);
+  }
+
+  @Query(() => Deal)
+  deal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.deals.get(id);
+  }
+
+  @Query(() => [PipelineStageSummary], { description: 'Count, total and weighted value per stage and currency, for dashboards.' })
+  pipelineSummary(@Ctx() ctx: RequestContext) {
+    return ctx.services.deals.pipelineSummary();
+  }
+
+  @Mutation(() => Deal, { complexity: MUTATION_COST })
+  createDeal(@Arg('input', () => DealCreateInput) input: DealCreateInput, @Ctx() ctx: RequestContext) {
+    return ctx.services.deals.create(input);
+  }
+
+  @Mutation(() => Deal, { complexity: MUTATION_COST })
+  updateDeal(@Arg('id', () => ID) id: string, @Arg('input', () => DealUpdateInput) input: DealUpdateInput, @Ctx() ctx: RequestContext) {
+    return ctx.services.deals.update(id, input);
+  }
+
+  @Mutation(() => Deal, { complexity: MUTATION_COST, description: 'Registers the deal for co-sell through the Microsoft 365 integration.' })
+  @OperationLimited('registerDeal')
+  registerDeal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.deals.register(id);
+  }
+
+  @Extensions({ rest: false })
+  @FieldResolver(() => [DealStageChange], { description: 'Every stage change, oldest first (GraphQL only).', complexity: 5 })
+  history(@Root() deal: Deal, @Ctx() ctx: RequestContext) {
+    return ctx.services.deals.history(deal);
+  }
+}

@@ -1,0 +1,184 @@
+import { EntityManager, FilterQuery, raw, ref } from '@mikro-orm/postgresql';
+import { ApiError, notFound } from '../../common/errors';
+import { isId, newId } from '../../common/ids';
+import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
+import { afterCursor, DEFAULT_PAGE_SIZE, orderByFor, Page, parseSort, SortableField, toPage } from '../../common/pagination';
+import { createScoped, tenantOf } from '../../db/tenant';
+import { IntegrationProvider, IntegrationStatus, Integration } from '../integrations/integration.entity';
+import { Lead } from '../leads/lead.entity';
+import { LeadStatus } from '../leads/lead-status';
+import { coSellProblems } from './co-sell';
+import { CoSellStatus, Deal, DealStageChange } from './deal.entity';
+import { DealCreateInput, DealListInput, DealUpdateInput } from './deal.inputs';
+import { canMoveDeal, DealStage, OPEN_STAGES, STAGE_PROBABILITY } from './deal-stage';
+import { PipelineStageSummary } from './deal.types';
+import { fromMinorUnits, toMinorUnits } from './money';
+
+const SORTABLE: Record<string, SortableField> = {
+  created_at: { property: 'createdAt', kind: 'date' },
+  value: { property: 'valueMinor', kind: 'number' },
+  expected_close_date: { property: 'expectedCloseDate', kind: 'string', nullable: true },
+};
+
+const STAGE_ORDER = [...OPEN_STAGES, DealStage.closed_won, DealStage.closed_lost];
+
+/** Optional text trimmed, blank text is no value; currency codes upper-cased. */
+function normalized<T extends Partial<DealCreateInput> | DealUpdateInput>(fields: T): T {
+  const out: Record<string, unknown> = { ...fields };
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value !== 'string') continue;
+    const trimmed = value.trim();
+    out[name] = name === 'currency' ? trimmed.toUpperCase() : trimmed === '' ? null : trimmed;
+  }
+  return out as T;
+}
+
+/** Deal rules: stage moves, history, conversion of won leads, co-sell registration. */
+export class DealService {
+  constructor(private readonly em: EntityManager) {}
+
+  async create(raw: DealCreateInput): Promise<Deal> {
+    const input = normalized(raw);
+    const deal = createScoped(this.em, Deal, {
+      name: input.name,
+      lead: input.leadId ? ref(await this.lead(input.leadId)) : null,
+      valueMinor: toMinorUnits(input.value, 'value'),
+      currency: input.currency ?? 'USD',
+      stage: input.stage ?? DealStage.prospecting,
+      expectedCloseDate: input.expectedCloseDate ?? null,
+      owner: input.owner ?? null,
+      metadata: input.metadata ?? {},
+    });
+    this.recordStage(deal, null);
+    await this.em.flush();
+    return deal;
+  }
+
+  async get(id: string): Promise<Deal> {
+    const deal = isId('deal', id) ? await this.em.findOne(Deal, { id }) : null;
+    if (!deal) throw notFound('deal', id);
+    return deal;
+  }
+
+  async update(id: string, raw: DealUpdateInput): Promise<Deal> {
+    const deal = await this.get(id);
+    const { metadata, stage, leadId, value, ...fields } = normalized(raw);
+    for (const [name, fieldValue] of Object.entries(fields)) {
+      if (fieldValue !== undefined) (deal as unknown as Record<string, unknown>)[name] = fieldValue;
+    }
+    if (value !== undefined) deal.valueMinor = toMinorUnits(value, 'value');
+    if (leadId !== undefined) deal.lead = leadId === null ? null : ref(await this.lead(leadId));
+    if (metadata !== undefined) {
+      const merged = mergeMetadata(deal.metadata, metadata);
+      const problem = metadataSizeProblem(merged);
+      if (problem) throw new ApiError('parameter_invalid', problem, { param: 'metadata' });
+      deal.metadata = merged;
+    }
+    if (stage !== undefined && stage !== deal.stage) {
+      if (!canMoveDeal(deal.stage, stage)) {
+        throw new ApiError('invalid_stage_transition', `A ${deal.stage} deal is closed and cannot move to ${stage}`, { param: 'stage' });
+      }
+      const from = deal.stage;
+      deal.stage = stage;
+      this.recordStage(deal, from);
+    }
+    await this.em.flush();
+    return deal;
+  }
+
+  async list(input: DealListInput = {}): Promise<Page<Deal>> {
+    const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+    const sort = parseSort(input.sort, SORTABLE, '-created_at');
+    const conditions: FilterQuery<Deal>[] = [];
+    if (input.stage?.length) conditions.push({ stage: { $in: input.stage } });
+    if (input.leadId) conditions.push({ lead: input.leadId });
+    if (input.minValue !== undefined && input.minValue !== null) conditions.push({ valueMinor: { $gte: toMinorUnits(input.minValue, 'minValue') } });
+    if (input.maxValue !== undefined && input.maxValue !== null) conditions.push({ valueMinor: { $lte: toMinorUnits(input.maxValue, 'maxValue') } });
+    if (input.coSellStatus) conditions.push({ coSell: { status: input.coSellStatus } });
+    const keyset = afterCursor(sort, input.cursor);
+    if (keyset) conditions.push(keyset as FilterQuery<Deal>);
+    const rows = await this.em.find(Deal, conditions.length ? { $and: conditions } : {}, { orderBy: orderByFor(sort), limit: limit + 1 });
+    return toPage(rows, limit, sort);
+  }
+
+  async history(deal: Deal): Promise<DealStageChange[]> {
+    return this.em.find(DealStageChange, { deal }, { orderBy: { changedAt: 'asc', id: 'asc' } });
+  }
+
+  /** Count, total and weighted value per stage and currency, in pipeline order. */
+  async pipelineSummary(): Promise<PipelineStageSummary[]> {
+    const qb = this.em
+      .createQueryBuilder(Deal)
+      .select(['stage', 'currency', raw('count(*)::int as count'), raw('sum(value_minor)::text as total')])
+      .groupBy(['stage', 'currency']);
+    await qb.applyFilters(); // the same tenant filter as every other query
+    const rows = await qb.execute<Array<{ stage: DealStage; currency: string; count: number; total: string }>>('all', false);
+    return rows
+      .map((row) => {
+        const total = Number(row.total);
+        const probability = STAGE_PROBABILITY[row.stage];
+        return {
+          stage: row.stage,
+          currency: row.currency,
+          count: row.count,
+          totalValue: fromMinorUnits(total),
+          weightedValue: fromMinorUnits(Math.round((total * probability) / 100)),
+          probability,
+        };
+      })
+      .sort((a, b) => STAGE_ORDER.indexOf(a.stage) - STAGE_ORDER.indexOf(b.stage) || a.currency.localeCompare(b.currency));
+  }
+
+  /**
+   * Registers the deal for co-sell (CONTRACT §6). Every failed rule is reported at once (422);
+   * the registration is written with a conditional update, so of two concurrent requests exactly
+   * one registers and the other gets 409 already_registered.
+   */
+  async register(id: string): Promise<Deal> {
+    const deal = await this.get(id);
+    if (deal.coSell) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell (${deal.coSell.id})`);
+    const lead = deal.lead ? await this.em.findOne(Lead, { id: deal.lead.id }) : null;
+    const m365 = await this.em.findOne(Integration, { provider: IntegrationProvider.microsoft365, status: IntegrationStatus.connected });
+    const problems = coSellProblems({ stage: deal.stage, valueMinor: deal.valueMinor, lead, m365Connected: m365 !== null });
+    if (problems.length) {
+      throw new ApiError('deal_not_eligible', `The deal is not eligible for co-sell: ${problems.map((p) => p.message).join('; ')}`, {
+        details: { reasons: problems },
+      });
+    }
+    const now = new Date();
+    // Test mode has no partner program behind it: it accepts at once. Live registrations stay
+    // submitted until the program decides.
+    const accepted = !tenantOf(this.em).livemode;
+    const registration = {
+      id: newId('coSell'),
+      status: accepted ? CoSellStatus.accepted : CoSellStatus.submitted,
+      submittedAt: now,
+      decidedAt: accepted ? now : null,
+      integrationId: m365!.id,
+    };
+    const updated = await this.em
+      .createQueryBuilder(Deal)
+      .update({ coSell: registration, updatedAt: now })
+      .where({ id: deal.id, coSell: { id: null } })
+      .execute('run');
+    if (updated.affectedRows !== 1) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell`);
+    this.em.clear();
+    return this.get(deal.id);
+  }
+
+  private async lead(id: string): Promise<Lead> {
+    const lead = isId('lead', id) ? await this.em.findOne(Lead, { id }) : null;
+    if (!lead) throw new ApiError('resource_missing', `No such lead: '${id}'`, { param: 'leadId' });
+    return lead;
+  }
+
+  /** Records a stage entered (from null at creation); a won deal converts its lead. */
+  private recordStage(deal: Deal, from: DealStage | null): void {
+    deal.stageChangedAt = new Date();
+    createScoped(this.em, DealStageChange, { deal, fromStage: from, toStage: deal.stage, changedAt: deal.stageChangedAt });
+    if (deal.stage === DealStage.closed_won && deal.lead) {
+      const lead = deal.lead.getEntity();
+      lead.status = LeadStatus.converted;
+    }
+  }
+}
