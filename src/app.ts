@@ -14,8 +14,7 @@ import { sendGraphQLError } from './graphql/errors';
 import { createFormatError } from './graphql/format-error';
 import { textGuardPlugin } from './graphql/plugins/text-guard';
 import { createSchema } from './graphql/schema';
-import depthLimit from 'graphql-depth-limit';
-import { costLimitPlugin, MAX_DEPTH } from './graphql/plugins/cost-limit';
+import { costLimitPlugin, depthLimitRule } from './graphql/plugins/cost-limit';
 import { idempotency } from './idempotency/idempotency.middleware';
 import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
 import { accessLog } from './http/access-log';
@@ -47,7 +46,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     formatError: createFormatError(deps.logger),
     introspection: true,
     includeStacktraceInErrorResponses: false,
-    validationRules: [depthLimit(MAX_DEPTH)],
+    validationRules: [depthLimitRule()],
     // main.ts owns shutdown (HTTP, then Apollo, then the pool, then PostgreSQL), in that order.
     stopOnTerminationSignals: false,
     plugins: [

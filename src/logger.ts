@@ -1,15 +1,34 @@
-import pino, { Logger } from 'pino';
+import pino, { DestinationStream, Logger } from 'pino';
 
 export type { Logger };
 
-/** Structured JSON logs. Secrets never reach them: keys, passwords and credentials are redacted by path. */
-export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    base: { service: 'sales-pipeline-api' },
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.credentials', '*.apiKey'],
-      censor: '[redacted]',
+/**
+ * Paths censored in every log line. `credentials` (integration secrets) is covered at the top
+ * level, one level down (`input.credentials`) and two (`variables.input.credentials`).
+ */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.password',
+  '*.secret',
+  'credentials',
+  '*.credentials',
+  '*.*.credentials',
+  '*.credentialsEncrypted',
+  '*.apiKey',
+];
+
+/**
+ * Structured JSON logs. Secrets never reach them: keys, passwords and credentials are redacted by
+ * path. `destination` defaults to stdout; tests pass a stream to read what was logged.
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'sales-pipeline-api' },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     },
-  });
+    destination,
+  );
 }

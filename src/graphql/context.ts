@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import { LeadService } from '../modules/leads/lead.service';
 import { DealService } from '../modules/deals/deal.service';
+import { IntegrationService } from '../modules/integrations/integration.service';
 import type { LeadScorer } from '../modules/scoring/lead-scorer';
 import type { Counters } from '../limits/counters';
 import { OperationLimiter, type OperationLimits } from '../limits/operation-limit';
@@ -26,6 +27,7 @@ export interface AppDependencies {
 export interface Services {
   leads: LeadService;
   deals: DealService;
+  integrations: IntegrationService;
 }
 
 /** What every resolver sees, for GraphQL and for the REST adapter alike. */
@@ -48,6 +50,9 @@ export interface RequestInfo {
 /** The one context factory: a fresh, tenant-scoped EntityManager per request, and services over it. */
 export function createContextFactory(deps: AppDependencies): (request: RequestInfo) => RequestContext {
   const operationLimiter = new OperationLimiter(deps.counters, deps.operationLimits);
+  // Checked once at start: a missing key would otherwise surface as a 500 on the first connect.
+  const encryptionKey = deps.config.encryptionKey;
+  if (!encryptionKey) throw new Error('config.encryptionKey is not set: set ENCRYPTION_KEY (main.ts generates one outside production)');
   return ({ auth, requestId }) => {
     const em = scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
     return {
@@ -56,7 +61,11 @@ export function createContextFactory(deps: AppDependencies): (request: RequestIn
       requestId,
       logger: deps.logger.child({ requestId, accountId: auth.account.id }),
       config: deps.config,
-      services: { leads: new LeadService(em, deps.scorer), deals: new DealService(em) },
+      services: {
+        leads: new LeadService(em, deps.scorer),
+        deals: new DealService(em),
+        integrations: new IntegrationService(em, encryptionKey),
+      },
       operationLimiter,
     };
   };

@@ -3,8 +3,9 @@ import { buildSchema } from 'type-graphql';
 import { HealthResolver } from '../modules/health/health.resolver';
 import { LeadResolver } from '../modules/leads/lead.resolver';
 import { DealResolver } from '../modules/deals/deal.resolver';
+import { IntegrationResolver } from '../modules/integrations/integration.resolver';
 
-export const RESOLVERS = [HealthResolver, LeadResolver, DealResolver] as const;
+export const RESOLVERS = [HealthResolver, LeadResolver, DealResolver, IntegrationResolver] as const;
 
 /**
  * Builds the typed schema from the resolvers; class-validator runs on every input. type-graphql

@@ -1,10 +1,14 @@
 import { Redis } from 'ioredis';
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
+/** Limiters count without a ceiling of their own; each call compares the count with the limit in force. */
+const UNBOUNDED = 2 ** 31 - 1;
+
 /**
  * Where request counters live: Redis when REDIS_URL is set (atomic INCR + expiry in one round
  * trip, so the count is exact across every instance sharing it), else process memory (exact for
- * one instance). rate-limiter-flexible does the counting; nothing here does arithmetic on windows.
+ * one instance). rate-limiter-flexible does the counting and the windows. There is one limiter per
+ * window name, whatever the limit, so a plan or limit change applies at once and keeps the count.
  */
 export class Counters {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
@@ -15,25 +19,20 @@ export class Counters {
     readonly namespace: string,
   ) {}
 
-  /**
-   * A limiter allowing `points` per `durationS` for keys under `name`. Limiters that differ only
-   * in `points` share their keys, so a plan change takes effect at once with the count kept.
-   */
-  limiter(name: string, points: number, durationS: number): RateLimiterAbstract {
-    const id = `${name}:${points}:${durationS}`;
+  /** The counter for keys under `name`, in windows of `durationS` seconds. */
+  limiter(name: string, durationS: number): RateLimiterAbstract {
+    const id = `${name}:${durationS}`;
     let limiter = this.limiters.get(id);
     if (!limiter) {
-      const keyPrefix = `${this.namespace}:${name}`;
+      const options = { keyPrefix: `${this.namespace}:${name}`, points: UNBOUNDED, duration: durationS };
       limiter = this.redis
         ? new RateLimiterRedis({
+            ...options,
             storeClient: this.redis,
-            keyPrefix,
-            points,
-            duration: durationS,
             // Redis unreachable: keep limiting, per instance, rather than fail every request.
-            insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: durationS }),
+            insuranceLimiter: new RateLimiterMemory(options),
           })
-        : new RateLimiterMemory({ keyPrefix, points, duration: durationS });
+        : new RateLimiterMemory(options);
       this.limiters.set(id, limiter);
     }
     return limiter;
@@ -48,26 +47,32 @@ export interface WindowResult {
   resetAt: number;
 }
 
-/** Counts one request against a window; over the limit is a result, not an exception. */
-export async function consume(limiter: RateLimiterAbstract, key: string, resetAt?: (res: RateLimiterRes) => number): Promise<WindowResult> {
-  let res: RateLimiterRes;
-  let allowed = true;
-  try {
-    res = await limiter.consume(key, 1);
-  } catch (error) {
-    if (!(error instanceof RateLimiterRes)) throw error;
-    res = error;
-    allowed = false;
-  }
+function result(res: RateLimiterRes, limit: number, resetAt?: (res: RateLimiterRes) => number): WindowResult {
   return {
-    allowed,
-    limit: limiter.points,
-    remaining: Math.max(0, res.remainingPoints),
+    allowed: res.consumedPoints <= limit,
+    limit,
+    remaining: Math.max(0, limit - res.consumedPoints),
     resetAt: resetAt ? resetAt(res) : Math.ceil((Date.now() + res.msBeforeNext) / 1000),
   };
 }
 
+/** Counts one request against a window of at most `limit` requests. */
+export async function consume(
+  limiter: RateLimiterAbstract,
+  key: string,
+  limit: number,
+  resetAt?: (res: RateLimiterRes) => number,
+): Promise<WindowResult> {
+  return result(await limiter.consume(key, 1), limit, resetAt);
+}
+
+/** The window's state without counting a request; undefined when nothing was counted yet. */
+export async function peek(limiter: RateLimiterAbstract, key: string, limit: number): Promise<WindowResult | undefined> {
+  const res = await limiter.get(key);
+  return res ? result(res, limit) : undefined;
+}
+
 export function createRedis(url: string): Redis {
   // No offline queue: while Redis is away, commands fail at once and the insurance limiter counts.
-  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
 }

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { GraphQLResolveInfo } from 'graphql';
-import { getGraphQLRateLimiter, Identity, InMemoryStore, Store } from 'graphql-rate-limit';
+import { getGraphQLRateLimiter, Identity, Store } from 'graphql-rate-limit';
 import { Redis } from 'ioredis';
 import { createMethodMiddlewareDecorator } from 'type-graphql';
 import { ApiError } from '../common/errors';
@@ -24,10 +25,24 @@ export const OPERATION_LIMITS: OperationLimits = {
   connectIntegration: { windowS: 60, max: 10 },
 };
 
-/** graphql-rate-limit's store on our Redis client (its own RedisStore expects the old callback API). */
-class IoRedisStore implements Store {
+/** How long a lock may be held before it is given up (a call that died between read and write). */
+const LOCK_MS = 2_000;
+const RELEASE_IF_OURS = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/**
+ * graphql-rate-limit's Store, made exact under concurrency. The limiter reads an identity's call
+ * timestamps and then writes them back; calls that ran at once (aliases of one operation, parallel
+ * requests, other instances) would overwrite each other. Here each read takes a lock on the
+ * identity (in this process, and in Redis when counts are shared) that the following write
+ * releases, so every call counts. Timestamps live in Redis when configured, else in memory.
+ */
+class ExactStore implements Store {
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly held = new Map<string, () => Promise<void>>();
+  private readonly memory = new Map<string, { timestamps: readonly number[]; expiresAt: number }>();
+
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | undefined,
     private readonly namespace: string,
   ) {}
 
@@ -35,14 +50,60 @@ class IoRedisStore implements Store {
     return `${this.namespace}:op:${identity.contextIdentity}:${identity.fieldIdentity}`;
   }
 
-  async setForIdentity(identity: Identity, timestamps: readonly number[], windowMs?: number): Promise<void> {
-    const ttl = windowMs ? Math.max(1, Math.ceil(windowMs / 1000)) : 3600;
-    await this.redis.set(this.key(identity), JSON.stringify(timestamps), 'EX', ttl);
+  async getForIdentity(identity: Identity): Promise<readonly number[]> {
+    const key = this.key(identity);
+    this.held.set(key, await this.lock(key));
+    if (this.redis) {
+      const stored = await this.redis.get(key);
+      return stored ? (JSON.parse(stored) as number[]) : [];
+    }
+    const entry = this.memory.get(key);
+    return entry && entry.expiresAt > Date.now() ? entry.timestamps : [];
   }
 
-  async getForIdentity(identity: Identity): Promise<readonly number[]> {
-    const stored = await this.redis.get(this.key(identity));
-    return stored ? (JSON.parse(stored) as number[]) : [];
+  async setForIdentity(identity: Identity, timestamps: readonly number[], windowMs = 60_000): Promise<void> {
+    const key = this.key(identity);
+    try {
+      if (this.redis) await this.redis.set(key, JSON.stringify(timestamps), 'PX', windowMs);
+      else this.memory.set(key, { timestamps, expiresAt: Date.now() + windowMs });
+    } finally {
+      const release = this.held.get(key);
+      this.held.delete(key);
+      await release?.();
+    }
+  }
+
+  /** Waits for the identity's lock; resolves with its release. */
+  private async lock(key: string): Promise<() => Promise<void>> {
+    let releaseLocal!: () => void;
+    const mine = new Promise<void>((resolve) => (releaseLocal = resolve));
+    const before = this.queues.get(key) ?? Promise.resolve();
+    const queue = before.then(() => mine);
+    this.queues.set(key, queue);
+    await before;
+    const timer = setTimeout(releaseLocal, LOCK_MS);
+    timer.unref();
+
+    let releaseShared = async () => undefined as unknown;
+    if (this.redis) {
+      const redis = this.redis;
+      const lockKey = `${key}:lock`;
+      const token = randomUUID();
+      const deadline = Date.now() + LOCK_MS;
+      while (!(await redis.set(lockKey, token, 'PX', LOCK_MS, 'NX')) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      releaseShared = () => redis.eval(RELEASE_IF_OURS, 1, lockKey, token);
+    }
+    return async () => {
+      clearTimeout(timer);
+      try {
+        await releaseShared();
+      } finally {
+        releaseLocal();
+        if (this.queues.get(key) === queue) this.queues.delete(key);
+      }
+    };
   }
 }
 
@@ -57,7 +118,7 @@ export class OperationLimiter {
   ) {
     this.check = getGraphQLRateLimiter({
       identifyContext: (context: RequestContext) => `${context.auth.account.id}:${context.auth.livemode ? 'live' : 'test'}`,
-      store: counters.redis ? new IoRedisStore(counters.redis, counters.namespace) : new InMemoryStore(),
+      store: new ExactStore(counters.redis, counters.namespace),
       formatError: ({ fieldName, max, window }) =>
         `Too many ${fieldName} calls: at most ${max} per ${Math.round(window / 1000)} s for this account and mode`,
     });
@@ -67,17 +128,18 @@ export class OperationLimiter {
     return this.limits[operation].windowS;
   }
 
-  /** Resolves to an error message when the operation is over its limit. */
+  /** Counts one call; resolves to an error message when the operation is over its limit. */
   async exceeded(operation: LimitedOperation, call: { args: Record<string, unknown>; context: RequestContext; info: GraphQLResolveInfo }) {
-    const limit = this.limits[operation];
-    const message = await this.check({ parent: undefined, ...call }, { window: `${limit.windowS}s`, max: limit.max, uncountRejected: true });
+    const { windowS, max } = this.limits[operation];
+    const message = await this.check({ parent: undefined, ...call }, { window: `${windowS}s`, max, uncountRejected: true });
     return message ?? undefined;
   }
 }
 
 /**
- * Marks a resolver as an expensive operation. Each call counts, whether it comes from REST or
- * GraphQL and however many aliases an operation uses; over the limit is 429 rate_limit_exceeded.
+ * Marks a resolver as an expensive operation (graphql-rate-limit through a type-graphql
+ * middleware). Each call counts, whether it comes from REST or GraphQL and however many aliases
+ * an operation uses; over the limit is 429 rate_limit_exceeded.
  */
 export function OperationLimited(operation: LimitedOperation): MethodDecorator {
   return createMethodMiddlewareDecorator<RequestContext>(async ({ args, context, info }, next) => {

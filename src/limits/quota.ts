@@ -1,6 +1,6 @@
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import { RateLimits, TEST_MODE_LIMITS } from '../modules/accounts/plan';
-import { consume, Counters, WindowResult } from './counters';
+import { consume, Counters, peek, WindowResult } from './counters';
 
 export interface QuotaSettings {
   /** Test keys: 100 per minute (spec §5). Tests that send many requests may raise it. */
@@ -44,7 +44,7 @@ export class Quota {
   async consume(auth: Authenticated): Promise<QuotaDecision> {
     const limits = this.limitsFor(auth);
     const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
-    const minute = await consume(this.counters.limiter('minute', limits.perMinute, 60), key);
+    const minute = await consume(this.counters.limiter('minute', 60), key, limits.perMinute);
     const now = Math.floor(Date.now() / 1000);
     if (!minute.allowed) {
       return { allowed: false, code: 'rate_limit_exceeded', window: minute, retryAfterS: Math.max(1, minute.resetAt - now) };
@@ -52,7 +52,7 @@ export class Quota {
     if (limits.perDay === null) return { allowed: true, window: minute, retryAfterS: 0 };
 
     const day = new Date().toISOString().slice(0, 10);
-    const daily = await consume(this.counters.limiter('day', limits.perDay, 26 * 3600), `${key}:${day}`, () => nextUtcMidnight());
+    const daily = await consume(this.counters.limiter('day', 26 * 3600), `${key}:${day}`, limits.perDay, () => nextUtcMidnight());
     if (!daily.allowed) {
       return { allowed: false, code: 'daily_quota_exceeded', window: daily, retryAfterS: Math.max(1, daily.resetAt - now) };
     }
@@ -61,15 +61,14 @@ export class Quota {
 
   /** Requests without a valid key, counted per client address. */
   async consumeUnauthenticated(address: string): Promise<QuotaDecision> {
-    const window = await consume(this.counters.limiter('anonymous', this.settings.unauthenticatedPerMinute, 60), address);
+    const window = await consume(this.counters.limiter('anonymous', 60), address, this.settings.unauthenticatedPerMinute);
     const retryAfterS = Math.max(1, window.resetAt - Math.floor(Date.now() / 1000));
     return window.allowed ? { allowed: true, window, retryAfterS: 0 } : { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS };
   }
 
   /** True when an address has already used up its unauthenticated allowance (checked before any key lookup). */
   async isAddressBlocked(address: string): Promise<boolean> {
-    const limiter = this.counters.limiter('anonymous', this.settings.unauthenticatedPerMinute, 60);
-    const res = await limiter.get(address);
-    return res !== null && res.consumedPoints >= limiter.points;
+    const window = await peek(this.counters.limiter('anonymous', 60), address, this.settings.unauthenticatedPerMinute);
+    return window !== undefined && window.remaining === 0;
   }
 }

@@ -75,19 +75,22 @@ function describeType(type: GraphQLInputType): string {
 
 /**
  * Type-checks a variable the way GraphQL will, but reports the failing parameter by its REST name
- * (`employees`, `metadata`), as 400 `parameter_missing` or `parameter_invalid`.
+ * (`employees`, `metadata`), as 400 `parameter_missing` or `parameter_invalid`. A query-string
+ * list is one comma-separated parameter (`stage=a,b`), so its item indexes are not part of the name.
  */
-function checkVariable(value: unknown, arg: GraphQLArgument, prefix: Array<string | number>): void {
+function checkVariable(value: unknown, arg: GraphQLArgument, prefix: Array<string | number>, fromQuery = false): void {
   let problem: ApiError | undefined;
+  const restPath = (parts: ReadonlyArray<string | number>) =>
+    parts.filter((p) => !(fromQuery && typeof p === 'number')).map((p) => (typeof p === 'string' ? camelToSnakeName(p) : p));
   coerceInputValue(value, arg.type, (path, invalid, error) => {
     if (problem) return;
     const missing = /^Field "(\w+)" of required type "([^"]+)" was not provided/.exec(error.message);
     if (missing) {
-      const param = paramPath([...prefix, ...path, missing[1]].map((p) => (typeof p === 'string' ? camelToSnakeName(p) : p)));
+      const param = paramPath(restPath([...prefix, ...path, missing[1]]));
       problem = new ApiError('parameter_missing', `${param} is required`, { param });
       return;
     }
-    const full = [...prefix, ...path].map((p) => (typeof p === 'string' ? camelToSnakeName(p) : p));
+    const full = restPath([...prefix, ...path]);
     const param = full.length ? paramPath(full) : arg.name;
     const expected = path.length ? fieldTypeAt(arg.type, path) : arg.type;
     problem =
@@ -142,7 +145,7 @@ function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unk
     } else {
       continue;
     }
-    checkVariable(value, arg, []);
+    checkVariable(value, arg, [], arg.name === operation.query);
     variables[arg.name] = value;
   }
   return variables;

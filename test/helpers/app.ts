@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { Counters, createRedis } from '../../src/limits/counters';
 import type { OperationLimits } from '../../src/limits/operation-limit';
 import type { QuotaSettings } from '../../src/limits/quota';
+import type { DestinationStream } from 'pino';
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -24,7 +25,12 @@ export interface TestAppOptions {
   operationLimits?: OperationLimits;
   /** Count in Redis (REDIS_URL, as CI sets it) under this namespace; instances given the same one share counts. */
   redisNamespace?: string;
+  /** Where log lines go (with env LOG_LEVEL), so a test can read what the app logged. */
+  logStream?: DestinationStream;
 }
+
+/** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
+export const TEST_ENCRYPTION_KEY_HEX = '6b1f0e3d9c2a48576e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d';
 
 /** Generous allowances so functional tests are never throttled; rate-limit tests pass the real ones. */
 export const ROOMY_QUOTA: QuotaSettings = { testMode: { perMinute: 1_000_000, perDay: null }, unauthenticatedPerMinute: 1_000_000 };
@@ -74,8 +80,8 @@ let accountCounter = 0;
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const orm = await workerOrm();
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ...options.env });
-  const logger = createLogger(config.logLevel);
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX, ...options.env });
+  const logger = createLogger(config.logLevel, options.logStream);
   let redis: Redis | undefined;
   if (options.redisNamespace) {
     const url = testRedisUrl();

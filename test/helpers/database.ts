@@ -37,7 +37,8 @@ export async function workerOrm(): Promise<MikroORM> {
 /** Empties every table (between tests), keeping the schema and the migration log. */
 export async function truncateAll(orm: MikroORM): Promise<void> {
   const tables = Object.values(orm.getMetadata().getAll())
-    .filter((meta) => !meta.abstract && meta.tableName)
+    // Embeddables (a deal's co-sell registration) live in their owner's table.
+    .filter((meta) => !meta.abstract && !meta.embeddable && meta.tableName)
     .map((meta) => `"${meta.tableName}"`);
   await orm.em.getConnection().execute(`TRUNCATE ${[...new Set(tables)].join(', ')} CASCADE`);
 }

@@ -8,6 +8,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { TEST_ENCRYPTION_KEY_HEX } from '../helpers/app';
 import { initOrm } from '../../src/db/orm';
 import { createLogger } from '../../src/logger';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
@@ -200,7 +201,7 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
 
       beforeAll(async () => {
         orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });
-        const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0' });
+        const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX });
         const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer(), counters: new Counters(undefined, 'cli-test') });
         stop = built.stop;
         server = await new Promise((resolve) => {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
+import { TEST_ENCRYPTION_KEY_HEX } from '../helpers/app';
 import { initOrm } from '../../src/db/orm';
 import { Counters } from '../../src/limits/counters';
 import { createLogger } from '../../src/logger';
@@ -67,7 +68,7 @@ describe('database outage', () => {
     key = (await new ApiKeyService(orm.em.fork()).create(account, KeyType.test, 'outage')).secret;
     const built = await createApp({
       orm,
-      config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0' }),
+      config: loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX }),
       logger: createLogger('silent'),
       scorer: new PriorLeadScorer(),
       counters: new Counters(undefined, 'outage'),

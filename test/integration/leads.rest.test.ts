@@ -885,11 +885,11 @@ describe('REST lead routes', () => {
       }
     });
 
-    it('a route of the spec not built yet (GET /v1/deals) is 404 resource_missing', async () => {
-      expectError(await app.request('GET', '/v1/deals', { key: testKey }), 404, 'resource_missing', undefined);
-      expectError(await app.request('POST', '/v1/deals', { key: testKey, body: { name: 'x' } }), 404, 'resource_missing', undefined);
+    it('a route of the spec not built yet (GET /v1/agents) is 404 resource_missing', async () => {
+      expectError(await app.request('GET', '/v1/agents', { key: testKey }), 404, 'resource_missing', undefined);
+      expectError(await app.request('POST', '/v1/agents', { key: testKey, body: { name: 'x' } }), 404, 'resource_missing', undefined);
       // Still behind authentication.
-      expectError(await app.request('GET', '/v1/deals'), 401, 'api_key_missing', undefined, 'authentication_error');
+      expectError(await app.request('GET', '/v1/agents'), 401, 'api_key_missing', undefined, 'authentication_error');
     });
 
     it('rejected requests leave the database unchanged', async () => {

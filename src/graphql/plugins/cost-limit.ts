@@ -1,17 +1,46 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLSchema, separateOperations } from 'graphql';
+import { GraphQLSchema, KnownFragmentNamesRule, NoFragmentCyclesRule, separateOperations, validate, ValidationRule } from 'graphql';
+import depthLimit from 'graphql-depth-limit';
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import type { ComplexityEstimatorArgs } from 'graphql-query-complexity';
 import { ApiError } from '../../common/errors';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../common/pagination';
 import { requestError } from './text-guard';
 
 /** Deepest selection an operation may have (the schema itself is at most 4 deep). */
 export const MAX_DEPTH = 10;
+
+/**
+ * graphql-depth-limit's rule at MAX_DEPTH, for documents whose fragments all exist and do not
+ * spread themselves. It follows spreads without checking them, so an unknown fragment throws and a
+ * cycle recurses until the stack overflows: a 500 for what GraphQL's own rules (which run anyway)
+ * answer with a 400. Introspection fields (`__schema`, `__type`) are not counted, as the standard
+ * introspection query is 14 deep; GraphQL's MaxIntrospectionDepthRule stops introspection bombs.
+ */
+export function depthLimitRule(maxDepth = MAX_DEPTH): ValidationRule {
+  const rule = depthLimit(maxDepth) as ValidationRule;
+  return (context) =>
+    validate(context.getSchema(), context.getDocument(), [KnownFragmentNamesRule, NoFragmentCyclesRule]).length > 0 ? {} : rule(context);
+}
+
 /**
  * Work one operation may ask for. A full 100-row page of leads costs about 2,600; a second aliased
  * full page, or hundreds of aliased mutations, do not fit. List fields multiply their selection by
  * their `limit`, mutations cost 10 each.
  */
 export const MAX_COMPLEXITY = 3000;
+
+/** What a mutation costs: it writes, so more than reading a field. */
+export const MUTATION_COST = 10;
+
+/**
+ * A list field's cost: its selection times the rows it asks for (a limit over the maximum is
+ * refused by validation, so it counts as the maximum).
+ */
+export function listComplexity({ args, childComplexity }: ComplexityEstimatorArgs): number {
+  const limit = (args.filter as { limit?: number | null } | undefined)?.limit;
+  return 1 + Math.min(limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) * childComplexity;
+}
 
 /**
  * Rejects an operation whose estimated cost exceeds MAX_COMPLEXITY before it runs, with 400

@@ -1,14 +1,16 @@
-import { IsIn, IsISO4217CurrencyCode, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { IsIn, IsISO4217CurrencyCode, IsISO8601, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, Float, ID, InputType, Int } from 'type-graphql';
+import { Field, Float, ID, InputType } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
-import { MAX_PAGE_SIZE } from '../../common/pagination';
+import { SortedPageInput } from '../../common/page.input';
 import { CoSellStatus } from './deal.entity';
 import { DealStage } from './deal-stage';
 import { MAX_VALUE } from './money';
 
 const sentAndNotUndefined = (_: object, value: unknown) => value !== undefined;
-const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+/** YYYY-MM-DD from year 0001 (PostgreSQL has no year 0); IsISO8601 strict then refuses days a month lacks (2026-02-30). */
+const DATE = /^(?!0000)\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+const CALENDAR_DATE = { strict: true } as const;
 const NOT_BLANK = /\S/;
 
 @InputType({ description: 'A new deal. name and value are required; stage defaults to prospecting.' })
@@ -41,6 +43,7 @@ export class DealCreateInput {
   @Field(() => String, { nullable: true, description: 'YYYY-MM-DD.' })
   @IsOptional()
   @Matches(DATE, { message: '$property must be a date as YYYY-MM-DD' })
+  @IsISO8601(CALENDAR_DATE, { message: '$property must be a date as YYYY-MM-DD' })
   expectedCloseDate?: string | null;
 
   @Field(() => String, { nullable: true })
@@ -87,6 +90,7 @@ export class DealUpdateInput {
   @Field(() => String, { nullable: true })
   @IsOptional()
   @Matches(DATE, { message: '$property must be a date as YYYY-MM-DD' })
+  @IsISO8601(CALENDAR_DATE, { message: '$property must be a date as YYYY-MM-DD' })
   expectedCloseDate?: string | null;
 
   @Field(() => String, { nullable: true })
@@ -103,23 +107,7 @@ export class DealUpdateInput {
 export const DEAL_SORTS = ['created_at', 'value', 'expected_close_date'] as const;
 
 @InputType({ description: 'Pagination, sort and filters for listing deals (CONTRACT §4).' })
-export class DealListInput {
-  @Field(() => Int, { nullable: true, description: `1–${MAX_PAGE_SIZE}, default 20.` })
-  @IsOptional()
-  @Min(1, { message: `$property must be between 1 and ${MAX_PAGE_SIZE}` })
-  @Max(MAX_PAGE_SIZE, { message: `$property must be between 1 and ${MAX_PAGE_SIZE}` })
-  limit?: number;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @MaxLength(1000, { message: '$property is not a cursor this API returned' })
-  cursor?: string;
-
-  @Field(() => String, { nullable: true, description: `One of ${DEAL_SORTS.join(', ')}; prefix - for descending. Default -created_at.` })
-  @IsOptional()
-  @MaxLength(40, { message: '$property is not a sortable field' })
-  sort?: string;
-
+export class DealListInput extends SortedPageInput {
   @Field(() => [DealStage], { nullable: true, description: 'One stage, or several (REST: a comma list).' })
   @IsOptional()
   stage?: DealStage[];

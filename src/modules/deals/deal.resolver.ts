@@ -1,19 +1,16 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../common/pagination';
 import type { RequestContext } from '../../graphql/context';
+import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Deal, DealStageChange } from './deal.entity';
 import { DealCreateInput, DealListInput, DealUpdateInput } from './deal.inputs';
 import { DealList, PipelineStageSummary } from './deal.types';
 
-const MUTATION_COST = 10;
-const pageSize = (filter?: { limit?: number | null }): number => Math.min(filter?.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-
 @Resolver(() => Deal)
 export class DealResolver {
   @Query(() => DealList, {
     description: 'Deals of the key\'s account and mode, newest first by default.',
-    complexity: ({ args, childComplexity }) => 1 + pageSize(args.filter as DealListInput | undefined) * childComplexity,
+    complexity: listComplexity,
   })
   deals(@Arg('filter', () => DealListInput, { nullable: true }) filter: DealListInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.list(filter);

@@ -80,6 +80,8 @@ export class DealService {
       }
       const from = deal.stage;
       deal.stage = stage;
+      // The deal was loaded without its lead; recordStage converts a won deal's lead, so load it first.
+      if (stage === DealStage.closed_won && deal.lead) await deal.lead.load();
       this.recordStage(deal, from);
     }
     await this.em.flush();

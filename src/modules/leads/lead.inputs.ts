@@ -14,7 +14,7 @@ import {
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType, Int } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
-import { MAX_PAGE_SIZE } from '../../common/pagination';
+import { SortedPageInput } from '../../common/page.input';
 import { LeadScoreLabel } from './lead.entity';
 import { LeadStatus } from './lead-status';
 
@@ -148,23 +148,7 @@ export class LeadUpdateInput {
 export const LEAD_SORTS = ['created_at', 'score', 'company', 'employees'] as const;
 
 @InputType({ description: 'Pagination, sort and filters for listing leads (CONTRACT §4).' })
-export class LeadListInput {
-  @Field(() => Int, { nullable: true, description: `1–${MAX_PAGE_SIZE}, default 20.` })
-  @IsOptional()
-  @Min(1, { message: `$property must be between 1 and ${MAX_PAGE_SIZE}` })
-  @Max(MAX_PAGE_SIZE, { message: `$property must be between 1 and ${MAX_PAGE_SIZE}` })
-  limit?: number;
-
-  @Field(() => String, { nullable: true, description: 'next_cursor of the previous page.' })
-  @IsOptional()
-  @MaxLength(1000, { message: '$property is not a cursor this API returned' })
-  cursor?: string;
-
-  @Field(() => String, { nullable: true, description: `One of ${LEAD_SORTS.join(', ')}; prefix - for descending. Default -created_at.` })
-  @IsOptional()
-  @MaxLength(40, { message: '$property is not a sortable field' })
-  sort?: string;
-
+export class LeadListInput extends SortedPageInput {
   @Field(() => String, { nullable: true, description: 'Exact industry, case-insensitive.' })
   @IsOptional()
   @Length(1, 100, { message: '$property must be 1 to 100 characters' })

@@ -1,0 +1,48 @@
+import { IsObject, IsOptional, Length, Matches } from 'class-validator';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, InputType } from 'type-graphql';
+import { PageInput } from '../../common/page.input';
+import { IntegrationProvider, IntegrationStatus, IntegrationType } from './integration.entity';
+
+/** A name made of spaces only would be stored empty. */
+const NOT_BLANK = /\S/;
+
+@InputType({ description: 'Connects a provider. credentials are checked per provider, stored encrypted and never returned.' })
+export class IntegrationConnectInput {
+  @Field(() => IntegrationType)
+  type!: IntegrationType;
+
+  @Field(() => IntegrationProvider, { description: 'Must be one of the type\'s providers.' })
+  provider!: IntegrationProvider;
+
+  @Field(() => String, { nullable: true, description: 'A label for people, e.g. the tenant or instance.' })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  name?: string | null;
+
+  @Field(() => GraphQLJSONObject, {
+    description:
+      'The provider\'s fields, in snake_case. salesforce: instance_url, client_id, client_secret, refresh_token; ' +
+      'hubspot: access_token; connectwise: site, company_id, public_key, private_key, client_id; ' +
+      'autotask: username, secret, integration_code; halopsa: instance_url, client_id, client_secret; ' +
+      'microsoft365: tenant_id, client_id, client_secret.',
+  })
+  @IsObject({ message: '$property must be a JSON object' })
+  credentials!: Record<string, unknown>;
+}
+
+@InputType({ description: 'Pagination and filters for listing integrations, newest first (CONTRACT §4).' })
+export class IntegrationListInput extends PageInput {
+  @Field(() => IntegrationStatus, { nullable: true })
+  @IsOptional()
+  status?: IntegrationStatus;
+
+  @Field(() => IntegrationType, { nullable: true })
+  @IsOptional()
+  type?: IntegrationType;
+
+  @Field(() => IntegrationProvider, { nullable: true })
+  @IsOptional()
+  provider?: IntegrationProvider;
+}

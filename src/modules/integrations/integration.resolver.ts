@@ -1,0 +1,53 @@
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { DeletedObject } from '../../common/deleted';
+import type { RequestContext } from '../../graphql/context';
+import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { OperationLimited } from '../../limits/operation-limit';
+import { Integration } from './integration.entity';
+import { IntegrationConnectInput, IntegrationListInput } from './integration.inputs';
+import { IntegrationList } from './integration.types';
+
+@Resolver(() => Integration)
+export class IntegrationResolver {
+  @Query(() => IntegrationList, {
+    description: 'Integrations of the key\'s account and mode, connected and disconnected, newest first.',
+    complexity: listComplexity,
+  })
+  integrations(
+    @Arg('filter', () => IntegrationListInput, { nullable: true }) filter: IntegrationListInput | undefined,
+    @Ctx() ctx: RequestContext,
+  ) {
+    return ctx.services.integrations.list(filter);
+  }
+
+  @Query(() => Integration)
+  integration(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.integrations.get(id);
+  }
+
+  @Mutation(() => Integration, {
+    complexity: MUTATION_COST,
+    description: 'Connects a provider; a second connected integration of the same provider in this mode is 409.',
+  })
+  @OperationLimited('connectIntegration')
+  connectIntegration(@Arg('input', () => IntegrationConnectInput) input: IntegrationConnectInput, @Ctx() ctx: RequestContext) {
+    return ctx.services.integrations.connect(input);
+  }
+
+  @Mutation(() => Integration, {
+    complexity: MUTATION_COST,
+    description: 'Disconnects and destroys the stored credentials; the integration stays, with status disconnected. Idempotent.',
+  })
+  disconnectIntegration(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.integrations.disconnect(id);
+  }
+
+  @Mutation(() => DeletedObject, {
+    complexity: MUTATION_COST,
+    description: 'What DELETE /v1/integrations/{id} runs: disconnects like disconnectIntegration and answers in the DELETE shape of CONTRACT §3.',
+  })
+  async deleteIntegration(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    const integration = await ctx.services.integrations.disconnect(id);
+    return new DeletedObject(integration.id, 'integration');
+  }
+}
