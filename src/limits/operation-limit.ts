@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { createMethodMiddlewareDecorator } from 'type-graphql';
 import { ApiError } from '../common/errors';
 import type { RequestContext } from '../graphql/context';
+import { requestError } from '../graphql/plugins/text-guard';
 import { Counters } from './counters';
 
 /** The expensive operations, each limited per account and mode on top of the plan quota. */
@@ -145,7 +146,7 @@ export function OperationLimited(operation: LimitedOperation): MethodDecorator {
   return createMethodMiddlewareDecorator<RequestContext>(async ({ args, context, info }, next) => {
     const message = await context.operationLimiter.exceeded(operation, { args, context, info });
     if (message) {
-      throw new ApiError('rate_limit_exceeded', message, { retryAfterS: context.operationLimiter.windowSeconds(operation) });
+      throw requestError(new ApiError('rate_limit_exceeded', message, { retryAfterS: context.operationLimiter.windowSeconds(operation) }));
     }
     return next();
   });

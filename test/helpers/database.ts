@@ -9,9 +9,17 @@ export function serverUrl(): string {
   return url;
 }
 
+/**
+ * Databases of one `npm test` run share a prefix with the run's id (set by global-setup), so two
+ * runs on one server (two checkouts, CI beside a developer) never empty each other's tables.
+ */
+export function runPrefix(): string {
+  return `spa_test_${process.env.SPA_TEST_RUN ?? 'local'}_`;
+}
+
 /** A database of this worker's own on the test server, so workers never see each other's rows. */
 export async function workerDatabaseUrl(suffix = ''): Promise<string> {
-  const name = `spa_test_w${process.env.JEST_WORKER_ID ?? '0'}${suffix}`;
+  const name = `${runPrefix()}w${process.env.JEST_WORKER_ID ?? '0'}${suffix}`;
   const admin = new Client({ connectionString: serverUrl() });
   await admin.connect();
   try {

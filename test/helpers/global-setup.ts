@@ -7,6 +7,8 @@ import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
  * Each worker then makes its own database on that server (test/helpers/database.ts).
  */
 export default async function globalSetup(): Promise<void> {
+  // Workers inherit it: every database this run makes carries it (test/helpers/database.ts).
+  process.env.SPA_TEST_RUN = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   if (process.env.TEST_DATABASE_URL) return;
   process.stderr.write('\n[test] TEST_DATABASE_URL is not set: starting the embedded PostgreSQL under .data/test\n');
   const database = await startEmbeddedPostgres({

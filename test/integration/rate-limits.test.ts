@@ -390,6 +390,10 @@ for (const backend of backends) {
         expect(restOver.body.error.message).toMatch(/leadScore/);
 
         const gqlOver = await gqlScore(['s'], id, owner.testKey);
+        // On /graphql too the answer is 429 with Retry-After, and `http` stays out of the body.
+        expect(gqlOver.status).toBe(429);
+        expect(header(gqlOver, 'retry-after')).toBe('60');
+        expect(gqlOver.body.errors[0].extensions).not.toHaveProperty('http');
         expect(gqlOver.body.data?.s ?? null).toBeNull();
         expect(gqlOver.body.errors).toHaveLength(1);
         expect(gqlOver.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', errorCode: 'rate_limit_exceeded', type: 'rate_limit_error' });
@@ -424,7 +428,7 @@ for (const backend of backends) {
         // One call left: of two more aliases one is refused. leadScore is non-null, so the refusal
         // nulls the whole result, as GraphQL prescribes.
         const next = await gqlScore(['c', 'd'], id, owner.testKey);
-        expect(next.status).toBe(200);
+        expect(next.status).toBe(429);
         expect(next.body.data).toBeNull();
         expect(next.body.errors).toHaveLength(1);
         expect(next.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', errorCode: 'rate_limit_exceeded', retryAfter: 60 });

@@ -20,9 +20,14 @@ function nulCharacterAt(value: unknown, path: Array<string | number>): Array<str
   return undefined;
 }
 
-/** An error raised before execution, answered with its own HTTP status on /graphql. */
+/**
+ * An error that decides the HTTP answer of /graphql (its status, and Retry-After when it has one):
+ * errors raised before execution, and rate limits. formatError removes `http` from the body.
+ */
 export function requestError(error: ApiError): ApiError {
-  Object.assign(error.extensions, { http: { status: error.status } });
+  const retryAfter = error.extensions.retryAfter;
+  const headers = typeof retryAfter === 'number' ? new Map([['retry-after', String(retryAfter)]]) : undefined;
+  Object.assign(error.extensions, { http: { status: error.status, ...(headers ? { headers } : {}) } });
   return error;
 }
 
