@@ -55,6 +55,7 @@ export function createContextFactory(deps: AppDependencies): (request: RequestIn
   if (!encryptionKey) throw new Error('config.encryptionKey is not set: set ENCRYPTION_KEY (main.ts generates one outside production)');
   return ({ auth, requestId }) => {
     const em = scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
+    const integrations = new IntegrationService(em, encryptionKey);
     return {
       em,
       auth,
@@ -63,8 +64,8 @@ export function createContextFactory(deps: AppDependencies): (request: RequestIn
       config: deps.config,
       services: {
         leads: new LeadService(em, deps.scorer),
-        deals: new DealService(em),
-        integrations: new IntegrationService(em, encryptionKey),
+        deals: new DealService(em, integrations),
+        integrations,
       },
       operationLimiter,
     };

@@ -4,7 +4,8 @@ import { isId, newId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { afterCursor, DEFAULT_PAGE_SIZE, orderByFor, Page, parseSort, SortableField, toPage } from '../../common/pagination';
 import { createScoped, tenantOf } from '../../db/tenant';
-import { IntegrationProvider, IntegrationStatus, Integration } from '../integrations/integration.entity';
+import { IntegrationProvider } from '../integrations/integration.entity';
+import type { IntegrationService } from '../integrations/integration.service';
 import { Lead } from '../leads/lead.entity';
 import { LeadStatus } from '../leads/lead-status';
 import { coSellProblems } from './co-sell';
@@ -35,7 +36,10 @@ function normalized<T extends Partial<DealCreateInput> | DealUpdateInput>(fields
 
 /** Deal rules: stage moves, history, conversion of won leads, co-sell registration. */
 export class DealService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    private readonly integrations: IntegrationService,
+  ) {}
 
   async create(raw: DealCreateInput): Promise<Deal> {
     const input = normalized(raw);
@@ -140,7 +144,7 @@ export class DealService {
     const deal = await this.get(id);
     if (deal.coSell) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell (${deal.coSell.id})`);
     const lead = deal.lead ? await this.em.findOne(Lead, { id: deal.lead.id }) : null;
-    const m365 = await this.em.findOne(Integration, { provider: IntegrationProvider.microsoft365, status: IntegrationStatus.connected });
+    const m365 = await this.integrations.connectedIntegration(IntegrationProvider.microsoft365);
     const problems = coSellProblems({ stage: deal.stage, valueMinor: deal.valueMinor, lead, m365Connected: m365 !== null });
     if (problems.length) {
       throw new ApiError('deal_not_eligible', `The deal is not eligible for co-sell: ${problems.map((p) => p.message).join('; ')}`, {
