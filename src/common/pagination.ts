@@ -1,5 +1,6 @@
 import { QueryOrder } from '@mikro-orm/core';
 import { ClassType, Field, ObjectType } from 'type-graphql';
+import { camelToSnake } from './case';
 import { ApiError } from './errors';
 
 /** CONTRACT §4: `limit` 1–100, default 20. */
@@ -57,10 +58,8 @@ interface CursorPayload {
 
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-const toSnake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
 export function parseSort(value: string | undefined | null, fields: Record<string, SortableField>, fallback: string): Sort {
-  const key = toSnake((value ?? fallback).trim());
+  const key = camelToSnake((value ?? fallback).trim());
   const descending = key.startsWith('-');
   const name = descending ? key.slice(1) : key;
   const field = fields[name];

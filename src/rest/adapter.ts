@@ -13,7 +13,7 @@ import {
 } from 'graphql';
 import { ApiError } from '../common/errors';
 import type { RequestContext, RequestInfo } from '../graphql/context';
-import { paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
+import { camelToSnake, paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
 import { restError, sendApiError, sendRestError } from './errors';
 import { RestRoute } from './routes';
 import { selectAll } from './selection';
@@ -81,7 +81,7 @@ function describeType(type: GraphQLInputType): string {
 function checkVariable(value: unknown, arg: GraphQLArgument, prefix: Array<string | number>, fromQuery = false): void {
   let problem: ApiError | undefined;
   const restPath = (parts: ReadonlyArray<string | number>) =>
-    parts.filter((p) => !(fromQuery && typeof p === 'number')).map((p) => (typeof p === 'string' ? camelToSnakeName(p) : p));
+    parts.filter((p) => !(fromQuery && typeof p === 'number')).map((p) => (typeof p === 'string' ? camelToSnake(p) : p));
   coerceInputValue(value, arg.type, (path, invalid, error) => {
     if (problem) return;
     const missing = /^Field "(\w+)" of required type "([^"]+)" was not provided/.exec(error.message);
@@ -100,8 +100,6 @@ function checkVariable(value: unknown, arg: GraphQLArgument, prefix: Array<strin
   });
   if (problem) throw problem;
 }
-
-const camelToSnakeName = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 function fieldTypeAt(type: GraphQLInputType, path: ReadonlyArray<string | number>): GraphQLInputType | undefined {
   let current: GraphQLInputType | undefined = type;

@@ -12,8 +12,9 @@ import {
 } from 'graphql';
 import { ApiError } from '../common/errors';
 
-export const camelToSnake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-export const snakeToCamel = (name: string): string => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+import { camelToSnake, snakeToCamel } from '../common/case';
+
+export { camelToSnake, snakeToCamel };
 
 /** Stripe-style parameter path: `contact_email`, `metadata[plan]`, `line_items[0][quantity]`. */
 export function paramPath(path: ReadonlyArray<string | number>): string {

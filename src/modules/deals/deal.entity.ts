@@ -1,4 +1,4 @@
-import { BigIntType, Collection, Embeddable, Embedded, Entity, Enum, Index, ManyToOne, OneToMany, PrimaryKey, Property, Ref } from '@mikro-orm/core';
+import { BigIntType, Embeddable, Embedded, Entity, Enum, Index, ManyToOne, PrimaryKey, Property, Ref } from '@mikro-orm/core';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { newId } from '../../common/ids';
@@ -44,7 +44,7 @@ export class CoSellRegistration {
 @Index({ name: 'deals_value_keyset', properties: ['account', 'livemode', 'valueMinor', 'id'] })
 @Index({ name: 'deals_close_date_keyset', properties: ['account', 'livemode', 'expectedCloseDate', 'id'] })
 @Index({ name: 'deals_stage', properties: ['account', 'livemode', 'stage', 'createdAt', 'id'] })
-export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value' | 'history'> {
+export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('deal');
@@ -107,14 +107,11 @@ export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' 
   @Field(() => CoSellRegistration, { nullable: true })
   @Embedded(() => CoSellRegistration, { nullable: true, prefix: 'co_sell_' })
   coSell?: CoSellRegistration | null;
-
-  /** Exposed through DealResolver.history (GraphQL only). */
-  @OneToMany(() => DealStageChange, (change) => change.deal, { orderBy: { changedAt: 'asc', id: 'asc' } })
-  history = new Collection<DealStageChange>(this);
 }
 
 @ObjectType({ description: 'One move of a deal between stages.' })
 @Entity({ tableName: 'deal_stage_changes' })
+@Index({ name: 'deal_stage_changes_deal_id_index', properties: ['deal', 'changedAt', 'id'] })
 export class DealStageChange extends TenantEntity {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })

@@ -2,6 +2,7 @@ import { EntityManager, FilterQuery, raw, ref } from '@mikro-orm/postgresql';
 import { ApiError, notFound } from '../../common/errors';
 import { isId, newId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
+import { normalizedText } from '../../common/text';
 import { afterCursor, DEFAULT_PAGE_SIZE, orderByFor, Page, parseSort, SortableField, toPage } from '../../common/pagination';
 import { createScoped, tenantOf } from '../../db/tenant';
 import { IntegrationProvider } from '../integrations/integration.entity';
@@ -21,18 +22,9 @@ const SORTABLE: Record<string, SortableField> = {
   expected_close_date: { property: 'expectedCloseDate', kind: 'string', nullable: true },
 };
 
-const STAGE_ORDER = [...OPEN_STAGES, DealStage.closed_won, DealStage.closed_lost];
+const DEAL_TEXT = { currency: (code: string) => code.toUpperCase() };
 
-/** Optional text trimmed, blank text is no value; currency codes upper-cased. */
-function normalized<T extends Partial<DealCreateInput> | DealUpdateInput>(fields: T): T {
-  const out: Record<string, unknown> = { ...fields };
-  for (const [name, value] of Object.entries(fields)) {
-    if (typeof value !== 'string') continue;
-    const trimmed = value.trim();
-    out[name] = name === 'currency' ? trimmed.toUpperCase() : trimmed === '' ? null : trimmed;
-  }
-  return out as T;
-}
+const STAGE_ORDER = [...OPEN_STAGES, DealStage.closed_won, DealStage.closed_lost];
 
 /** Deal rules: stage moves, history, conversion of won leads, co-sell registration. */
 export class DealService {
@@ -42,7 +34,7 @@ export class DealService {
   ) {}
 
   async create(raw: DealCreateInput): Promise<Deal> {
-    const input = normalized(raw);
+    const input = normalizedText(raw, DEAL_TEXT);
     const deal = createScoped(this.em, Deal, {
       name: input.name,
       lead: input.leadId ? ref(await this.lead(input.leadId)) : null,
@@ -66,7 +58,7 @@ export class DealService {
 
   async update(id: string, raw: DealUpdateInput): Promise<Deal> {
     const deal = await this.get(id);
-    const { metadata, stage, leadId, value, ...fields } = normalized(raw);
+    const { metadata, stage, leadId, value, ...fields } = normalizedText(raw, DEAL_TEXT);
     for (const [name, fieldValue] of Object.entries(fields)) {
       if (fieldValue !== undefined) (deal as unknown as Record<string, unknown>)[name] = fieldValue;
     }

@@ -41,6 +41,11 @@ export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> =
 @ObjectType({ description: 'A connected CRM, PSA or Microsoft 365 tenant.' })
 @Entity({ tableName: 'integrations' })
 @Index({ name: 'integrations_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
+@Index({
+  name: 'integrations_connected_provider_unique',
+  expression:
+    'create unique index "integrations_connected_provider_unique" on "integrations" ("account_id", "livemode", "provider") where "status" = \'connected\'',
+})
 export class Integration extends TenantEntity<'object' | 'status'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })

@@ -2,6 +2,7 @@ import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { ApiError, notFound } from '../../common/errors';
 import { isId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
+import { normalizedText } from '../../common/text';
 import { afterCursor, DEFAULT_PAGE_SIZE, orderByFor, Page, parseSort, SortableField, toPage } from '../../common/pagination';
 import { createScoped } from '../../db/tenant';
 import { LeadScorer } from '../scoring/lead-scorer';
@@ -20,18 +21,10 @@ const SORTABLE: Record<string, SortableField> = {
 /** Fields the scorer reads: changing one rescores the lead. */
 const SCORED_FIELDS = ['company', 'contactEmail', 'contactName', 'industry', 'employees', 'website', 'country', 'source'] as const;
 
-const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+/** E-mail addresses are stored lower-cased, so duplicates are found whatever the case. */
+const LEAD_TEXT = { contactEmail: (email: string) => email.toLowerCase() };
 
-/** Optional text is trimmed, and blank text is no value at all; e-mail addresses are lower-cased. */
-function normalized<T extends Partial<LeadCreateInput> | LeadUpdateInput>(fields: T): T {
-  const out: Record<string, unknown> = { ...fields };
-  for (const [name, value] of Object.entries(fields)) {
-    if (typeof value !== 'string') continue;
-    const trimmed = value.trim();
-    out[name] = name === 'contactEmail' ? trimmed.toLowerCase() : trimmed === '' ? null : trimmed;
-  }
-  return out as T;
-}
+const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * Lead rules. Works on a request's EntityManager, already scoped to one account and mode by the
@@ -44,7 +37,7 @@ export class LeadService {
   ) {}
 
   async create(raw: LeadCreateInput): Promise<Lead> {
-    const input = normalized(raw);
+    const input = normalizedText(raw, LEAD_TEXT);
     const lead = createScoped(this.em, Lead, {
       company: input.company,
       contactEmail: input.contactEmail,
@@ -70,7 +63,7 @@ export class LeadService {
 
   async update(id: string, input: LeadUpdateInput): Promise<Lead> {
     const lead = await this.get(id);
-    const { metadata, status, ...fields } = normalized(input);
+    const { metadata, status, ...fields } = normalizedText(input, LEAD_TEXT);
     if (status !== undefined && !canMoveLead(lead.status, status)) {
       throw new ApiError('invalid_status_transition', `A ${lead.status} lead cannot move to ${status}`, { param: 'status' });
     }
