@@ -14,6 +14,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The web app's stylesheet and scripts are served as they are, not compiled.
+COPY --from=build /app/src/web/assets ./src/web/assets
 USER node
 EXPOSE 3000
 # node directly, not npm, so SIGTERM reaches the service and it shuts down in order.

@@ -4,12 +4,13 @@ import {
   ApolloServerPluginLandingPageLocalDefault,
   ApolloServerPluginLandingPageProductionDefault,
 } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import { GraphQLSchema } from 'graphql';
 import { authenticate } from './auth/authenticate';
 import { checkDatabase } from './modules/health/health.resolver';
-import { AppDependencies, createContextFactory, RequestContext } from './graphql/context';
+import { AppDependencies, createContextFactory, createServiceFactory, RequestContext, ServiceFactory } from './graphql/context';
 import { sendGraphQLError } from './graphql/errors';
 import { createFormatError } from './graphql/format-error';
 import { textGuardPlugin } from './graphql/plugins/text-guard';
@@ -20,15 +21,23 @@ import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
 import { accessLog } from './http/access-log';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
+import { Metrics, RouteLabels } from './http/metrics';
 import { requestId } from './http/request-id';
 import { createRestRouter } from './rest/adapter';
+import { createDocsRouter } from './rest/docs';
 import { sendApiError } from './rest/errors';
 import { ROUTES } from './rest/routes';
+import { createWebRouter } from './web/web.router';
+import { sessionGraphQLAuth } from './web/session-graphql';
 
 export interface App {
   app: Express;
   apollo: ApolloServer<RequestContext>;
   schema: GraphQLSchema;
+  /** Services over a tenant-scoped EntityManager, for background work (agents) outside requests. */
+  servicesFor: ServiceFactory;
+  /** This instance's Prometheus metrics (GET /metrics); give it to the webhook dispatcher and agent runner. */
+  metrics: Metrics;
   stop(): Promise<void>;
 }
 
@@ -40,6 +49,10 @@ const isLandingPage = (req: Request): boolean => req.method === 'GET' && Boolean
 
 /** Builds the express application (without listening), so tests can boot it on any port. */
 export async function createApp(deps: AppDependencies): Promise<App> {
+  const metrics = deps.metrics ?? new Metrics();
+  metrics.watchPool(deps.orm);
+  deps = { ...deps, metrics };
+  const routes = new RouteLabels(ROUTES);
   const schema = await createSchema();
   const apollo = new ApolloServer<RequestContext>({
     schema,
@@ -50,6 +63,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     // main.ts owns shutdown (HTTP, then Apollo, then the pool, then PostgreSQL), in that order.
     stopOnTerminationSignals: false,
     plugins: [
+      // On by default, it wraps every field's resolver to compute cache hints nobody reads (no CDN
+      // caches this API): most of the time of a 50-row list went there.
+      ApolloServerPluginCacheControlDisabled(),
       textGuardPlugin(),
       costLimitPlugin(schema),
       deps.config.isProduction
@@ -58,13 +74,17 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ],
   });
   await apollo.start();
-  const createContext = createContextFactory(deps);
+  const createContext = createContextFactory(deps, schema);
 
   const app = express();
   app.disable('x-powered-by');
+  // No ETag on JSON answers (Stripe sends none; clients do not revalidate API reads), which saves
+  // hashing every body; file downloads set their own.
+  app.set('etag', false);
   app.set('trust proxy', deps.config.trustProxy);
   app.use(requestId);
-  app.use(accessLog(deps.logger));
+  app.use(accessLog(deps.logger, routes));
+  app.use(metrics.middleware(routes));
 
   const ping = () => deps.orm.em.getConnection().execute('select 1');
   app.get('/healthz', (_req, res) => {
@@ -74,12 +94,18 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     const database = await checkDatabase(ping);
     res.status(database === 'ok' ? 200 : 503).json({ status: database === 'ok' ? 'ready' : 'unavailable', database });
   });
+  // Prometheus: METRICS_TOKEN as a bearer token when set, else loopback clients only.
+  app.get('/metrics', metrics.handler(deps.config.metricsToken));
 
-  const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS);
-  const graphqlAuth = authenticate(deps.orm, quota, sendGraphQLError);
+  const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS, deps.config.rateLimits);
+  const rejected = metrics.rateLimitRejected.bind(metrics);
+  const graphqlAuth = authenticate(deps.orm, quota, sendGraphQLError, rejected);
+  const sessionAuth = sessionGraphQLAuth(deps.orm, quota, sendGraphQLError, rejected);
+  app.use(createWebRouter({ orm: deps.orm, config: deps.config, counters: deps.counters, quota, logger: deps.logger }));
   app.use(
     '/graphql',
-    (req: Request, res: Response, next: NextFunction) => (isLandingPage(req) ? next() : graphqlAuth(req, res, next)),
+    (req: Request, res: Response, next: NextFunction) =>
+      isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
     jsonBody(sendGraphQLError),
     idempotency(deps.orm, sendGraphQLError),
     expressMiddleware(apollo, {
@@ -87,9 +113,11 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     }),
   );
 
+  // The OpenAPI document and its Swagger UI are public, like any API reference.
+  app.use(createDocsRouter(schema, { version: deps.config.version, serverUrl: deps.config.publicUrl }));
   app.use(
     '/v1',
-    authenticate(deps.orm, quota, restError),
+    authenticate(deps.orm, quota, restError, rejected),
     jsonBody(restError),
     idempotency(deps.orm, restError),
     createRestRouter(ROUTES, { apollo, schema, createContext }),
@@ -98,5 +126,5 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   app.use(routeNotFound);
   app.use(errorHandler(deps.logger));
 
-  return { app, apollo, schema, stop: () => apollo.stop() };
+  return { app, apollo, schema, servicesFor: createServiceFactory(deps, schema), metrics, stop: () => apollo.stop() };
 }

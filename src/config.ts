@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Service configuration (CONTRACT §15), read once from the environment and checked at start. */
@@ -19,6 +21,10 @@ export interface Config {
   version: string;
   /** express `trust proxy`: which proxies' X-Forwarded-For to believe for the client address. */
   trustProxy: boolean | number | string;
+  /** Bearer token for GET /metrics; unset: /metrics answers loopback clients only. */
+  metricsToken?: string;
+  /** RATE_LIMITS=off turns plan quotas and per-operation limits off (the benchmark's comparison); on by default. */
+  rateLimits: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -28,8 +34,8 @@ const DEFAULT_RETRY_SCHEDULE = '0,5,300,1800,7200,18000,36000,36000';
 
 function parseBoolean(name: string, value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
-  if (/^(true|1|yes)$/i.test(value)) return true;
-  if (/^(false|0|no)$/i.test(value)) return false;
+  if (/^(true|1|yes|on)$/i.test(value)) return true;
+  if (/^(false|0|no|off)$/i.test(value)) return false;
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
 }
 
@@ -82,6 +88,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got "${scheduleText}"`);
   }
 
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN must be at least 16 printable characters without spaces (e.g. openssl rand -hex 32)');
+  }
+
   return {
     port,
     nodeEnv,
@@ -96,6 +107,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || '.data'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     version: packageVersion(),
+    metricsToken,
+    rateLimits: parseBoolean('RATE_LIMITS', env.RATE_LIMITS, true),
   };
 }
 
@@ -122,3 +135,15 @@ function packageVersion(): string {
 function findPackageRoot(): string {
   return __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..';
 }
+
+/** Outside production, a missing ENCRYPTION_KEY is generated once and kept in the data folder. */
+export function ensureEncryptionKey(config: Config): void {
+  if (config.encryptionKey) return;
+  const file = path.join(config.dataDir, 'encryption-key');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+  }
+  config.encryptionKey = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+}
+

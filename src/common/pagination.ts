@@ -1,4 +1,5 @@
-import { QueryOrder } from '@mikro-orm/core';
+import { EntityClass, EntityManager, FilterQuery, QueryOrder } from '@mikro-orm/core';
+import { findLean } from '../db/lean';
 import { ClassType, Field, ObjectType } from 'type-graphql';
 import { camelToSnake } from './case';
 import { ApiError } from './errors';
@@ -111,19 +112,21 @@ function decodeCursor(cursor: string, sort: Sort): { value: unknown; id: string 
 /**
  * The keyset condition "rows after the cursor" for a sort with an id tie-breaker: the same index
  * range scan on page 1 and on page 5,000 (never OFFSET). Nulls sort last.
+ *
+ * The `(v < x) or (v = x and id < y)` form alone lets PostgreSQL start the scan at the top of the
+ * index and filter its way down (a page at row 990,000 read 990,000 rows); the redundant bound
+ * `v <= x` in front of it is what makes the scan start at the cursor.
  */
 export function afterCursor(sort: Sort, cursor: string | null | undefined): Record<string, unknown> | undefined {
   if (!cursor) return undefined;
   const { value, id } = decodeCursor(cursor, sort);
   const property = sort.field.property;
   const beyond = sort.descending ? '$lt' : '$gt';
+  const upTo = sort.descending ? '$lte' : '$gte';
   if (value === null) return { [property]: null, id: { [beyond]: id } };
-  const conditions: Record<string, unknown>[] = [
-    { [property]: { [beyond]: value } },
-    { [property]: value, id: { [beyond]: id } },
-  ];
-  if (sort.field.nullable) conditions.push({ [property]: null });
-  return { $or: conditions };
+  const after = { $or: [{ [property]: { [beyond]: value } }, { [property]: value, id: { [beyond]: id } }] };
+  if (sort.field.nullable) return { $or: [{ $and: [{ [property]: { [upTo]: value } }, after] }, { [property]: null }] };
+  return { $and: [{ [property]: { [upTo]: value } }, after] };
 }
 
 /** Turns `limit + 1` fetched rows into a page and the cursor of its last row. */
@@ -138,4 +141,30 @@ export function toPage<T extends { id: string }>(rows: T[], limit: number, sort:
     nextCursor = Buffer.from(JSON.stringify({ s: sort.key, v, i: last.id } satisfies CursorPayload)).toString('base64url');
   }
   return { data, hasMore, nextCursor };
+}
+
+/** Newest first: the one order of resources whose lists offer no `sort`. */
+export const NEWEST_FIRST: Record<string, SortableField> = { created_at: { property: 'createdAt', kind: 'date' } };
+
+/**
+ * One keyset page of an entity (CONTRACT §4): the filters given, the cursor's position, one row
+ * more than the limit to learn whether there is a next page. Every list of the API goes through it.
+ * `lean` pages hold read-only rows (src/db/lean.ts) for the hot lists, which only ever print them.
+ */
+export async function findPage<T extends { id: string }>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  filters: Array<FilterQuery<T>>,
+  input: { limit?: number | null; cursor?: string | null; sort?: string | null },
+  sortable: Record<string, SortableField> = NEWEST_FIRST,
+  options: { lean?: boolean } = {},
+): Promise<Page<T>> {
+  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+  const sort = parseSort(input.sort, sortable, '-created_at');
+  const keyset = afterCursor(sort, input.cursor);
+  const conditions = keyset ? [...filters, keyset as FilterQuery<T>] : filters;
+  const where = (conditions.length ? { $and: conditions } : {}) as FilterQuery<T>;
+  const query = { orderBy: orderByFor(sort) as never, limit: limit + 1 };
+  const rows = options.lean ? await findLean(em, entity, where, query) : await em.find(entity, where, query);
+  return toPage(rows as T[], limit, sort);
 }

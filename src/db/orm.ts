@@ -6,6 +6,14 @@ import { Lead } from '../modules/leads/lead.entity';
 import { IdempotencyKey } from '../idempotency/idempotency-key.entity';
 import { CoSellRegistration, Deal, DealStageChange } from '../modules/deals/deal.entity';
 import { Integration } from '../modules/integrations/integration.entity';
+import { Webhook } from '../modules/webhooks/webhook.entity';
+import { WebhookAttempt, WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity';
+import { Event } from '../events/event.entity';
+import { Proposal, ProposalNumber } from '../modules/proposals/proposal.entity';
+import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from '../modules/agents/agent.entity';
+import { LeadModel } from '../modules/scoring/lead-model.entity';
+import { WebSession } from '../web/web-session.entity';
+import { OutboxSubscriber } from '../events/outbox.subscriber';
 import { TenantEntity, TimestampedEntity } from './base.entity';
 import { migrations } from './migrations';
 import { tenantFilter } from './tenant';
@@ -21,8 +29,21 @@ export const ENTITIES = [
   CoSellRegistration,
   DealStageChange,
   Integration,
+  Event,
+  Webhook,
+  WebhookDelivery,
+  WebhookAttempt,
+  Proposal,
+  ProposalNumber,
+  Agent,
+  AgentVersion,
+  AgentRun,
+  AgentTask,
+  AgentFollowUp,
+  LeadModel,
+  WebSession,
 ];
-const TENANT_ENTITIES = [Lead, IdempotencyKey, Deal, DealStageChange, Integration];
+const TENANT_ENTITIES = [Lead, IdempotencyKey, Deal, DealStageChange, Integration, Event, Webhook, WebhookDelivery, WebhookAttempt, Proposal, Agent, AgentRun, AgentTask, LeadModel];
 
 export interface OrmOptions {
   clientUrl: string;
@@ -40,6 +61,8 @@ export function ormConfig(options: OrmOptions): Options {
     discovery: { requireEntitiesArray: true },
     metadataCache: { enabled: false },
     extensions: [Migrator],
+    // Renders event payloads inside the flush that writes them (the transactional outbox).
+    subscribers: [new OutboxSubscriber()],
     migrations: {
       migrationsList: migrations,
       tableName: 'mikro_orm_migrations',

@@ -29,7 +29,8 @@ export function scopeTo<E extends EntityManager>(em: E, scope: TenantScope): E {
 
 export function tenantOf(em: EntityManager): TenantScope {
   const scope = em.getFilterParams<TenantScope>(TENANT_FILTER);
-  if (!scope?.accountId) throw new Error('EntityManager is not scoped to a tenant');
+  // Worded as MikroORM words a filter without parameters, so every unscoped read fails alike.
+  if (!scope?.accountId) throw new Error("No arguments provided for filter 'tenant': this EntityManager is not scoped to a tenant");
   return scope;
 }
 

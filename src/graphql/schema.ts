@@ -4,8 +4,13 @@ import { HealthResolver } from '../modules/health/health.resolver';
 import { LeadResolver } from '../modules/leads/lead.resolver';
 import { DealResolver } from '../modules/deals/deal.resolver';
 import { IntegrationResolver } from '../modules/integrations/integration.resolver';
+import { WebhookResolver } from '../modules/webhooks/webhook.resolver';
+import { EventResolver } from '../events/event.resolver';
+import { DealProposalsResolver, ProposalResolver } from '../modules/proposals/proposal.resolver';
+import { AgentResolver } from '../modules/agents/agent.resolver';
+import { ScoringResolver } from '../modules/scoring/scoring.resolver';
 
-export const RESOLVERS = [HealthResolver, LeadResolver, DealResolver, IntegrationResolver] as const;
+export const RESOLVERS = [HealthResolver, LeadResolver, DealResolver, IntegrationResolver, WebhookResolver, EventResolver, ProposalResolver, DealProposalsResolver, AgentResolver, ScoringResolver] as const;
 
 /**
  * Builds the typed schema from the resolvers; class-validator runs on every input. type-graphql

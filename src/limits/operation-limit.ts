@@ -9,7 +9,7 @@ import { requestError } from '../graphql/plugins/text-guard';
 import { Counters } from './counters';
 
 /** The expensive operations, each limited per account and mode on top of the plan quota. */
-export type LimitedOperation = 'leadScore' | 'generateProposal' | 'registerDeal' | 'deployAgent' | 'connectIntegration';
+export type LimitedOperation = 'leadScore' | 'generateProposal' | 'proposalPdf' | 'registerDeal' | 'deployAgent' | 'connectIntegration';
 
 export interface OperationLimit {
   windowS: number;
@@ -21,6 +21,7 @@ export type OperationLimits = Record<LimitedOperation, OperationLimit>;
 export const OPERATION_LIMITS: OperationLimits = {
   leadScore: { windowS: 60, max: 60 },
   generateProposal: { windowS: 60, max: 20 },
+  proposalPdf: { windowS: 60, max: 120 },
   registerDeal: { windowS: 60, max: 10 },
   deployAgent: { windowS: 60, max: 10 },
   connectIntegration: { windowS: 60, max: 10 },
@@ -116,6 +117,10 @@ export class OperationLimiter {
   constructor(
     counters: Counters,
     readonly limits: OperationLimits = OPERATION_LIMITS,
+    /** Told of each call refused (for the rate-limit metrics). */
+    private readonly onRejected?: () => void,
+    /** false with RATE_LIMITS=off: nothing is counted or refused. */
+    private readonly enabled = true,
   ) {
     this.check = getGraphQLRateLimiter({
       identifyContext: (context: RequestContext) => `${context.auth.account.id}:${context.auth.livemode ? 'live' : 'test'}`,
@@ -131,8 +136,10 @@ export class OperationLimiter {
 
   /** Counts one call; resolves to an error message when the operation is over its limit. */
   async exceeded(operation: LimitedOperation, call: { args: Record<string, unknown>; context: RequestContext; info: GraphQLResolveInfo }) {
+    if (!this.enabled) return undefined;
     const { windowS, max } = this.limits[operation];
     const message = await this.check({ parent: undefined, ...call }, { window: `${windowS}s`, max, uncountRejected: true });
+    if (message) this.onRejected?.();
     return message ?? undefined;
   }
 }

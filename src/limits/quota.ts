@@ -17,10 +17,13 @@ export const DEFAULT_QUOTA_SETTINGS: QuotaSettings = {
 export interface QuotaDecision {
   allowed: boolean;
   code?: 'rate_limit_exceeded' | 'daily_quota_exceeded';
-  /** The window the headers describe: the tighter one (CONTRACT §11). */
-  window: WindowResult;
+  /** The window the headers describe: the tighter one (CONTRACT §11); absent when limits are off. */
+  window?: WindowResult;
   retryAfterS: number;
 }
+
+/** What every check answers when limits are off (RATE_LIMITS=off): allowed, nothing counted, no headers. */
+const UNCOUNTED: QuotaDecision = { allowed: true, retryAfterS: 0 };
 
 const nextUtcMidnight = (): number => {
   const now = new Date();
@@ -35,6 +38,8 @@ export class Quota {
   constructor(
     private readonly counters: Counters,
     private readonly settings: QuotaSettings,
+    /** false with RATE_LIMITS=off: nothing is counted or refused. */
+    private readonly enabled = true,
   ) {}
 
   limitsFor(auth: Authenticated): RateLimits {
@@ -42,6 +47,7 @@ export class Quota {
   }
 
   async consume(auth: Authenticated): Promise<QuotaDecision> {
+    if (!this.enabled) return UNCOUNTED;
     const limits = this.limitsFor(auth);
     const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
     const minute = await consume(this.counters.limiter('minute', 60), key, limits.perMinute);
@@ -59,8 +65,18 @@ export class Quota {
     return { allowed: true, window: daily.remaining < minute.remaining ? daily : minute, retryAfterS: 0 };
   }
 
+  /** Requests counted so far in this minute and this UTC day, for the web app's Plan page (does not count). */
+  async usage(auth: Pick<Authenticated, 'account' | 'livemode'>): Promise<{ minute: number; day: number }> {
+    const limits = this.limitsFor(auth as Authenticated);
+    const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+    const minute = await peek(this.counters.limiter('minute', 60), key, limits.perMinute);
+    const daily = await peek(this.counters.limiter('day', 26 * 3600), `${key}:${new Date().toISOString().slice(0, 10)}`, limits.perDay ?? Number.MAX_SAFE_INTEGER);
+    return { minute: minute ? minute.limit - minute.remaining : 0, day: daily ? daily.limit - daily.remaining : 0 };
+  }
+
   /** Requests without a valid key, counted per client address. */
   async consumeUnauthenticated(address: string): Promise<QuotaDecision> {
+    if (!this.enabled) return UNCOUNTED;
     const window = await consume(this.counters.limiter('anonymous', 60), address, this.settings.unauthenticatedPerMinute);
     const retryAfterS = Math.max(1, window.resetAt - Math.floor(Date.now() / 1000));
     return window.allowed ? { allowed: true, window, retryAfterS: 0 } : { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS };
@@ -68,6 +84,7 @@ export class Quota {
 
   /** True when an address has already used up its unauthenticated allowance (checked before any key lookup). */
   async isAddressBlocked(address: string): Promise<boolean> {
+    if (!this.enabled) return false;
     const window = await peek(this.counters.limiter('anonymous', 60), address, this.settings.unauthenticatedPerMinute);
     return window !== undefined && window.remaining === 0;
   }

@@ -12,6 +12,7 @@ import {
   isNonNullType,
 } from 'graphql';
 import { ApiError } from '../common/errors';
+import type { FileDownload } from '../common/file-download';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import { camelToSnake, paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
 import { restError, sendApiError, sendRestError } from './errors';
@@ -31,8 +32,7 @@ interface CompiledRoute {
 }
 
 /** Builds `mutation CreateLead($input: LeadCreateInput!) { createLead(input: $input) { … } }` from the schema. */
-function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute | undefined {
-  if (!route.operation) return undefined;
+function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
   const { type, field: fieldName } = route.operation;
   const root = type === 'query' ? schema.getQueryType() : schema.getMutationType();
   const field = root?.getFields()[fieldName];
@@ -117,7 +117,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unknown> {
   const { route, field } = compiled;
-  const operation = route.operation!;
+  const operation = route.operation;
   const variables: Record<string, unknown> = {};
   const query = req.query as Record<string, unknown>;
 
@@ -149,6 +149,17 @@ function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unk
   return variables;
 }
 
+/** A file route's answer: the bytes, named for download, with a strong ETag (304 when the client has them). */
+function sendFile(req: Request, res: Response, file: FileDownload): void {
+  res.attachment(file.filename); // Content-Disposition, encoded as RFC 6266 asks
+  res.set({ 'Content-Type': file.contentType, ETag: file.etag, 'Cache-Control': 'private, no-cache' });
+  if (req.fresh) {
+    res.status(304).end();
+    return;
+  }
+  res.status(200).end(Buffer.from(file.contentBase64, 'base64'));
+}
+
 /**
  * The generic REST handler: every row of the route table runs its GraphQL operation in-process
  * through Apollo's executeOperation (same resolvers, validation and errors as /graphql), then maps
@@ -163,9 +174,6 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
     router[method](route.path.replace(/^\/v1/, ''), async (req: Request, res: Response) => {
       const requestId = res.locals.requestId as string;
       try {
-        if (!compiled) {
-          throw new ApiError('resource_missing', `${route.method} ${route.path} is not available yet on this server`);
-        }
         const variables = variablesFor(compiled, req);
         const contextValue = deps.createContext({ auth: res.locals.auth, requestId });
         try {
@@ -176,6 +184,7 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
             sendRestError(res, restError(errors[0], requestId));
             return;
           }
+          if (route.file) return sendFile(req, res, (data as Record<string, FileDownload>)[compiled.field.name]);
           const result = toRestOutput((data as Record<string, unknown>)[compiled.field.name], compiled.field.type) as Record<string, unknown>;
           res.status(route.statusFrom ? route.statusFrom(result) : (route.status ?? 200)).json(result);
         } finally {

@@ -1,9 +1,6 @@
 import {
   GraphQLInputType,
   GraphQLOutputType,
-  GraphQLScalarType,
-  getNamedType,
-  isEnumType,
   isInputObjectType,
   isListType,
   isNonNullType,
@@ -25,9 +22,6 @@ export function paramPath(path: ReadonlyArray<string | number>): string {
 export function restParam(graphqlPath: string): string {
   return paramPath(graphqlPath.split('.').map((part) => (/^\d+$/.test(part) ? Number(part) : camelToSnake(part))));
 }
-
-/** Scalars whose values are opaque JSON: their keys belong to the client and are never renamed. */
-const isOpaque = (type: GraphQLScalarType): boolean => type.name === 'JSONObject' || type.name === 'JSON';
 
 type Source = 'body' | 'query';
 
@@ -67,21 +61,53 @@ export function toGraphQLInput(value: unknown, type: GraphQLInputType, source: S
   return value;
 }
 
+type OutputMapper = (value: unknown) => unknown;
+
+const identity: OutputMapper = (value) => value;
+const outputMappers = new WeakMap<GraphQLOutputType, OutputMapper>();
+
+/**
+ * The function that renames one output type's values to the REST shape, built once per type (it
+ * runs on every field of every row a list returns, so names are converted once, not per row).
+ * Scalars, enums and opaque JSON (metadata, whose keys belong to the client) pass through untouched.
+ */
+function outputMapper(type: GraphQLOutputType): OutputMapper {
+  let mapper = outputMappers.get(type);
+  if (mapper) return mapper;
+  if (isNonNullType(type)) {
+    mapper = outputMapper(type.ofType);
+  } else if (isListType(type)) {
+    const item = outputMapper(type.ofType);
+    mapper = (value) => (value === null || value === undefined ? value : (value as unknown[]).map(item));
+  } else if (isObjectType(type)) {
+    const fields = new Map<string, { name: string; map: OutputMapper }>();
+    // Filled on first use: object types refer to each other (and to themselves).
+    const fieldFor = (key: string) => {
+      let field = fields.get(key);
+      if (!field) {
+        const definition = type.getFields()[key];
+        field = { name: camelToSnake(key), map: definition ? outputMapper(definition.type) : identity };
+        fields.set(key, field);
+      }
+      return field;
+    };
+    mapper = (value) => {
+      if (value === null || value === undefined) return value;
+      const out: Record<string, unknown> = {};
+      for (const key in value as Record<string, unknown>) {
+        const field = fieldFor(key);
+        out[field.name] = field.map((value as Record<string, unknown>)[key]);
+      }
+      return out;
+    };
+  } else {
+    mapper = identity;
+  }
+  outputMappers.set(type, mapper);
+  return mapper;
+}
+
 /** Converts a GraphQL result into the REST shape (snake_case keys), leaving opaque JSON untouched. */
 export function toRestOutput(value: unknown, type: GraphQLOutputType): unknown {
-  if (value === null || value === undefined) return value;
-  if (isNonNullType(type)) return toRestOutput(value, type.ofType);
-  if (isListType(type)) return (value as unknown[]).map((item) => toRestOutput(item, type.ofType));
-  if (isObjectType(type)) {
-    const fields = type.getFields();
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-      out[camelToSnake(key)] = fields[key] ? toRestOutput(item, fields[key].type) : item;
-    }
-    return out;
-  }
-  const named = getNamedType(type);
-  if (isScalarType(named) && isOpaque(named)) return value;
-  if (isEnumType(named)) return value;
-  return value;
+  return outputMapper(type)(value);
 }

@@ -26,11 +26,12 @@ export function restError(
   requestId: string,
   naming: ParamNaming = 'graphql',
 ): { status: number; body: RestErrorBody; retryAfter?: string } {
-  const { code: graphqlCode, errorCode, type, param, retryAfter, ...details } = (error.extensions ?? {}) as Record<string, unknown>;
+  const { code: graphqlCode, errorCode, type, param, retryAfter, restParam: explicit, ...details } = (error.extensions ?? {}) as Record<string, unknown>;
   const code = isErrorCode(errorCode) ? errorCode : 'internal_error';
   const spec = ERROR_CODES[code];
   const status = isErrorCode(errorCode) ? spec.status : (GRAPHQL_CODE_STATUS[graphqlCode as GraphQLErrorCode] ?? 500);
-  const restParamName = typeof param === 'string' ? (naming === 'rest' ? param : restParam(param)) : undefined;
+  const restParamName =
+    typeof explicit === 'string' ? explicit : typeof param === 'string' ? (naming === 'rest' ? param : restParam(param)) : undefined;
   const message = typeof param === 'string' && restParamName ? error.message.split(param).join(restParamName) : error.message;
   return {
     status,

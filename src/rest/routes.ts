@@ -2,14 +2,13 @@
  * The REST API: one row per /v1 route of the spec. A row names the GraphQL root field it runs;
  * path parameters become arguments of the same name, and `body` / `query` name the argument that
  * receives the JSON body or the query string. The adapter builds each operation's document from
- * the schema, so a row never repeats a field list. Rows without `field` belong to features not
- * built yet and answer 404 through the same handler.
+ * the schema, so a row never repeats a field list.
  */
 export interface RestRoute {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   summary: string;
-  operation?: {
+  operation: {
     type: 'query' | 'mutation';
     field: string;
     body?: string;
@@ -17,6 +16,8 @@ export interface RestRoute {
   };
   /** Success status; 200 unless said otherwise. */
   status?: number;
+  /** The operation answers a FileDownload: send its bytes with Content-Type, Content-Disposition and ETag. */
+  file?: boolean;
   /** For routes whose status depends on the answer (health: 503 when degraded). */
   statusFrom?: (data: Record<string, unknown>) => number;
 }
@@ -55,13 +56,41 @@ export const ROUTES: RestRoute[] = [
     summary: 'Register a deal for co-sell',
     operation: { type: 'mutation', field: 'registerDeal' },
   },
-  { method: 'POST', path: '/v1/proposals', summary: 'Generate a proposal from deal data' },
-  { method: 'GET', path: '/v1/proposals/:id', summary: 'Proposal details and PDF URL' },
-  { method: 'GET', path: '/v1/proposals/:id/pdf', summary: 'Download a proposal as PDF' },
-  { method: 'GET', path: '/v1/agents', summary: 'List AI agents' },
-  { method: 'POST', path: '/v1/agents', summary: 'Create and configure an agent' },
-  { method: 'POST', path: '/v1/agents/:id/deploy', summary: 'Deploy an agent to production' },
-  { method: 'GET', path: '/v1/agents/:id/metrics', summary: 'Agent performance metrics' },
+  {
+    method: 'POST',
+    path: '/v1/proposals',
+    summary: 'Generate a proposal from deal data',
+    operation: { type: 'mutation', field: 'createProposal', body: 'input' },
+    status: 201,
+  },
+  { method: 'GET', path: '/v1/proposals/:id', summary: 'Proposal details and PDF URL', operation: { type: 'query', field: 'proposal' } },
+  {
+    method: 'GET',
+    path: '/v1/proposals/:id/pdf',
+    summary: 'Download a proposal as PDF',
+    operation: { type: 'query', field: 'proposalPdf' },
+    file: true,
+  },
+  { method: 'GET', path: '/v1/agents', summary: 'List AI agents', operation: { type: 'query', field: 'agents', query: 'filter' } },
+  {
+    method: 'POST',
+    path: '/v1/agents',
+    summary: 'Create and configure an agent',
+    operation: { type: 'mutation', field: 'createAgent', body: 'input' },
+    status: 201,
+  },
+  {
+    method: 'POST',
+    path: '/v1/agents/:id/deploy',
+    summary: 'Deploy an agent to production',
+    operation: { type: 'mutation', field: 'deployAgent', body: 'input' },
+  },
+  {
+    method: 'GET',
+    path: '/v1/agents/:id/metrics',
+    summary: 'Agent performance metrics',
+    operation: { type: 'query', field: 'agentMetrics', query: 'filter' },
+  },
   {
     method: 'GET',
     path: '/v1/integrations',
@@ -81,8 +110,29 @@ export const ROUTES: RestRoute[] = [
     summary: 'Disconnect an integration',
     operation: { type: 'mutation', field: 'deleteIntegration' },
   },
-  { method: 'GET', path: '/v1/webhooks', summary: 'List webhook subscriptions' },
-  { method: 'POST', path: '/v1/webhooks', summary: 'Create a webhook subscription' },
-  { method: 'PUT', path: '/v1/webhooks/:id', summary: 'Update a webhook URL or events' },
-  { method: 'DELETE', path: '/v1/webhooks/:id', summary: 'Delete a webhook subscription' },
+  {
+    method: 'GET',
+    path: '/v1/webhooks',
+    summary: 'List webhook subscriptions',
+    operation: { type: 'query', field: 'webhooks', query: 'filter' },
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks',
+    summary: 'Create a webhook subscription',
+    operation: { type: 'mutation', field: 'createWebhook', body: 'input' },
+    status: 201,
+  },
+  {
+    method: 'PUT',
+    path: '/v1/webhooks/:id',
+    summary: 'Update a webhook URL or events',
+    operation: { type: 'mutation', field: 'updateWebhook', body: 'input' },
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/webhooks/:id',
+    summary: 'Delete a webhook subscription',
+    operation: { type: 'mutation', field: 'deleteWebhook' },
+  },
 ];

@@ -17,6 +17,11 @@ import { Counters, createRedis } from '../../src/limits/counters';
 import type { OperationLimits } from '../../src/limits/operation-limit';
 import type { QuotaSettings } from '../../src/limits/quota';
 import type { DestinationStream } from 'pino';
+import { DispatcherOptions, WebhookDispatcher } from '../../src/modules/webhooks/webhook-dispatcher';
+import type { HostResolver } from '../../src/modules/webhooks/url-guard';
+import { RestSerializer } from '../../src/rest/serialize';
+import { AgentRunner, AgentRunnerOptions } from '../../src/modules/agents/agent-runner';
+import { ModelTrainer } from '../../src/modules/scoring/model-trainer';
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -27,6 +32,12 @@ export interface TestAppOptions {
   redisNamespace?: string;
   /** Where log lines go (with env LOG_LEVEL), so a test can read what the app logged. */
   logStream?: DestinationStream;
+  /** Runs a webhook dispatcher beside the app, as main.ts does, with these settings (fast polls by default). */
+  webhooks?: Partial<Pick<DispatcherOptions, 'timeoutMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retrySchedule'>>;
+  /** Runs the agent runner beside the app, as main.ts does (fast polls by default; a clock tests can move). */
+  agents?: Partial<Pick<AgentRunnerOptions, 'clock' | 'pollIntervalMs' | 'scanIntervalMs' | 'concurrency' | 'leaseMs'>>;
+  /** How webhook URL hosts resolve, for the app and its dispatcher (system DNS by default). */
+  resolveHost?: HostResolver;
 }
 
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
@@ -70,6 +81,12 @@ export interface TestApp {
   createAccount(options?: { email?: string; name?: string; plan?: Plan }): Promise<TestAccount>;
   reset(): Promise<void>;
   close(): Promise<void>;
+  /** Present when started with `webhooks`. */
+  dispatcher?: WebhookDispatcher;
+  /** Present when started with `agents`. */
+  agentRunner?: AgentRunner;
+  /** The lead-score trainer over this app's database; not started: tests call `runOnce()`. */
+  trainer: ModelTrainer;
 }
 
 let accountCounter = 0;
@@ -89,7 +106,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     redis = createRedis(url);
   }
   const counters = new Counters(redis, options.redisNamespace ?? `test-${randomUUID()}`);
-  const { app, stop } = await createApp({
+  const { app, stop, schema, servicesFor, metrics } = await createApp({
     orm,
     config,
     logger,
@@ -97,7 +114,28 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     counters,
     quotaSettings: options.quotaSettings ?? ROOMY_QUOTA,
     operationLimits: options.operationLimits,
+    resolveHost: options.resolveHost,
   });
+  const dispatcher = options.webhooks
+    ? new WebhookDispatcher({
+        orm,
+        logger,
+        serializer: new RestSerializer(schema),
+        encryptionKey: config.encryptionKey!,
+        retrySchedule: config.webhookRetrySchedule,
+        allowPrivateUrls: config.webhookAllowPrivateUrls,
+        resolveHost: options.resolveHost,
+        userAgent: 'sales-pipeline-api-webhooks/test',
+        pollIntervalMs: 100,
+        metrics,
+        ...options.webhooks,
+      })
+    : undefined;
+  dispatcher?.start();
+  const agentRunner = options.agents
+    ? new AgentRunner({ orm, logger, servicesFor, webhookRetrySchedule: config.webhookRetrySchedule, pollIntervalMs: 100, metrics, ...options.agents })
+    : undefined;
+  agentRunner?.start();
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -141,8 +179,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       const liveKey = (await keys.create(account, KeyType.live, 'live key')).secret;
       return { account, testKey, liveKey };
     },
+    dispatcher,
+    agentRunner,
+    trainer: new ModelTrainer({ orm, logger, servicesFor }),
     reset: () => truncateAll(orm),
     async close() {
+      await Promise.all([dispatcher?.stop(), agentRunner?.stop()]);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stop();
       await orm.close();

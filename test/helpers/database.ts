@@ -42,11 +42,26 @@ export async function workerOrm(): Promise<MikroORM> {
   return initOrm({ clientUrl: await workerDatabaseUrl(), poolMax: 5 });
 }
 
-/** Empties every table (between tests), keeping the schema and the migration log. */
+/**
+ * Empties every table (between tests), keeping the schema and the migration log.
+ *
+ * A dispatcher or agent runner polling beside the app holds row locks on a few of these tables
+ * while TRUNCATE takes its exclusive locks one table at a time, so PostgreSQL may pick the
+ * TRUNCATE as a deadlock victim (40P01); the workers' next poll finds nothing, so trying again wins.
+ */
 export async function truncateAll(orm: MikroORM): Promise<void> {
   const tables = Object.values(orm.getMetadata().getAll())
     // Embeddables (a deal's co-sell registration) live in their owner's table.
     .filter((meta) => !meta.abstract && !meta.embeddable && meta.tableName)
     .map((meta) => `"${meta.tableName}"`);
-  await orm.em.getConnection().execute(`TRUNCATE ${[...new Set(tables)].join(', ')} CASCADE`);
+  const statement = `TRUNCATE ${[...new Set(tables)].join(', ')} CASCADE`;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await orm.em.getConnection().execute(statement);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt === 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
 }

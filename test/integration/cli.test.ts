@@ -1,6 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -13,24 +12,10 @@ import { initOrm } from '../../src/db/orm';
 import { createLogger } from '../../src/logger';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
 import { workerDatabaseUrl } from '../helpers/database';
+import { distIsStale, ensureBuilt, ROOT } from '../helpers/dist';
 import { Counters } from '../../src/limits/counters';
 
-const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'dist/src/cli/main.js');
-
-/** True when some src/**\/*.ts has no compiled file in dist/src or is newer than it. */
-function distIsStale(dir = path.join(ROOT, 'src')): boolean {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (distIsStale(full)) return true;
-    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-      const compiled = path.join(ROOT, 'dist', path.relative(ROOT, full)).replace(/\.ts$/, '.js');
-      if (!existsSync(compiled) || statSync(compiled).mtimeMs < statSync(full).mtimeMs) return true;
-    }
-  }
-  return false;
-}
 
 interface CliResult {
   status: number | null;
@@ -75,9 +60,7 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
   };
 
   beforeAll(async () => {
-    if (distIsStale()) {
-      execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
-    }
+    ensureBuilt(); // done by the global setup already; here for a run of this file alone in watch mode
     expect(distIsStale()).toBe(false);
     databaseUrl = await workerDatabaseUrl('_cli');
     runWith = (env, ...args) => {
@@ -278,6 +261,32 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
       expect(result.status).toBe(0);
       expect(result.stderr).toContain('300/min, 100000/day');
       expect((await accountRow(email))?.custom_limits).toBeNull();
+    });
+  });
+
+  describe('demo seed', () => {
+    it('fills the account\'s chosen mode with scored leads and deals, shows progress on stderr and a summary on stdout', async () => {
+      const email = uniqueEmail('seed');
+      const accountId = createAccount(email);
+      const result = run('demo', 'seed', '--email', email, '--leads', '25', '--seed', '3');
+      expect(result.status).toBe(0);
+      const summary = /^seeded 25 leads and (\d+) deals \(test mode\) for /.exec(result.stdout.trim());
+      expect(summary).not.toBeNull();
+      expect(result.stderr).toMatch(/seeding \[#+\] 25\/25 leads/);
+      const leads = await db.query('select livemode, score, model_version from leads where account_id = $1', [accountId]);
+      expect(leads.rows).toHaveLength(25);
+      expect(leads.rows.every((row) => row.livemode === false && row.score >= 0 && row.score <= 100 && row.model_version === 'prior-v1')).toBe(true);
+      const deals = await db.query('select count(*)::int as n, count(distinct stage)::int as stages from deals where account_id = $1', [accountId]);
+      expect(deals.rows[0].n).toBe(Number(summary![1]));
+      expect(deals.rows[0].n).toBeGreaterThan(0);
+      // The same services as the API: every lead has its lead.created event.
+      const events = await db.query(`select count(*)::int as n from events where account_id = $1 and type = 'lead.created'`, [accountId]);
+      expect(events.rows[0].n).toBe(25);
+    });
+
+    it('refuses an unknown mode or a missing account with one line', () => {
+      expectRefused(run('demo', 'seed', '--email', 'nobody-seed@acme.test'), /No account with email/, 1);
+      expectRefused(run('demo', 'seed', '--email', 'x@acme.test', '--mode', 'prod'), /--mode must be test or live/, 2);
     });
   });
 

@@ -287,7 +287,7 @@ describe('GraphQL over HTTP', () => {
       const field = await app.graphql('{ leads { data { id password } } }', {}, key);
       expect(field.status).toBe(400);
       expect(firstError(field).extensions).toMatchObject({ code: 'BAD_USER_INPUT', errorCode: 'invalid_query' });
-      const root = await app.graphql('{ agents { data { id } } }', {}, key);
+      const root = await app.graphql('{ gadgets { data { id } } }', {}, key);
       expect(firstError(root).extensions.code).toBe('BAD_USER_INPUT');
       const argument = await app.graphql('{ lead(id: "lead_x", tenant: "other") { id } }', {}, key);
       expect(firstError(argument).extensions.code).toBe('BAD_USER_INPUT');

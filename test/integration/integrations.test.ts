@@ -9,6 +9,9 @@ import { createLogger } from '../../src/logger';
 import { IntegrationProvider } from '../../src/modules/integrations/integration.entity';
 import { IntegrationService } from '../../src/modules/integrations/integration.service';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
+import { GraphQLSchema } from 'graphql';
+import { EventRecorder } from '../../src/events/event-recorder';
+import { testSerializer } from '../helpers/events';
 import { HttpResponse, startTestApp, TEST_ENCRYPTION_KEY_HEX, TestApp } from '../helpers/app';
 
 /**
@@ -628,8 +631,11 @@ describe('integrations', () => {
     it('connectedIntegration finds the connected one of a provider in this account and mode; credentialsOf decrypts it', async () => {
       const a = await app.createAccount();
       const b = await app.createAccount();
-      const serviceFor = (accountId: string, livemode: boolean) =>
-        new IntegrationService(scopeTo(app.orm.em.fork(), { accountId, livemode }), KEY);
+      const serializer = await testSerializer();
+      const serviceFor = (accountId: string, livemode: boolean) => {
+        const em = scopeTo(app.orm.em.fork(), { accountId, livemode });
+        return new IntegrationService(em, KEY, new EventRecorder(em, serializer));
+      };
 
       expect(await serviceFor(a.account.id, false).connectedIntegration(IntegrationProvider.microsoft365)).toBeNull();
       const credentials = credentialsFor(IntegrationProvider.microsoft365);
@@ -660,7 +666,7 @@ describe('integrations', () => {
           logger: createLogger('silent'),
           scorer: new PriorLeadScorer(),
           counters: new Counters(undefined, 'no-key'),
-        }),
+        }, new GraphQLSchema({})),
       ).toThrow(/ENCRYPTION_KEY/);
     });
   });

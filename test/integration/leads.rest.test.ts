@@ -1,39 +1,11 @@
 import { HttpResponse, startTestApp, TestApp } from '../helpers/app';
+import { Lead, Signal } from '../helpers/rest-shapes';
 
 /**
  * The REST lead routes (CONTRACT §1–§5) through real HTTP and real PostgreSQL: POST, GET, PUT and
  * DELETE /v1/leads, GET /v1/leads/{id}/score, every error a lead route can answer, and the
  * X-Request-Id header.
  */
-
-interface Lead {
-  id: string;
-  object: string;
-  livemode: boolean;
-  created_at: string;
-  updated_at: string;
-  company: string;
-  contact_email: string;
-  contact_name: string | null;
-  industry: string | null;
-  employees: number | null;
-  website: string | null;
-  country: string | null;
-  source: string | null;
-  status: string;
-  score: number;
-  score_label: string;
-  model_version: string;
-  scored_at: string;
-  metadata: Record<string, string>;
-}
-
-interface Signal {
-  name: string;
-  value: string;
-  impact: number;
-  description: string;
-}
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const LEAD_ID = /^lead_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -885,11 +857,10 @@ describe('REST lead routes', () => {
       }
     });
 
-    it('a route of the spec not built yet (GET /v1/agents) is 404 resource_missing', async () => {
-      expectError(await app.request('GET', '/v1/agents', { key: testKey }), 404, 'resource_missing', undefined);
-      expectError(await app.request('POST', '/v1/agents', { key: testKey, body: { name: 'x' } }), 404, 'resource_missing', undefined);
-      // Still behind authentication.
-      expectError(await app.request('GET', '/v1/agents'), 401, 'api_key_missing', undefined, 'authentication_error');
+    it('a path or method outside the route table is 404 resource_missing, still behind authentication', async () => {
+      expectError(await app.request('GET', '/v1/gadgets', { key: testKey }), 404, 'resource_missing', undefined);
+      expectError(await app.request('PATCH', '/v1/agents', { key: testKey, body: { name: 'x' } }), 404, 'resource_missing', undefined);
+      expectError(await app.request('GET', '/v1/gadgets'), 401, 'api_key_missing', undefined, 'authentication_error');
     });
 
     it('rejected requests leave the database unchanged', async () => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the README's first command: `npm start` with no DATABASE_URL starts the embedded
-# PostgreSQL, the CLI creates an account and a key against it, and curl creates and lists a lead.
+# PostgreSQL, the CLI creates an account and a key against it, curl creates and lists a lead, and
+# the lead.created webhook reaches a receiver on loopback, signed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,6 +22,7 @@ stop_server() {
 }
 
 cleanup() {
+  [ -n "${receiver_pid:-}" ] && kill "$receiver_pid" 2>/dev/null || true
   if [ -n "${server_pid:-}" ] && kill -0 "$server_pid" 2>/dev/null; then
     stop_server || kill -KILL -- "-$server_pid" 2>/dev/null || true
   fi
@@ -44,6 +46,21 @@ npm run --silent cli -- accounts create --email smoke@acme.test --name "Smoke Co
 key="$(npm run --silent cli -- keys create --email smoke@acme.test --type test --name smoke 2>/dev/null)"
 [[ "$key" =~ ^sk_test_[A-Za-z0-9]{32}$ ]] || fail "cli keys create printed '$key'"
 
+# A receiver that appends each webhook's signature header and body to a file.
+hook_port=$((PORT + 1))
+node -e '
+  const fs = require("fs");
+  require("http").createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => { fs.appendFileSync(process.argv[1], req.headers["webhook-signature"] + " " + body + "\n"); res.end("ok"); });
+  }).listen(Number(process.argv[2]), "127.0.0.1");
+' "$DATA_DIR/hooks.log" "$hook_port" &
+receiver_pid=$!
+hook=$(curl -s -X POST "$base/v1/webhooks" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+  -d "{\"url\":\"http://127.0.0.1:$hook_port/hook\",\"events\":[\"lead.created\"]}")
+echo "$hook" | grep -q '"secret":"whsec_' || fail "POST /v1/webhooks answered $hook"
+
 status=$(curl -s -o "$DATA_DIR/create.json" -w '%{http_code}' -X POST "$base/v1/leads" \
   -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
   -d '{"company":"Initech","contact_email":"bill@initech.test","industry":"Software","employees":120}')
@@ -54,8 +71,12 @@ curl -fsS "$base/v1/leads" -H "Authorization: Bearer $key" | grep -q 'bill@inite
 health=$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/health" -H "Authorization: Bearer $key")
 [ "$health" = 200 ] || fail "GET /v1/health answered $health"
 
+for _ in $(seq 1 40); do grep -q '"type":"lead.created"' "$DATA_DIR/hooks.log" 2>/dev/null && break; sleep 0.25; done
+grep -q '^v1,[A-Za-z0-9+/=]* .*"type":"lead.created".*bill@initech.test' "$DATA_DIR/hooks.log" \
+  || fail "no signed lead.created webhook arrived within 10 s: $(cat "$DATA_DIR/hooks.log" 2>/dev/null)"
+
 stop_server || fail "the service did not stop within 15 s of SIGTERM"
 grep -q '"msg":"stopped"' "$log" || fail "the service did not shut down cleanly on SIGTERM"
 server_pid=
 if [ -f "$DATA_DIR/pg/postmaster.pid" ]; then fail "the embedded PostgreSQL is still running after shutdown"; fi
-echo "[smoke] all 3 checks passed"
+echo "[smoke] all 4 checks passed"

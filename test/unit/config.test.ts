@@ -117,6 +117,17 @@ describe('loadConfig', () => {
     expect(configError({ WEBHOOK_ALLOW_PRIVATE_URLS: 'maybe' }).message).toMatch(/^WEBHOOK_ALLOW_PRIVATE_URLS must be true or false/);
   });
 
+  it('takes METRICS_TOKEN when long enough and without spaces, and never echoes a bad one', () => {
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: '' }).metricsToken).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: 'f'.repeat(64) }).metricsToken).toBe('f'.repeat(64));
+    for (const bad of ['short-token', 'sixteen chars ok', `token\t${'x'.repeat(20)}`, `tökén-${'x'.repeat(20)}`]) {
+      const message = configError({ METRICS_TOKEN: bad }).message;
+      expect(message).toMatch(/^METRICS_TOKEN must be at least 16 printable characters/);
+      expect(message).not.toContain(bad);
+    }
+  });
+
   it('keeps DATA_DIR absolute', () => {
     expect(loadConfig({ DATA_DIR: 'some/dir' }).dataDir).toBe(path.resolve('some/dir'));
   });

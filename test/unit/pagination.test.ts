@@ -95,22 +95,26 @@ describe('toPage', () => {
     const sort = sortOf('-created_at');
     const { nextCursor, data } = toPage(fetched, 2, sort);
     const last = data[1];
+    // The bound in front makes the index scan start at the cursor; the $or is the exact condition.
     expect(afterCursor(sort, nextCursor)).toEqual({
-      $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }],
+      $and: [
+        { createdAt: { $lte: last.createdAt } },
+        { $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }] },
+      ],
     });
-    const condition = afterCursor(sort, nextCursor) as { $or: Array<{ createdAt: unknown }> };
-    expect(condition.$or[1].createdAt).toBeInstanceOf(Date);
+    const condition = afterCursor(sort, nextCursor) as { $and: [unknown, { $or: Array<{ createdAt: unknown }> }] };
+    expect(condition.$and[1].$or[1].createdAt).toBeInstanceOf(Date);
   });
 
   it('round-trips number and string cursors (ascending uses $gt)', () => {
     const fetched = rows(3);
     const byScore = sortOf('score');
     expect(afterCursor(byScore, toPage(fetched, 1, byScore).nextCursor)).toEqual({
-      $or: [{ score: { $gt: 10 } }, { score: 10, id: { $gt: fetched[0].id } }],
+      $and: [{ score: { $gte: 10 } }, { $or: [{ score: { $gt: 10 } }, { score: 10, id: { $gt: fetched[0].id } }] }],
     });
     const byCompany = sortOf('-company');
     expect(afterCursor(byCompany, toPage(fetched, 1, byCompany).nextCursor)).toEqual({
-      $or: [{ company: { $lt: 'Company 0' } }, { company: 'Company 0', id: { $lt: fetched[0].id } }],
+      $and: [{ company: { $lte: 'Company 0' } }, { $or: [{ company: { $lt: 'Company 0' } }, { company: 'Company 0', id: { $lt: fetched[0].id } }] }],
     });
   });
 
@@ -118,7 +122,10 @@ describe('toPage', () => {
     const fetched = rows(3); // employees: 0, null, 20
     const sort = sortOf('-employees');
     expect(afterCursor(sort, toPage(fetched, 1, sort).nextCursor)).toEqual({
-      $or: [{ employees: { $lt: 0 } }, { employees: 0, id: { $lt: fetched[0].id } }, { employees: null }],
+      $or: [
+        { $and: [{ employees: { $lte: 0 } }, { $or: [{ employees: { $lt: 0 } }, { employees: 0, id: { $lt: fetched[0].id } }] }] },
+        { employees: null },
+      ],
     });
     const fromNull = toPage([fetched[1], fetched[2]], 1, sort).nextCursor;
     expect(afterCursor(sort, fromNull)).toEqual({ employees: null, id: { $lt: fetched[1].id } });

@@ -2,10 +2,20 @@ import { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122035452 } from './Migration20261122035452';
 import { Migration20261122041947 } from './Migration20261122041947';
 import { Migration20261122042751 } from './Migration20261122042751';
+import { Migration20261122051814 } from './Migration20261122051814';
+import { Migration20261122054007 } from './Migration20261122054007';
+import { Migration20261122054811 } from './Migration20261122054811';
+import { Migration20261122060813 } from './Migration20261122060813';
+import { Migration20261122062545 } from './Migration20261122062545';
 
 /** Every migration, in order. A new migration is generated with `npm run migration:create` and listed here. */
 export const migrations: MigrationObject[] = [
   { name: 'Migration20261122035452', class: Migration20261122035452 },
   { name: 'Migration20261122041947', class: Migration20261122041947 },
   { name: 'Migration20261122042751', class: Migration20261122042751 },
+  { name: 'Migration20261122051814', class: Migration20261122051814 },
+  { name: 'Migration20261122054007', class: Migration20261122054007 },
+  { name: 'Migration20261122054811', class: Migration20261122054811 },
+  { name: 'Migration20261122060813', class: Migration20261122060813 },
+  { name: 'Migration20261122062545', class: Migration20261122062545 },
 ];

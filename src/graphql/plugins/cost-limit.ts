@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLSchema, KnownFragmentNamesRule, NoFragmentCyclesRule, separateOperations, validate, ValidationRule } from 'graphql';
+import { BREAK, DocumentNode, GraphQLSchema, KnownFragmentNamesRule, NoFragmentCyclesRule, separateOperations, validate, ValidationRule, visit } from 'graphql';
 import depthLimit from 'graphql-depth-limit';
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import type { ComplexityEstimatorArgs } from 'graphql-query-complexity';
@@ -37,9 +37,27 @@ export const MUTATION_COST = 10;
  * A list field's cost: its selection times the rows it asks for (a limit over the maximum is
  * refused by validation, so it counts as the maximum).
  */
-export function listComplexity({ args, childComplexity }: ComplexityEstimatorArgs): number {
+export function listComplexity({ args, childComplexity, context }: ComplexityEstimatorArgs): number {
+  // The upper bound of a document, whatever its variables: every list at its largest page.
+  if ((context as CostContext | undefined)?.upperBound) return 1 + MAX_PAGE_SIZE * childComplexity;
   const limit = (args.filter as { limit?: number | null } | undefined)?.limit;
   return 1 + Math.min(limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) * childComplexity;
+}
+
+interface CostContext {
+  upperBound?: boolean;
+}
+
+/** True when variables can change which fields run (`@include(if: $x)`), so no bound holds for every request. */
+function hasDirectives(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive() {
+      found = true;
+      return BREAK;
+    },
+  });
+  return found;
 }
 
 /**
@@ -48,23 +66,29 @@ export function listComplexity({ args, childComplexity }: ComplexityEstimatorArg
  * limit; batched HTTP requests are off (Apollo's default), so one request is one operation.
  */
 export function costLimitPlugin(schema: GraphQLSchema, maxComplexity = MAX_COMPLEXITY): ApolloServerPlugin {
+  // Operations (Apollo hands the same parsed document to every request with the same text) whose
+  // upper bound fits, so no variables can make them too costly: every REST route's document is one.
+  const alwaysFits = new WeakMap<DocumentNode, Set<string | null>>();
+  const estimators = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ request, document, operationName }) {
+          const name = operationName ?? null;
+          if (alwaysFits.get(document)?.has(name)) return;
           const operation = operationName ? separateOperations(document)[operationName] ?? document : document;
+          const variables = request.variables ?? {};
           let complexity: number;
           try {
-            complexity = getComplexity({
-              schema,
-              query: operation,
-              variables: request.variables ?? {},
-              estimators: [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
-            });
+            complexity = getComplexity({ schema, query: operation, variables, estimators });
           } catch {
             // Variables that do not fit their types: execution refuses them with BAD_USER_INPUT
             // before any resolver runs, so no work is done that the limit would have to stop.
             return;
+          }
+          if (complexity <= maxComplexity && !hasDirectives(operation)) {
+            const upperBound = getComplexity({ schema, query: operation, variables, estimators, context: { upperBound: true } satisfies CostContext });
+            if (upperBound <= maxComplexity) alwaysFits.set(document, (alwaysFits.get(document) ?? new Set()).add(name));
           }
           if (complexity > maxComplexity) {
             throw requestError(

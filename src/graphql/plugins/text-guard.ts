@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { visit } from 'graphql';
+import { DocumentNode, visit } from 'graphql';
 import { ApiError } from '../../common/errors';
 
 /** Where a value holds U+0000 (in a string or an object key), as a path, or undefined. */
@@ -31,6 +31,9 @@ export function requestError(error: ApiError): ApiError {
   return error;
 }
 
+/** Documents already walked and found clean: Apollo hands the same parsed document to every request that sends the same text. */
+const checkedDocuments = new WeakSet<DocumentNode>();
+
 /**
  * PostgreSQL text cannot hold U+0000, so such input would fail deep in the database as a 500.
  * Refused here, once, for every operation: REST routes run through the same Apollo pipeline.
@@ -46,6 +49,7 @@ export function textGuardPlugin(): ApolloServerPlugin {
             const param = (path.length > 1 ? path.slice(1) : path).join('.');
             throw requestError(new ApiError('parameter_invalid', `${param} must not contain the character U+0000`, { param }));
           }
+          if (checkedDocuments.has(document)) return;
           visit(document, {
             StringValue(node) {
               if (node.value.includes('\u0000')) {
@@ -53,6 +57,7 @@ export function textGuardPlugin(): ApolloServerPlugin {
               }
             },
           });
+          checkedDocuments.add(document);
         },
       };
     },

@@ -6,12 +6,11 @@ import { SortedPageInput } from '../../common/page.input';
 import { CoSellStatus } from './deal.entity';
 import { DealStage } from './deal-stage';
 import { MAX_VALUE } from './money';
+import { NOT_BLANK, sentAndNotUndefined } from '../../common/validation';
 
-const sentAndNotUndefined = (_: object, value: unknown) => value !== undefined;
 /** YYYY-MM-DD from year 0001 (PostgreSQL has no year 0); IsISO8601 strict then refuses days a month lacks (2026-02-30). */
 const DATE = /^(?!0000)\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 const CALENDAR_DATE = { strict: true } as const;
-const NOT_BLANK = /\S/;
 
 @InputType({ description: 'A new deal. name and value are required; stage defaults to prospecting.' })
 export class DealCreateInput {

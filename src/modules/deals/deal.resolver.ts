@@ -18,7 +18,7 @@ export class DealResolver {
 
   @Query(() => Deal)
   deal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
-    return ctx.services.deals.get(id);
+    return ctx.services.deals.read(id);
   }
 
   @Query(() => [PipelineStageSummary], { description: 'Count, total and weighted value per stage and currency, for dashboards.' })

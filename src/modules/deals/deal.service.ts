@@ -1,16 +1,18 @@
-import { EntityManager, FilterQuery, raw, ref } from '@mikro-orm/postgresql';
+import { EntityManager, FilterQuery, LockMode, raw, ref } from '@mikro-orm/postgresql';
 import { ApiError, notFound } from '../../common/errors';
 import { isId, newId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
-import { afterCursor, DEFAULT_PAGE_SIZE, orderByFor, Page, parseSort, SortableField, toPage } from '../../common/pagination';
+import { findPage, Page, SortableField } from '../../common/pagination';
+import { findFirstLean } from '../../db/lean';
 import { createScoped, tenantOf } from '../../db/tenant';
+import type { EventRecorder, Snapshot } from '../../events/event-recorder';
 import { IntegrationProvider } from '../integrations/integration.entity';
 import type { IntegrationService } from '../integrations/integration.service';
 import { Lead } from '../leads/lead.entity';
 import { LeadStatus } from '../leads/lead-status';
 import { coSellProblems } from './co-sell';
-import { CoSellStatus, Deal, DealStageChange } from './deal.entity';
+import { CoSellRegistration, CoSellStatus, Deal, DealStageChange } from './deal.entity';
 import { DealCreateInput, DealListInput, DealUpdateInput } from './deal.inputs';
 import { canMoveDeal, DealStage, OPEN_STAGES, STAGE_PROBABILITY } from './deal-stage';
 import { PipelineStageSummary } from './deal.types';
@@ -31,6 +33,7 @@ export class DealService {
   constructor(
     private readonly em: EntityManager,
     private readonly integrations: IntegrationService,
+    private readonly events: EventRecorder,
   ) {}
 
   async create(raw: DealCreateInput): Promise<Deal> {
@@ -45,19 +48,32 @@ export class DealService {
       owner: input.owner ?? null,
       metadata: input.metadata ?? {},
     });
+    // A deal may be created already won: its lead converts, like on a later move.
+    const leadBefore = await this.loadLeadIfWinning(deal);
     this.recordStage(deal, null);
+    this.events.record('deal.created', deal);
+    this.recordOutcome(deal, undefined, leadBefore);
     await this.em.flush();
     return deal;
   }
 
+  /** The deal, managed: for changes. */
   async get(id: string): Promise<Deal> {
     const deal = isId('deal', id) ? await this.em.findOne(Deal, { id }) : null;
     if (!deal) throw notFound('deal', id);
     return deal;
   }
 
+  /** The deal, read-only (src/db/lean.ts): for answers that only print it. */
+  async read(id: string): Promise<Deal> {
+    const deal = isId('deal', id) ? await findFirstLean(this.em, Deal, { id }) : null;
+    if (!deal) throw notFound('deal', id);
+    return deal;
+  }
+
   async update(id: string, raw: DealUpdateInput): Promise<Deal> {
     const deal = await this.get(id);
+    const before = this.events.snapshot(deal);
     const { metadata, stage, leadId, value, ...fields } = normalizedText(raw, DEAL_TEXT);
     for (const [name, fieldValue] of Object.entries(fields)) {
       if (fieldValue !== undefined) (deal as unknown as Record<string, unknown>)[name] = fieldValue;
@@ -70,37 +86,37 @@ export class DealService {
       if (problem) throw new ApiError('parameter_invalid', problem, { param: 'metadata' });
       deal.metadata = merged;
     }
-    if (stage !== undefined && stage !== deal.stage) {
+    let leadBefore: Snapshot | undefined;
+    const moved = stage !== undefined && stage !== deal.stage;
+    if (moved) {
       if (!canMoveDeal(deal.stage, stage)) {
         throw new ApiError('invalid_stage_transition', `A ${deal.stage} deal is closed and cannot move to ${stage}`, { param: 'stage' });
       }
       const from = deal.stage;
       deal.stage = stage;
-      // The deal was loaded without its lead; recordStage converts a won deal's lead, so load it first.
-      if (stage === DealStage.closed_won && deal.lead) await deal.lead.load();
+      leadBefore = await this.loadLeadIfWinning(deal);
       this.recordStage(deal, from);
+    }
+    if (this.events.record('deal.updated', deal, before) && moved) {
+      this.events.record('deal.stage_changed', deal, before);
+      this.recordOutcome(deal, before, leadBefore);
     }
     await this.em.flush();
     return deal;
   }
 
-  async list(input: DealListInput = {}): Promise<Page<Deal>> {
-    const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-    const sort = parseSort(input.sort, SORTABLE, '-created_at');
+  list(input: DealListInput = {}): Promise<Page<Deal>> {
     const conditions: FilterQuery<Deal>[] = [];
     if (input.stage?.length) conditions.push({ stage: { $in: input.stage } });
     if (input.leadId) conditions.push({ lead: input.leadId });
     if (input.minValue !== undefined && input.minValue !== null) conditions.push({ valueMinor: { $gte: toMinorUnits(input.minValue, 'minValue') } });
     if (input.maxValue !== undefined && input.maxValue !== null) conditions.push({ valueMinor: { $lte: toMinorUnits(input.maxValue, 'maxValue') } });
     if (input.coSellStatus) conditions.push({ coSell: { status: input.coSellStatus } });
-    const keyset = afterCursor(sort, input.cursor);
-    if (keyset) conditions.push(keyset as FilterQuery<Deal>);
-    const rows = await this.em.find(Deal, conditions.length ? { $and: conditions } : {}, { orderBy: orderByFor(sort), limit: limit + 1 });
-    return toPage(rows, limit, sort);
+    return findPage(this.em, Deal, conditions, input, SORTABLE, { lean: true });
   }
 
   async history(deal: Deal): Promise<DealStageChange[]> {
-    return this.em.find(DealStageChange, { deal }, { orderBy: { changedAt: 'asc', id: 'asc' } });
+    return this.em.find(DealStageChange, { deal: deal.id }, { orderBy: { changedAt: 'asc', id: 'asc' } });
   }
 
   /** Count, total and weighted value per stage and currency, in pipeline order. */
@@ -128,46 +144,59 @@ export class DealService {
   }
 
   /**
-   * Registers the deal for co-sell (CONTRACT §6). Every failed rule is reported at once (422);
-   * the registration is written with a conditional update, so of two concurrent requests exactly
-   * one registers and the other gets 409 already_registered.
+   * Registers the deal for co-sell (CONTRACT §6). Every failed rule is reported at once (422).
+   * The deal row is locked for the check and the write, in one transaction with the events: of
+   * two concurrent requests exactly one registers, and the other then sees the registration (409).
    */
   async register(id: string): Promise<Deal> {
-    const deal = await this.get(id);
-    if (deal.coSell) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell (${deal.coSell.id})`);
-    const lead = deal.lead ? await this.em.findOne(Lead, { id: deal.lead.id }) : null;
-    const m365 = await this.integrations.connectedIntegration(IntegrationProvider.microsoft365);
-    const problems = coSellProblems({ stage: deal.stage, valueMinor: deal.valueMinor, lead, m365Connected: m365 !== null });
-    if (problems.length) {
-      throw new ApiError('deal_not_eligible', `The deal is not eligible for co-sell: ${problems.map((p) => p.message).join('; ')}`, {
-        details: { reasons: problems },
+    await this.get(id); // 404 before anything else
+    return this.em.transactional(async (em) => {
+      const deal = await em.findOneOrFail(Deal, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (deal.coSell) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell (${deal.coSell.id})`);
+      const lead = deal.lead ? await em.findOne(Lead, { id: deal.lead.id }) : null;
+      const m365 = await this.integrations.connectedIntegration(IntegrationProvider.microsoft365);
+      const problems = coSellProblems({ stage: deal.stage, valueMinor: deal.valueMinor, lead, m365Connected: m365 !== null });
+      if (problems.length) {
+        throw new ApiError('deal_not_eligible', `The deal is not eligible for co-sell: ${problems.map((p) => p.message).join('; ')}`, {
+          details: { reasons: problems },
+        });
+      }
+      const events = this.events.on(em);
+      const before = events.snapshot(deal);
+      const now = new Date();
+      // Test mode has no partner program behind it: it accepts at once. Live registrations stay
+      // submitted until the program decides.
+      const accepted = !tenantOf(em).livemode;
+      deal.coSell = Object.assign(new CoSellRegistration(), {
+        id: newId('coSell'),
+        status: accepted ? CoSellStatus.accepted : CoSellStatus.submitted,
+        submittedAt: now,
+        decidedAt: accepted ? now : null,
+        integrationId: m365!.id,
       });
-    }
-    const now = new Date();
-    // Test mode has no partner program behind it: it accepts at once. Live registrations stay
-    // submitted until the program decides.
-    const accepted = !tenantOf(this.em).livemode;
-    const registration = {
-      id: newId('coSell'),
-      status: accepted ? CoSellStatus.accepted : CoSellStatus.submitted,
-      submittedAt: now,
-      decidedAt: accepted ? now : null,
-      integrationId: m365!.id,
-    };
-    const updated = await this.em
-      .createQueryBuilder(Deal)
-      .update({ coSell: registration, updatedAt: now })
-      .where({ id: deal.id, coSell: { id: null } })
-      .execute('run');
-    if (updated.affectedRows !== 1) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell`);
-    this.em.clear();
-    return this.get(deal.id);
+      events.record('deal.updated', deal, before);
+      events.record('deal.registered', deal, before);
+      return deal;
+    });
   }
 
   private async lead(id: string): Promise<Lead> {
     const lead = isId('lead', id) ? await this.em.findOne(Lead, { id }) : null;
     if (!lead) throw new ApiError('resource_missing', `No such lead: '${id}'`, { param: 'leadId' });
     return lead;
+  }
+
+  /** A deal entering closed_won converts its lead: load the lead and snapshot it for lead.updated. */
+  private async loadLeadIfWinning(deal: Deal): Promise<Snapshot | undefined> {
+    if (deal.stage !== DealStage.closed_won || !deal.lead) return undefined;
+    return this.events.snapshot(await deal.lead.loadOrFail());
+  }
+
+  /** deal.won / deal.lost on entering a closed stage, and lead.updated for a lead the win converted. */
+  private recordOutcome(deal: Deal, before: Snapshot | undefined, leadBefore: Snapshot | undefined): void {
+    if (deal.stage === DealStage.closed_won) this.events.record('deal.won', deal, before);
+    if (deal.stage === DealStage.closed_lost) this.events.record('deal.lost', deal, before);
+    if (leadBefore && deal.lead) this.events.record('lead.updated', deal.lead.getEntity(), leadBefore);
   }
 
   /** Records a stage entered (from null at creation); a won deal converts its lead. */

@@ -3,9 +3,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
 import { IntegrationProvider, IntegrationStatus, IntegrationType } from './integration.entity';
-
-/** A name made of spaces only would be stored empty. */
-const NOT_BLANK = /\S/;
+import { NOT_BLANK } from '../../common/validation';
 
 @InputType({ description: 'Connects a provider. credentials are checked per provider, stored encrypted and never returned.' })
 export class IntegrationConnectInput {

@@ -2,14 +2,12 @@ import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { decryptJson, encryptJson } from '../../common/crypto';
 import { ApiError, notFound } from '../../common/errors';
 import { isId } from '../../common/ids';
-import { afterCursor, DEFAULT_PAGE_SIZE, orderByFor, Page, parseSort, SortableField, toPage } from '../../common/pagination';
+import { findPage, Page } from '../../common/pagination';
 import { createScoped } from '../../db/tenant';
+import type { EventRecorder } from '../../events/event-recorder';
 import { validateCredentials } from './integration-credentials';
 import { Integration, IntegrationProvider, IntegrationStatus } from './integration.entity';
 import { IntegrationConnectInput, IntegrationListInput } from './integration.inputs';
-
-/** Integrations list newest first only: there are a handful per account, so other orders buy nothing. */
-const SORTABLE: Record<string, SortableField> = { created_at: { property: 'createdAt', kind: 'date' } };
 
 /**
  * Integration rules. Works on a request's EntityManager, already scoped to one account and mode by
@@ -20,6 +18,7 @@ export class IntegrationService {
   constructor(
     private readonly em: EntityManager,
     private readonly key: Buffer,
+    private readonly events: EventRecorder,
   ) {}
 
   /**
@@ -38,6 +37,7 @@ export class IntegrationService {
       credentialsHint: hint,
       connectedAt: new Date(),
     });
+    this.events.record('integration.connected', integration);
     await this.em.flush();
     return integration;
   }
@@ -49,20 +49,13 @@ export class IntegrationService {
     return integration;
   }
 
-  async list(input: IntegrationListInput = {}): Promise<Page<Integration>> {
-    const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-    const sort = parseSort(undefined, SORTABLE, '-created_at');
-    const conditions: FilterQuery<Integration>[] = [];
-    if (input.status) conditions.push({ status: input.status });
-    if (input.type) conditions.push({ type: input.type });
-    if (input.provider) conditions.push({ provider: input.provider });
-    const keyset = afterCursor(sort, input.cursor);
-    if (keyset) conditions.push(keyset as FilterQuery<Integration>);
-    const rows = await this.em.find(Integration, conditions.length ? { $and: conditions } : {}, {
-      orderBy: orderByFor(sort),
-      limit: limit + 1,
-    });
-    return toPage(rows, limit, sort);
+  list(input: IntegrationListInput = {}): Promise<Page<Integration>> {
+    const filters: FilterQuery<Integration>[] = [];
+    if (input.status) filters.push({ status: input.status });
+    if (input.type) filters.push({ type: input.type });
+    if (input.provider) filters.push({ provider: input.provider });
+    // Newest first only: there are a handful per account, so other orders buy nothing.
+    return findPage(this.em, Integration, filters, input);
   }
 
   /**
@@ -73,9 +66,11 @@ export class IntegrationService {
   async disconnect(id: string): Promise<Integration> {
     const integration = await this.get(id);
     if (integration.status === IntegrationStatus.disconnected) return integration;
+    const before = this.events.snapshot(integration);
     integration.status = IntegrationStatus.disconnected;
     integration.disconnectedAt = new Date();
     integration.credentialsEncrypted = null;
+    this.events.record('integration.disconnected', integration, before);
     await this.em.flush();
     return integration;
   }

@@ -17,14 +17,9 @@ import { IsMetadata } from '../../common/metadata';
 import { SortedPageInput } from '../../common/page.input';
 import { LeadScoreLabel } from './lead.entity';
 import { LeadStatus } from './lead-status';
-
-/** A field that may be omitted but, when sent, may not be null (required on the lead). */
-const sentAndNotUndefined = (_: object, value: unknown) => value !== undefined;
+import { NOT_BLANK, sentAndNotUndefined } from '../../common/validation';
 
 const MAX_EMPLOYEES = 10_000_000;
-
-/** company is trimmed before it is stored: one made of spaces only would be stored empty. */
-const NOT_BLANK = /\S/;
 
 @InputType({ description: 'Fields of a new lead. company and contactEmail are required.' })
 export class LeadCreateInput {

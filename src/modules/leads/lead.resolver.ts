@@ -19,7 +19,7 @@ export class LeadResolver {
 
   @Query(() => Lead)
   lead(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
-    return ctx.services.leads.get(id);
+    return ctx.services.leads.read(id);
   }
 
   @Query(() => LeadScore, { description: 'The lead\'s score and the signals that explain it.' })

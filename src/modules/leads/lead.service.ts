@@ -1,11 +1,15 @@
+import { isDeepStrictEqual } from 'node:util';
 import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { ApiError, notFound } from '../../common/errors';
 import { isId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
-import { afterCursor, DEFAULT_PAGE_SIZE, orderByFor, Page, parseSort, SortableField, toPage } from '../../common/pagination';
+import { findPage, Page, SortableField } from '../../common/pagination';
+import { findFirstLean } from '../../db/lean';
 import { createScoped } from '../../db/tenant';
-import { LeadScorer } from '../scoring/lead-scorer';
+import type { EventRecorder } from '../../events/event-recorder';
+import type { LeadScorer } from '../scoring/lead-scorer';
+import type { ScoringService } from '../scoring/scoring.service';
 import { Lead, LeadScoreLabel } from './lead.entity';
 import { LeadCreateInput, LeadListInput, LeadUpdateInput } from './lead.inputs';
 import { canMoveLead, LeadStatus } from './lead-status';
@@ -33,11 +37,13 @@ const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\$
 export class LeadService {
   constructor(
     private readonly em: EntityManager,
-    private readonly scorer: LeadScorer,
+    private readonly scoring: ScoringService,
+    private readonly events: EventRecorder,
   ) {}
 
   async create(raw: LeadCreateInput): Promise<Lead> {
     const input = normalizedText(raw, LEAD_TEXT);
+    const scorer = await this.scoring.current();
     const lead = createScoped(this.em, Lead, {
       company: input.company,
       contactEmail: input.contactEmail,
@@ -49,26 +55,40 @@ export class LeadService {
       source: input.source ?? null,
       status: input.status ?? LeadStatus.new,
       metadata: input.metadata ?? {},
-      ...this.scoreFields(input),
+      ...scoreFields(scorer, input),
     });
+    this.events.record('lead.created', lead);
+    this.events.record('lead.scored', lead);
     await this.em.flush();
     return lead;
   }
 
+  /** The lead, managed: for changes. */
   async get(id: string): Promise<Lead> {
     const lead = isId('lead', id) ? await this.em.findOne(Lead, { id }) : null;
     if (!lead) throw notFound('lead', id);
     return lead;
   }
 
+  /** The lead, read-only (src/db/lean.ts): for answers that only print it. */
+  async read(id: string): Promise<Lead> {
+    const lead = isId('lead', id) ? await findFirstLean(this.em, Lead, { id }) : null;
+    if (!lead) throw notFound('lead', id);
+    return lead;
+  }
+
   async update(id: string, input: LeadUpdateInput): Promise<Lead> {
     const lead = await this.get(id);
+    const before = this.events.snapshot(lead);
     const { metadata, status, ...fields } = normalizedText(input, LEAD_TEXT);
     if (status !== undefined && !canMoveLead(lead.status, status)) {
       throw new ApiError('invalid_status_transition', `A ${lead.status} lead cannot move to ${status}`, { param: 'status' });
     }
+    const current = lead as unknown as Record<string, unknown>;
+    // The score is recomputed when a field it reads changes (CONTRACT §5), not when one is resent as it was.
+    const rescore = SCORED_FIELDS.some((name) => fields[name] !== undefined && fields[name] !== current[name]);
     for (const [name, value] of Object.entries(fields)) {
-      if (value !== undefined) (lead as unknown as Record<string, unknown>)[name] = value;
+      if (value !== undefined) current[name] = value;
     }
     if (status !== undefined) lead.status = status;
     if (metadata !== undefined) {
@@ -77,22 +97,23 @@ export class LeadService {
       if (problem) throw new ApiError('parameter_invalid', problem, { param: 'metadata' });
       lead.metadata = merged;
     }
-    if (SCORED_FIELDS.some((name) => fields[name as keyof typeof fields] !== undefined)) {
-      Object.assign(lead, this.scoreFields(lead));
-    }
+    if (rescore) Object.assign(lead, scoreFields(await this.scoring.current(), lead));
+    // Events with `before` are recorded only when something a client sees changed.
+    if (this.events.record('lead.updated', lead, before) && rescore) this.events.record('lead.scored', lead, before);
     await this.em.flush();
     return lead;
   }
 
   async delete(id: string): Promise<string> {
     const lead = await this.get(id);
+    this.events.record('lead.deleted', lead);
     this.em.remove(lead);
     await this.em.flush();
     return lead.id;
   }
 
   async score(id: string): Promise<LeadScore> {
-    const lead = await this.get(id);
+    const lead = await this.read(id);
     return {
       leadId: lead.id,
       score: lead.score,
@@ -104,9 +125,7 @@ export class LeadService {
     };
   }
 
-  async list(input: LeadListInput = {}): Promise<Page<Lead>> {
-    const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-    const sort = parseSort(input.sort, SORTABLE, '-created_at');
+  list(input: LeadListInput = {}): Promise<Page<Lead>> {
     const conditions: FilterQuery<Lead>[] = [];
     if (input.industry) conditions.push({ industry: { $ilike: escapeLike(input.industry) } });
     if (input.status) conditions.push({ status: input.status });
@@ -121,24 +140,43 @@ export class LeadService {
       const pattern = `%${escapeLike(input.q)}%`;
       conditions.push({ $or: [{ company: { $ilike: pattern } }, { contactEmail: { $ilike: pattern } }] });
     }
-    const keyset = afterCursor(sort, input.cursor);
-    if (keyset) conditions.push(keyset as FilterQuery<Lead>);
-    const rows = await this.em.find(Lead, conditions.length ? { $and: conditions } : {}, {
-      orderBy: orderByFor(sort),
-      limit: limit + 1,
-    });
-    return toPage(rows, limit, sort);
+    return findPage(this.em, Lead, conditions, input, SORTABLE, { lean: true });
   }
 
-  private scoreFields(lead: Parameters<LeadScorer['score']>[0]) {
-    const result = this.scorer.score(lead);
-    return {
-      score: result.score,
-      scoreLabel: result.label,
-      scoreSignals: result.signals,
-      scoreBase: result.baseScore,
-      modelVersion: result.modelVersion,
-      scoredAt: new Date(),
-    };
+  /**
+   * Rescores every lead of the account and mode with `scorer` (after a new model is trained), in
+   * batches; each batch commits with the lead.scored events of the leads whose score, label,
+   * signals or model changed.
+   */
+  async rescoreAll(scorer: LeadScorer, batchSize = 200): Promise<number> {
+    let changed = 0;
+    let after = '';
+    for (;;) {
+      const batch = await this.em.find(Lead, { id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: batchSize });
+      if (batch.length === 0) return changed;
+      for (const lead of batch) {
+        const before = this.events.snapshot(lead);
+        const fields = scoreFields(scorer, lead);
+        if (lead.modelVersion === fields.modelVersion && lead.score === fields.score && isDeepStrictEqual(lead.scoreSignals, fields.scoreSignals)) continue;
+        Object.assign(lead, fields);
+        this.events.record('lead.scored', lead, before);
+        changed += 1;
+      }
+      await this.em.flush();
+      this.em.clear();
+      after = batch[batch.length - 1].id;
+    }
   }
+}
+
+function scoreFields(scorer: LeadScorer, lead: Parameters<LeadScorer['score']>[0]) {
+  const result = scorer.score(lead);
+  return {
+    score: result.score,
+    scoreLabel: result.label,
+    scoreSignals: result.signals,
+    scoreBase: result.baseScore,
+    modelVersion: result.modelVersion,
+    scoredAt: new Date(),
+  };
 }

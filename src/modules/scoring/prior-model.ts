@@ -126,6 +126,25 @@ function contactSignal(contactName: string | null | undefined): ScoreSignal | un
   return signal('contact_name', 'present', 3, 'A named contact person is known (+3).');
 }
 
+/**
+ * The categories both models read a lead by (the learned model learns one weight per category):
+ * industry group, size band, email domain type, website, source, contact, country.
+ */
+export function leadCategories(lead: LeadFeatures): Record<string, string> {
+  const industry = lead.industry?.trim().toLowerCase();
+  const employees = lead.employees;
+  return {
+    industry: !industry ? 'unknown' : (INDUSTRIES.find((fit) => fit.match.test(industry))?.label ?? 'other'),
+    company_size:
+      employees === null || employees === undefined ? 'unknown' : (SIZE_BANDS.find((band) => employees >= band.min) ?? SIZE_BANDS[SIZE_BANDS.length - 1]).label,
+    email_domain: FREE_EMAIL_DOMAINS.has(emailDomain(lead.contactEmail)) ? 'free_webmail' : 'business',
+    website: websiteSignal(lead.website, lead.contactEmail)?.value ?? 'none',
+    source: lead.source?.trim() ? lead.source.trim().toLowerCase().replace(/[\s-]+/g, '_') : 'unknown',
+    contact_name: lead.contactName?.trim() ? 'present' : 'none',
+    country: lead.country?.trim() ? lead.country.trim().toUpperCase() : 'unknown',
+  };
+}
+
 export class PriorLeadScorer implements LeadScorer {
   readonly version = 'prior-v1';
 

@@ -1,0 +1,21 @@
+/** Regenerates the committed openapi.json from the route table and the GraphQL types (a test fails when the two differ). */
+import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createSchema } from '../src/graphql/schema';
+import { buildOpenApi, DEFAULT_SERVER_URL } from '../src/rest/openapi';
+import { ROUTES } from '../src/rest/routes';
+
+const root = path.resolve(__dirname, '../..');
+const { version } = require(path.join(root, 'package.json')) as { version: string };
+
+createSchema()
+  .then((schema) => {
+    const file = path.join(root, 'openapi.json');
+    writeFileSync(file, `${JSON.stringify(buildOpenApi(schema, ROUTES, { version, serverUrl: DEFAULT_SERVER_URL }), null, 2)}\n`);
+    console.log(`wrote ${file}`);
+  })
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });

@@ -1,0 +1,106 @@
+import { outboxSignal } from '../events/outbox.subscriber';
+import type { Logger } from '../logger';
+
+/** How long after a write of events a worker looks for the work they cause (see onEvents). */
+export const EVENT_WAKE_DELAY_MS = 25;
+
+/**
+ * A background worker that claims work from PostgreSQL: a pass prepares (fans out, schedules),
+ * claims as much as it has room for, and works each claim concurrently. Passes run on a timer and
+ * whenever this process writes events; a pass never overlaps another. `stop()` stops claiming and
+ * waits for the work under way, so nothing is cut off mid-way.
+ */
+export abstract class PollingWorker<Claim> {
+  private stopped = true;
+  private timer?: NodeJS.Timeout;
+  private pass: Promise<void> | null = null;
+  private passAgain = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly onTimer = () => this.nudge();
+  private soon?: NodeJS.Timeout;
+  /**
+   * Writes of events start a pass a moment later, not at once: under a burst of writes, one pass
+   * (a transaction and a few queries) then serves every event written meanwhile, instead of
+   * passes running back to back for each one and competing with requests for the CPU.
+   */
+  private readonly onEvents = () => {
+    if (this.soon || this.stopped) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      this.nudge();
+    }, EVENT_WAKE_DELAY_MS);
+  };
+
+  protected constructor(
+    protected readonly logger: Logger,
+    private readonly pollIntervalMs: number,
+    private readonly concurrency: number,
+    /** Whether writes of events in this process start a pass (work that follows events), or only the timer does. */
+    private readonly wakeOnEvents = true,
+  ) {}
+
+  /** Work to do before claiming, such as fanning out new events. */
+  protected abstract prepare(): Promise<void>;
+  protected abstract claim(limit: number): Promise<Claim[]>;
+  protected abstract work(claim: Claim): Promise<void>;
+  protected abstract describe(claim: Claim): Record<string, unknown>;
+
+  protected get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    if (this.wakeOnEvents) outboxSignal.on('written', this.onEvents);
+    this.timer = setInterval(this.onTimer, this.pollIntervalMs);
+    this.timer.unref();
+    this.nudge();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    outboxSignal.off('written', this.onEvents);
+    clearInterval(this.timer);
+    clearTimeout(this.soon);
+    this.soon = undefined;
+    await this.pass;
+    await Promise.all([...this.inFlight]);
+  }
+
+  /** Look for work now (a pass already running looks again when it ends). */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.pass) {
+      this.passAgain = true;
+      return;
+    }
+    this.pass = this.runPass()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'worker pass failed; retrying at the next poll'))
+      .finally(() => {
+        this.pass = null;
+        if (this.passAgain) {
+          this.passAgain = false;
+          this.nudge();
+        }
+      });
+  }
+
+  private async runPass(): Promise<void> {
+    await this.prepare();
+    const free = this.concurrency - this.inFlight.size;
+    if (this.stopped || free <= 0) return;
+    for (const claim of await this.claim(free)) {
+      const job = this.work(claim)
+        .catch((error: unknown) =>
+          // The claim's lease runs out and the work is taken again: nothing is lost.
+          this.logger.error({ err: error, ...this.describe(claim) }, 'claimed work failed before it was recorded'),
+        )
+        .finally(() => {
+          this.inFlight.delete(job);
+          this.nudge();
+        });
+      this.inFlight.add(job);
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { EntityManager } from '@mikro-orm/postgresql';
+import { isDeepStrictEqual } from 'node:util';
+import { createScoped } from '../db/tenant';
+import type { RestSerializer } from '../rest/serialize';
+import { Event, EventData } from './event.entity';
+import type { EventType } from './event-types';
+
+/** What an object looked like before a change, in REST shape (from EventRecorder.snapshot). */
+export type Snapshot = Record<string, unknown>;
+
+/** Always changes with any other change, so it tells a subscriber nothing. */
+const UNINTERESTING = new Set(['updated_at']);
+
+function changedFrom(before: Snapshot, after: Snapshot): Record<string, unknown> {
+  const previous: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(before)) {
+    if (!UNINTERESTING.has(name) && !isDeepStrictEqual(value, after[name])) previous[name] = value;
+  }
+  return previous;
+}
+
+/**
+ * Records events on a request's EntityManager. An event is persisted with the change that caused
+ * it and written by the same flush, in the same transaction (see OutboxSubscriber); its payload is
+ * rendered during that flush, so `updated_at` and every other value are the ones stored.
+ */
+export class EventRecorder {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly serializer: RestSerializer,
+  ) {}
+
+  /** The same recorder on another EntityManager, e.g. the fork of a transaction. */
+  on(em: EntityManager): EventRecorder {
+    return new EventRecorder(em, this.serializer);
+  }
+
+  /** The object's REST shape now; pass it to `record` after changing the object. */
+  snapshot(entity: object): Snapshot {
+    return this.serializer.serialize(entity);
+  }
+
+  /**
+   * Records `type` about `entity`. With `before`, the event carries the changed fields' earlier
+   * values in `previous_attributes`, and is not recorded at all when nothing a client sees changed.
+   */
+  record(type: EventType, entity: object, before?: Snapshot): Event | null {
+    if (before && Object.keys(changedFrom(before, this.serializer.serialize(entity))).length === 0) return null;
+    const event = createScoped(this.em, Event, { type, data: { object: {}, previous_attributes: {} } });
+    event.render = (): EventData => {
+      const object = this.serializer.serialize(entity);
+      return { object, previous_attributes: before ? changedFrom(before, object) : {} };
+    };
+    return event;
+  }
+}

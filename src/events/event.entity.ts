@@ -1,0 +1,58 @@
+import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, ID, ObjectType } from 'type-graphql';
+import { newId } from '../common/ids';
+import { TenantEntity } from '../db/base.entity';
+import { API_VERSION } from './event-types';
+
+/** `data` of an event: the object in its REST shape, and on updates the values that changed. */
+export interface EventData {
+  object: Record<string, unknown>;
+  previous_attributes: Record<string, unknown>;
+}
+
+/**
+ * One change, written in the same transaction as the change itself (a transactional outbox):
+ * webhooks are delivered from these rows, so an event exists exactly when its change committed.
+ * Events never change after they are written.
+ */
+@ObjectType({ description: 'Something that happened in an account, as webhooks deliver it (CONTRACT §10).' })
+@Entity({ tableName: 'events' })
+@Index({ name: 'events_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
+@Index({
+  name: 'events_pending_fan_out',
+  expression: 'create index "events_pending_fan_out" on "events" ("id") where "fanned_out_at" is null',
+})
+export class Event extends TenantEntity<'object' | 'apiVersion' | 'fannedOutAt'> {
+  @Field(() => ID)
+  @PrimaryKey({ type: 'text' })
+  id: string = newId('event');
+
+  @Field({ description: 'Always "event".' })
+  get object(): 'event' {
+    return 'event';
+  }
+
+  @Field({ description: 'What happened, e.g. lead.created or deal.stage_changed.' })
+  @Property({ type: 'text' })
+  type!: string;
+
+  @Field({ description: 'The API version the payload is written in.' })
+  @Property({ type: 'text' })
+  apiVersion: string = API_VERSION;
+
+  /**
+   * `{object, previous_attributes}` in REST shape. Stored as `json`, not `jsonb`, so the payload
+   * keeps its key order (id and object first) exactly as it was written.
+   */
+  @Field(() => GraphQLJSONObject, { description: 'object: the resource in its REST shape; previous_attributes: changed fields\' earlier values.' })
+  @Property({ type: 'json', columnType: 'json' })
+  data!: EventData;
+
+  /** When the dispatcher created this event's webhook deliveries; null until then. */
+  @Property({ type: 'datetime', length: 3, nullable: true, hidden: true })
+  fannedOutAt?: Date | null;
+
+  /** Set by EventRecorder; called while the change is flushed, so `data` shows the values stored. */
+  render?: () => EventData;
+}

@@ -1,0 +1,20 @@
+import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import type { RequestContext } from '../graphql/context';
+import { listComplexity } from '../graphql/plugins/cost-limit';
+import { Event } from './event.entity';
+import { EventListInput } from './event.inputs';
+import { EventList } from './event.types';
+
+/** Events are read through GraphQL (dashboards); webhooks push them to subscribers. */
+@Resolver(() => Event)
+export class EventResolver {
+  @Query(() => EventList, { description: 'Events of the key\'s account and mode, newest first.', complexity: listComplexity })
+  events(@Arg('filter', () => EventListInput, { nullable: true }) filter: EventListInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.events.list(filter);
+  }
+
+  @Query(() => Event)
+  event(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.events.get(id);
+  }
+}

@@ -1,0 +1,6 @@
+import { ObjectType } from 'type-graphql';
+import { ListPage } from '../common/pagination';
+import { Event } from './event.entity';
+
+@ObjectType()
+export class EventList extends ListPage(Event) {}

@@ -1,0 +1,108 @@
+import { DealStage, OPEN_STAGES } from '../deals/deal-stage';
+
+/** The three kinds of agent (CONTRACT §8). */
+export enum AgentType {
+  lead_qualifier = 'lead_qualifier',
+  deal_follow_up = 'deal_follow_up',
+  proposal_drafter = 'proposal_drafter',
+}
+
+export interface LeadQualifierConfig {
+  /** Leads scoring at least this become qualified. */
+  qualify_at: number;
+  /** Leads scoring below this become disqualified; in between they are left alone. */
+  disqualify_below: number;
+  /** Whether a qualified lead without a deal gets one. */
+  open_deal: boolean;
+  deal_stage: DealStage;
+  deal_value: number;
+}
+
+export interface DealFollowUpConfig {
+  /** Days a deal may sit in each open stage before the agent raises it. */
+  idle_days: Record<string, number>;
+}
+
+export interface ProposalDrafterConfig {
+  valid_days: number;
+  discount_percent: number;
+  tax_percent: number;
+  notes: string | null;
+}
+
+export type AgentConfig = LeadQualifierConfig | DealFollowUpConfig | ProposalDrafterConfig;
+
+export interface ConfigProblem {
+  /** The key inside `config`, e.g. `qualify_at` or `idle_days.proposal`. */
+  field: string;
+  message: string;
+}
+
+export const DEFAULT_CONFIG: Record<AgentType, AgentConfig> = {
+  lead_qualifier: { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: DealStage.qualification, deal_value: 0 },
+  deal_follow_up: { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 } },
+  proposal_drafter: { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null },
+};
+
+type Check = (value: unknown) => string | null;
+
+const integer = (min: number, max: number): Check => (value) =>
+  Number.isInteger(value) && (value as number) >= min && (value as number) <= max ? null : `must be a whole number from ${min} to ${max}`;
+const percent: Check = (value) =>
+  typeof value === 'number' && value >= 0 && value <= 100 && /^\d+(\.\d{1,3})?$/.test(String(value)) ? null : 'must be a percentage from 0 to 100 with at most 3 decimals';
+const boolean: Check = (value) => (typeof value === 'boolean' ? null : 'must be true or false');
+const amount: Check = (value) =>
+  typeof value === 'number' && value >= 0 && value <= 10_000_000_000_000 && /^\d+(\.\d{1,2})?$/.test(String(value)) ? null : 'must be an amount of 0 or more with at most 2 decimals';
+const oneOf = (options: readonly string[]): Check => (value) => (typeof value === 'string' && options.includes(value) ? null : `must be one of ${options.join(', ')}`);
+const text = (max: number): Check => (value) => (value === null || (typeof value === 'string' && value.length <= max) ? null : `must be text of at most ${max} characters, or null`);
+
+const FIELDS: Record<AgentType, Record<string, Check>> = {
+  lead_qualifier: {
+    qualify_at: integer(0, 100),
+    disqualify_below: integer(0, 100),
+    open_deal: boolean,
+    deal_stage: oneOf([DealStage.prospecting, DealStage.qualification]),
+    deal_value: amount,
+  },
+  deal_follow_up: {
+    idle_days: (value) => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object of open stage to days';
+      for (const [stage, days] of Object.entries(value)) {
+        if (!(OPEN_STAGES as string[]).includes(stage)) return `has ${stage}, which is not an open stage (${OPEN_STAGES.join(', ')})`;
+        if (integer(1, 365)(days)) return `.${stage} must be a whole number of days from 1 to 365`;
+      }
+      return null;
+    },
+  },
+  proposal_drafter: { valid_days: integer(1, 365), discount_percent: percent, tax_percent: percent, notes: text(5000) },
+};
+
+/**
+ * The agent's config with defaults for what was left out, and every problem found: unknown keys,
+ * values of the wrong kind, and rules across fields. Keys are snake_case in REST and GraphQL alike
+ * (config is the client's JSON, never renamed).
+ */
+export function checkAgentConfig(type: AgentType, raw: Record<string, unknown> | null | undefined): { config: AgentConfig; problems: ConfigProblem[] } {
+  const given = raw ?? {};
+  const fields = FIELDS[type];
+  const problems: ConfigProblem[] = [];
+  for (const [name, value] of Object.entries(given)) {
+    const check = fields[name];
+    if (!check) {
+      problems.push({ field: name, message: `${name} is not a setting of ${type} agents (settings: ${Object.keys(fields).join(', ')})` });
+      continue;
+    }
+    const problem = check(value);
+    if (problem) problems.push({ field: name, message: `${name} ${problem}` });
+  }
+  // A copy: a caller changing its config must never change the defaults.
+  const defaults = structuredClone(DEFAULT_CONFIG[type]) as unknown as Record<string, unknown>;
+  const config = { ...defaults, ...given } as Record<string, unknown>;
+  if (type === AgentType.deal_follow_up && given.idle_days && !problems.length) {
+    config.idle_days = { ...(defaults.idle_days as object), ...(given.idle_days as object) };
+  }
+  if (type === AgentType.lead_qualifier && !problems.length && (config.disqualify_below as number) > (config.qualify_at as number)) {
+    problems.push({ field: 'disqualify_below', message: 'disqualify_below must not be above qualify_at' });
+  }
+  return { config: config as unknown as AgentConfig, problems };
+}

@@ -1,0 +1,33 @@
+import { newId } from '../../common/ids';
+import type { FanOutConsumer } from '../../events/outbox-fan-out';
+import { AgentType } from './agent-config';
+import { TRIGGERS } from './agent-behaviours';
+import { AgentStatus } from './agent.entity';
+
+const EVENT_DRIVEN = (Object.keys(TRIGGERS) as AgentType[]).filter((type) => TRIGGERS[type].length > 0);
+
+/** One task per event and deployed agent of the same account and mode whose type reacts to it. */
+export const agentFanOut: FanOutConsumer = async (trx, events, now) => {
+  const agents: Array<{ id: string; account_id: string; livemode: boolean; type: AgentType; version: number }> = await trx('agents')
+    .select('id', 'account_id', 'livemode', 'type', 'version')
+    .where('status', AgentStatus.deployed)
+    .whereIn('type', EVENT_DRIVEN)
+    .whereIn('account_id', [...new Set(events.map((event) => event.account_id))]);
+  const tasks = events.flatMap((event) =>
+    agents
+      .filter((agent) => agent.account_id === event.account_id && agent.livemode === event.livemode && TRIGGERS[agent.type].includes(event.type))
+      .map((agent) => ({
+        id: newId('agentTask'),
+        created_at: now,
+        updated_at: now,
+        account_id: event.account_id,
+        livemode: event.livemode,
+        agent_id: agent.id,
+        agent_version: agent.version,
+        event_id: event.id,
+        attempt_count: 0,
+        next_attempt_at: now,
+      })),
+  );
+  if (tasks.length) await trx('agent_tasks').insert(tasks).onConflict(['agent_id', 'event_id']).ignore();
+};

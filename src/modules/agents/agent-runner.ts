@@ -1,0 +1,155 @@
+import type { Knex } from '@mikro-orm/knex';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { PollingWorker } from '../../common/polling-worker';
+import { toApiError } from '../../graphql/format-error';
+import { createScoped, scopeTo } from '../../db/tenant';
+import { Event } from '../../events/event.entity';
+import { outboxConsumers } from '../../events/outbox-consumers';
+import { FAN_OUT_BATCH, FanOutConsumer, fanOutEvents } from '../../events/outbox-fan-out';
+import type { ServiceFactory } from '../../graphql/context';
+import type { Logger } from '../../logger';
+import type { Metrics } from '../../http/metrics';
+import { AgentType } from './agent-config';
+import { BEHAVIOURS } from './agent-behaviours';
+import { Agent, AgentAction, AgentRun, AgentStatus, AgentVersion, RunOutcome, RunTrigger } from './agent.entity';
+
+export interface AgentRunnerOptions {
+  orm: MikroORM;
+  logger: Logger;
+  servicesFor: ServiceFactory;
+  /** For the shared outbox fan-out (webhook deliveries are created in the same step). */
+  webhookRetrySchedule: number[];
+  /** The time agents judge idleness by; tests move it forward. */
+  clock?: () => Date;
+  pollIntervalMs?: number;
+  /** How often deal_follow_up agents scan for idle deals (default hourly). */
+  scanIntervalMs?: number;
+  concurrency?: number;
+  /** How long a claimed task stays claimed (default 5 minutes). */
+  leaseMs?: number;
+  /** Counts runs by agent type and outcome (agent_runs_total). */
+  metrics?: Metrics;
+}
+
+interface TaskClaim {
+  id: string;
+  agent_id: string;
+  agent_version: number;
+  event_id: string | null;
+  account_id: string;
+  livemode: boolean;
+}
+
+/**
+ * Runs deployed agents: it takes their tasks (events they react to, and scheduled scans) from
+ * PostgreSQL like the webhook dispatcher takes deliveries, so any number of instances share the
+ * work. A run's actions, its record and the task's completion commit together; a run that fails
+ * is rolled back, recorded as an error, and never holds up other agents or the API.
+ */
+export class AgentRunner extends PollingWorker<TaskClaim> {
+  private readonly knex: Knex;
+  private readonly consumers: FanOutConsumer[];
+  private readonly clock: () => Date;
+  private readonly scanIntervalMs: number;
+
+  constructor(private readonly options: AgentRunnerOptions) {
+    super(options.logger, options.pollIntervalMs ?? 1_000, options.concurrency ?? 4);
+    this.knex = options.orm.em.getKnex();
+    this.consumers = outboxConsumers({ webhookRetrySchedule: options.webhookRetrySchedule });
+    this.clock = options.clock ?? (() => new Date());
+    this.scanIntervalMs = options.scanIntervalMs ?? 3_600_000;
+  }
+
+  protected async prepare(): Promise<void> {
+    while (!this.isStopped && (await fanOutEvents(this.knex, this.consumers)) === FAN_OUT_BATCH);
+    await this.scheduleScans();
+  }
+
+  /** One scan task per deployed follow-up agent and interval; the slot makes it one across instances. */
+  private async scheduleScans(): Promise<void> {
+    const now = this.clock();
+    const slot = Math.floor(now.getTime() / this.scanIntervalMs);
+    await this.knex.raw(
+      `insert into agent_tasks (id, created_at, updated_at, account_id, livemode, agent_id, agent_version, schedule_slot, attempt_count, next_attempt_at)
+       select 'atask_' || replace(gen_random_uuid()::text, '-', ''), now(), now(), account_id, livemode, id, version, ?, 0, now()
+         from agents where status = ? and type = ?
+       on conflict (agent_id, schedule_slot) do nothing`,
+      [slot, AgentStatus.deployed, AgentType.deal_follow_up],
+    );
+  }
+
+  protected async claim(limit: number): Promise<TaskClaim[]> {
+    const result = await this.knex.raw<{ rows: TaskClaim[] }>(
+      `update agent_tasks set attempt_count = attempt_count + 1, next_attempt_at = now() + make_interval(secs => ?), updated_at = now()
+       where id in (
+         select id from agent_tasks where done_at is null and next_attempt_at <= now()
+         order by next_attempt_at limit ? for update skip locked)
+       returning id, agent_id, agent_version, event_id, account_id, livemode`,
+      [(this.options.leaseMs ?? 300_000) / 1000, limit],
+    );
+    return result.rows;
+  }
+
+  protected describe(task: TaskClaim) {
+    return { agentTaskId: task.id, agentId: task.agent_id };
+  }
+
+  protected async work(task: TaskClaim): Promise<void> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const scope = { accountId: task.account_id, livemode: task.livemode };
+    const em = scopeTo(this.options.orm.em.fork(), scope);
+    const agent = await em.findOne(Agent, { id: task.agent_id });
+    if (!agent || agent.status !== AgentStatus.deployed) {
+      await this.finish(task.id);
+      return;
+    }
+    const [frozen, event] = await Promise.all([
+      em.findOneOrFail(AgentVersion, { agent: agent.id, version: task.agent_version }),
+      task.event_id ? em.findOne(Event, { id: task.event_id }) : Promise.resolve(null),
+    ]);
+    const record = (runEm: typeof em, outcome: RunOutcome, actions: AgentAction[], error: string | null) => {
+      const run = createScoped(runEm, AgentRun, {
+        agent: runEm.getReference(Agent, agent.id),
+        version: task.agent_version,
+        trigger: event ? RunTrigger.event : RunTrigger.schedule,
+        eventId: event?.id ?? null,
+        eventType: event?.type ?? null,
+        outcome,
+        actions,
+        error,
+        durationMs: elapsed(),
+      });
+      return run;
+    };
+    let outcome: RunOutcome;
+    try {
+      outcome = await em.transactional(async (tx) => {
+        const services = this.options.servicesFor(tx);
+        const actions = await BEHAVIOURS[agent.type]({ em: tx, services, agent, config: frozen.config, event, now: this.clock() });
+        const run = record(tx, actions.length ? RunOutcome.acted : RunOutcome.no_action, actions, null);
+        if (actions.length) services.recorder.record('agent.action', run);
+        await tx.flush();
+        await this.finish(task.id, tx.getTransactionContext());
+        return run.outcome;
+      });
+    } catch (error) {
+      // What a client may read: our own errors' messages; anything else (driver text with SQL) stays in the log.
+      const known = toApiError(error);
+      const message = known ? `${known.errorCode}: ${known.message}` : 'The run failed unexpectedly; the details are in the service log.';
+      this.options.logger.warn({ agentId: agent.id, agentTaskId: task.id, err: error }, 'agent run failed; recorded as an error');
+      const fresh = scopeTo(this.options.orm.em.fork(), scope);
+      await fresh.transactional(async (tx) => {
+        record(tx, RunOutcome.error, [], message.slice(0, 1000));
+        await tx.flush();
+        await this.finish(task.id, tx.getTransactionContext());
+      });
+      outcome = RunOutcome.error;
+    }
+    this.options.metrics?.agentRun(agent.type, outcome);
+  }
+
+  private async finish(taskId: string, trx?: Knex.Transaction): Promise<void> {
+    await (trx ?? this.knex)('agent_tasks').where({ id: taskId }).update({ done_at: new Date(), updated_at: new Date() });
+  }
+}

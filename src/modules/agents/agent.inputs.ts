@@ -1,0 +1,76 @@
+import { IsIn, IsObject, IsOptional, Length, Matches } from 'class-validator';
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, InputType } from 'type-graphql';
+import { PageInput } from '../../common/page.input';
+import { NOT_BLANK } from '../../common/validation';
+import { AgentType } from './agent-config';
+import { AgentStatus } from './agent.entity';
+
+export const METRIC_WINDOWS = ['24h', '7d', '30d'] as const;
+export type MetricWindow = (typeof METRIC_WINDOWS)[number];
+
+const CONFIG_HELP =
+  'Settings of the type, snake_case. lead_qualifier: qualify_at (0–100, default 70), disqualify_below (default 20), ' +
+  'open_deal (default false), deal_stage (prospecting | qualification), deal_value (default 0); deal_follow_up: ' +
+  'idle_days ({stage: days}, defaults prospecting 14, qualification 14, proposal 7, negotiation 7); proposal_drafter: ' +
+  'valid_days (default 30), discount_percent, tax_percent (default 0), notes.';
+
+@InputType({ description: 'A new agent, in draft until deployed.' })
+export class AgentCreateInput {
+  @Field()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  name!: string;
+
+  @Field(() => AgentType)
+  type!: AgentType;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: CONFIG_HELP })
+  @IsOptional()
+  @IsObject({ message: '$property must be a JSON object' })
+  config?: Record<string, unknown> | null;
+}
+
+@InputType({ description: 'Changes the working copy; a deployed agent keeps running its deployed version until deployed again.' })
+export class AgentUpdateInput {
+  @Field(() => String, { nullable: true })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  name?: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Replaces the whole config (defaults fill what is left out).' })
+  @IsOptional()
+  @IsObject({ message: '$property must be a JSON object' })
+  config?: Record<string, unknown> | null;
+}
+
+@InputType({ description: 'Deploys the working config as a new version; a config given here replaces it first.' })
+export class AgentDeployInput {
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  @IsOptional()
+  @IsObject({ message: '$property must be a JSON object' })
+  config?: Record<string, unknown> | null;
+}
+
+@InputType({ description: 'Pagination and filters for listing agents, newest first.' })
+export class AgentListInput extends PageInput {
+  @Field(() => AgentStatus, { nullable: true })
+  @IsOptional()
+  status?: AgentStatus;
+
+  @Field(() => AgentType, { nullable: true })
+  @IsOptional()
+  type?: AgentType;
+}
+
+@InputType()
+export class AgentMetricsInput {
+  @Field(() => String, { nullable: true, description: '24h, 7d or 30d (default 7d).' })
+  @IsOptional()
+  @IsIn(METRIC_WINDOWS, { message: '$property must be 24h, 7d or 30d' })
+  window?: MetricWindow;
+}
+
+@InputType({ description: 'Pagination for an agent\'s runs, newest first.' })
+export class AgentRunListInput extends PageInput {}

@@ -1,0 +1,47 @@
+import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { RequestContext } from '../../graphql/context';
+import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { OperationLimited } from '../../limits/operation-limit';
+import { Agent } from './agent.entity';
+import { AgentCreateInput, AgentDeployInput, AgentListInput, AgentMetricsInput, AgentRunListInput, AgentUpdateInput } from './agent.inputs';
+import { AgentList, AgentMetrics, AgentRunList } from './agent.types';
+
+@Resolver(() => Agent)
+export class AgentResolver {
+  @Query(() => AgentList, { description: 'Agents of the key\'s account and mode, newest first.', complexity: listComplexity })
+  agents(@Arg('filter', () => AgentListInput, { nullable: true }) filter: AgentListInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.list(filter);
+  }
+
+  @Query(() => Agent)
+  agent(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.get(id);
+  }
+
+  @Query(() => AgentMetrics, { description: 'Runs, actions, errors, latency and outcomes over 24h, 7d or 30d.', complexity: 20 })
+  agentMetrics(@Arg('id', () => ID) id: string, @Arg('filter', () => AgentMetricsInput, { nullable: true }) filter: AgentMetricsInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.metrics(id, filter?.window);
+  }
+
+  @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Creates an agent in draft; its config is checked against its type.' })
+  createAgent(@Arg('input', () => AgentCreateInput) input: AgentCreateInput, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.create(input);
+  }
+
+  @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Changes the name or working config (GraphQL only; deploy again to run the change).' })
+  updateAgent(@Arg('id', () => ID) id: string, @Arg('input', () => AgentUpdateInput) input: AgentUpdateInput, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.update(id, input);
+  }
+
+  @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Deploys the config as a new version; 422 agent_config_invalid when it does not hold.' })
+  @OperationLimited('deployAgent')
+  deployAgent(@Arg('id', () => ID) id: string, @Arg('input', () => AgentDeployInput, { nullable: true }) input: AgentDeployInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.deploy(id, input);
+  }
+
+  @Extensions({ rest: false })
+  @FieldResolver(() => AgentRunList, { description: 'Recorded runs, newest first (GraphQL only).', complexity: listComplexity })
+  runs(@Root() agent: Agent, @Arg('filter', () => AgentRunListInput, { nullable: true }) filter: AgentRunListInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.runs(agent, filter);
+  }
+}

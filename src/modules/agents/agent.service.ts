@@ -1,0 +1,136 @@
+import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import { ApiError, notFound } from '../../common/errors';
+import { isId } from '../../common/ids';
+import { findPage, Page } from '../../common/pagination';
+import { PageInput } from '../../common/page.input';
+import { createScoped } from '../../db/tenant';
+import type { EventRecorder } from '../../events/event-recorder';
+import { AgentType, checkAgentConfig } from './agent-config';
+import { Agent, AgentRun, AgentStatus, AgentVersion } from './agent.entity';
+import { AgentCreateInput, AgentDeployInput, AgentListInput, AgentUpdateInput, MetricWindow } from './agent.inputs';
+import { AgentMetrics } from './agent.types';
+
+const WINDOW_MS: Record<MetricWindow, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
+
+/** Agents of one account and mode (tenant-scoped EntityManager): configuration, deployment, metrics. */
+export class AgentService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly events: EventRecorder,
+  ) {}
+
+  async create(input: AgentCreateInput): Promise<Agent> {
+    const agent = createScoped(this.em, Agent, { name: input.name.trim(), type: input.type, config: this.validConfig(input.type, input.config) });
+    await this.em.flush();
+    return agent;
+  }
+
+  async get(id: string): Promise<Agent> {
+    const agent = isId('agent', id) ? await this.em.findOne(Agent, { id }) : null;
+    if (!agent) throw notFound('agent', id);
+    return agent;
+  }
+
+  list(input: AgentListInput = {}): Promise<Page<Agent>> {
+    const filters: FilterQuery<Agent>[] = [];
+    if (input.status) filters.push({ status: input.status });
+    if (input.type) filters.push({ type: input.type });
+    return findPage(this.em, Agent, filters, input);
+  }
+
+  async update(id: string, input: AgentUpdateInput): Promise<Agent> {
+    const agent = await this.get(id);
+    if (input.name) agent.name = input.name.trim();
+    if (input.config) agent.config = this.validConfig(agent.type, input.config);
+    await this.em.flush();
+    return agent;
+  }
+
+  /**
+   * Freezes the config as the next version and makes the agent act on events of its mode from now
+   * on. A config that does not hold is 422 agent_config_invalid naming every problem.
+   */
+  async deploy(id: string, input: AgentDeployInput = {}): Promise<Agent> {
+    const agent = await this.get(id);
+    const { config, problems } = checkAgentConfig(agent.type, input.config ?? agent.config);
+    if (problems.length) {
+      throw new ApiError('agent_config_invalid', `The config cannot be deployed: ${problems.map((p) => p.message).join('; ')}`, {
+        param: `config.${problems[0].field}`,
+        restParam: `config[${problems[0].field}]`,
+        details: { problems },
+      });
+    }
+    const before = this.events.snapshot(agent);
+    agent.config = config as unknown as Record<string, unknown>;
+    agent.version += 1;
+    agent.status = AgentStatus.deployed;
+    agent.deployedAt = new Date();
+    this.em.create(AgentVersion, { agent, version: agent.version, config: agent.config, createdAt: new Date() });
+    this.events.record('agent.deployed', agent, before);
+    await this.em.flush();
+    return agent;
+  }
+
+  runs(agent: Agent, input: PageInput = {}): Promise<Page<AgentRun>> {
+    return findPage(this.em, AgentRun, [{ agent }], input);
+  }
+
+  /** Figures over the window, all counted in SQL from the recorded runs and the deals they led to. */
+  async metrics(id: string, window: MetricWindow = '7d'): Promise<AgentMetrics> {
+    const agent = await this.get(id);
+    const to = new Date();
+    const from = new Date(to.getTime() - WINDOW_MS[window]);
+    const sql = (query: string) => this.em.getConnection().execute(query, [agent.id, from, to]);
+    const [totals] = await sql(
+      `select count(*)::int as runs, (count(*) filter (where outcome = 'error'))::int as errors,
+              percentile_cont(0.5) within group (order by duration_ms) as p50,
+              percentile_cont(0.95) within group (order by duration_ms) as p95
+         from agent_runs where agent_id = ? and created_at >= ? and created_at <= ?`,
+    );
+    const kinds = await sql(
+      `select action->>'kind' as kind, count(*)::int as count
+         from agent_runs, jsonb_array_elements(actions) as action
+        where agent_id = ? and created_at >= ? and created_at <= ? group by 1 order by 1`,
+    );
+    const [won] = await sql(
+      `select count(distinct action->>'object_id')::int as count
+         from agent_runs, jsonb_array_elements(actions) as action
+        where agent_id = ? and created_at >= ? and created_at <= ? and action->>'kind' = 'lead_qualified'
+          and exists (select 1 from deals where deals.lead_id = action->>'object_id' and deals.stage = 'closed_won')`,
+    );
+    const [last] = await this.em.getConnection().execute('select max(created_at) as at from agent_runs where agent_id = ?', [agent.id]);
+    const actionsByKind: Record<string, number> = Object.fromEntries((kinds as Array<{ kind: string; count: number }>).map((row) => [row.kind, row.count]));
+    const runs = totals.runs as number;
+    return {
+      object: 'agent_metrics',
+      agentId: agent.id,
+      window,
+      from,
+      to,
+      runs,
+      errors: totals.errors,
+      successRate: runs ? (runs - totals.errors) / runs : null,
+      actionsByKind,
+      p50LatencyMs: totals.p50 === null ? null : Math.round(totals.p50),
+      p95LatencyMs: totals.p95 === null ? null : Math.round(totals.p95),
+      lastRunAt: last?.at ? new Date(last.at) : null,
+      outcomes: {
+        leadsQualified: actionsByKind.lead_qualified ?? 0,
+        leadsDisqualified: actionsByKind.lead_disqualified ?? 0,
+        dealsOpened: actionsByKind.deal_opened ?? 0,
+        proposalsDrafted: actionsByKind.proposal_drafted ?? 0,
+        idleDealsFlagged: actionsByKind.deal_idle ?? 0,
+        qualifiedLeadsWon: won.count,
+      },
+    };
+  }
+
+  private validConfig(type: AgentType, raw: Record<string, unknown> | null | undefined): Record<string, unknown> {
+    const { config, problems } = checkAgentConfig(type, raw);
+    if (problems.length) {
+      const { field, message } = problems[0];
+      throw new ApiError('parameter_invalid', message, { param: `config.${field}`, restParam: `config[${field}]` });
+    }
+    return config as unknown as Record<string, unknown>;
+  }
+}

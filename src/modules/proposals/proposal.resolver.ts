@@ -1,0 +1,42 @@
+import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { FileDownload } from '../../common/file-download';
+import type { RequestContext } from '../../graphql/context';
+import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { OperationLimited } from '../../limits/operation-limit';
+import { Deal } from '../deals/deal.entity';
+import { Proposal } from './proposal.entity';
+import { ProposalCreateInput, ProposalListInput } from './proposal.inputs';
+import { ProposalList } from './proposal.types';
+
+/** Rendering a PDF costs far more than reading a row. */
+const PDF_COST = 50;
+
+@Resolver(() => Proposal)
+export class ProposalResolver {
+  @Query(() => Proposal)
+  proposal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.proposals.get(id);
+  }
+
+  @Query(() => FileDownload, { description: 'The proposal as a PDF (base64 here; GET /v1/proposals/{id}/pdf sends the bytes).', complexity: PDF_COST })
+  @OperationLimited('proposalPdf')
+  proposalPdf(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.proposals.pdf(id);
+  }
+
+  @Mutation(() => Proposal, { complexity: MUTATION_COST, description: 'Generates a numbered proposal from a deal, frozen as the deal is now.' })
+  @OperationLimited('generateProposal')
+  createProposal(@Arg('input', () => ProposalCreateInput) input: ProposalCreateInput, @Ctx() ctx: RequestContext) {
+    return ctx.services.proposals.create(input);
+  }
+}
+
+/** A deal's proposals, for dashboards (GraphQL only). */
+@Resolver(() => Deal)
+export class DealProposalsResolver {
+  @Extensions({ rest: false })
+  @FieldResolver(() => ProposalList, { description: 'Proposals generated from this deal, newest first (GraphQL only).', complexity: listComplexity })
+  proposals(@Root() deal: Deal, @Arg('filter', () => ProposalListInput, { nullable: true }) filter: ProposalListInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.proposals.forDeal(deal, filter);
+  }
+}

@@ -1,0 +1,127 @@
+import { EntityManager, ref } from '@mikro-orm/postgresql';
+import { ApiError, notFound } from '../../common/errors';
+import { FileDownload } from '../../common/file-download';
+import { isId } from '../../common/ids';
+import { findPage, Page } from '../../common/pagination';
+import { createScoped, tenantOf } from '../../db/tenant';
+import type { EventRecorder } from '../../events/event-recorder';
+import { Account } from '../accounts/account.entity';
+import { Deal } from '../deals/deal.entity';
+import { renderProposalPdf } from './proposal-pdf';
+import { computeTotals, toThousandths } from './proposal-totals';
+import { Proposal, ProposalCustomer, ProposalLineItem } from './proposal.entity';
+import { ProposalCreateInput, ProposalListInput } from './proposal.inputs';
+
+const DEFAULT_VALID_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+/** Proposals of one account and mode (the EntityManager is tenant-scoped). */
+export class ProposalService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly events: EventRecorder,
+    private readonly publicUrl: string,
+  ) {}
+
+  /**
+   * Prices the lines, freezes the deal and lead as they are now, and takes the next number, all in
+   * one transaction with the proposal.created event. The number comes from a per-account-and-mode
+   * counter row incremented under its row lock, so concurrent generations get distinct numbers
+   * and a number is never given twice.
+   */
+  async create(input: ProposalCreateInput): Promise<Proposal> {
+    const deal = isId('deal', input.dealId) ? await this.em.findOne(Deal, { id: input.dealId }) : null;
+    if (!deal) throw new ApiError('resource_missing', `No such deal: '${input.dealId}'`, { param: 'dealId' });
+    const lead = deal.lead ? await deal.lead.load() : null;
+    const lines = input.lineItems?.length ? input.lineItems : [{ description: deal.name, quantity: 1, unitPrice: deal.value }];
+    const discountPercent = toThousandths(input.discountPercent ?? 0, 'discountPercent', 100, 'a percentage');
+    const taxPercent = toThousandths(input.taxPercent ?? 0, 'taxPercent', 100, 'a percentage');
+    const totals = computeTotals(lines, discountPercent, taxPercent);
+    const account = await this.em.findOneOrFail(Account, { id: tenantOf(this.em).accountId });
+    const issuedAt = new Date();
+    const validUntil = new Date(issuedAt.getTime() + (input.validDays ?? DEFAULT_VALID_DAYS) * DAY_MS).toISOString().slice(0, 10);
+
+    return this.em.transactional(async (em) => {
+      const proposal = createScoped(em, Proposal, {
+        number: await this.nextNumber(em, issuedAt),
+        deal: ref(deal),
+        title: input.title?.trim() || `Proposal: ${deal.name}`,
+        currency: deal.currency,
+        customer: lead ? Object.assign(new ProposalCustomer(), { company: lead.company, contactName: lead.contactName, contactEmail: lead.contactEmail }) : null,
+        lineItems: totals.lines.map((line) => Object.assign(new ProposalLineItem(), line)),
+        subtotalMinor: totals.subtotalMinor,
+        discountPercentThousandths: discountPercent,
+        discountMinor: totals.discountMinor,
+        taxPercentThousandths: taxPercent,
+        taxMinor: totals.taxMinor,
+        totalMinor: totals.totalMinor,
+        validUntil,
+        notes: input.notes ?? null,
+        metadata: input.metadata ?? {},
+        issuerName: account.name,
+        dealSnapshot: this.events.snapshot(deal),
+        leadSnapshot: lead ? this.events.snapshot(lead) : null,
+        createdAt: issuedAt,
+        updatedAt: issuedAt,
+      });
+      this.link(proposal);
+      this.events.on(em).record('proposal.created', proposal);
+      return proposal;
+    });
+  }
+
+  async get(id: string): Promise<Proposal> {
+    const proposal = isId('proposal', id) ? await this.em.findOne(Proposal, { id }) : null;
+    if (!proposal) throw notFound('proposal', id);
+    return this.link(proposal);
+  }
+
+  /** A deal's proposals, newest first. */
+  async forDeal(deal: Deal, input: ProposalListInput = {}): Promise<Page<Proposal>> {
+    const page = await findPage(this.em, Proposal, [{ deal: deal.id }], input);
+    page.data.forEach((row) => this.link(row));
+    return page;
+  }
+
+  /** The PDF, rendered from the frozen proposal: the same bytes every time. */
+  async pdf(id: string): Promise<FileDownload> {
+    const proposal = await this.get(id);
+    const bytes = await renderProposalPdf({
+      accountName: proposal.issuerName,
+      number: proposal.number,
+      title: proposal.title,
+      issuedOn: proposal.createdAt,
+      validUntil: proposal.validUntil,
+      currency: proposal.currency,
+      customer: proposal.customer ?? null,
+      dealName: String(proposal.dealSnapshot.name ?? ''),
+      lines: proposal.lineItems,
+      subtotalMinor: proposal.subtotalMinor,
+      discountPercentThousandths: proposal.discountPercentThousandths,
+      discountMinor: proposal.discountMinor,
+      taxPercentThousandths: proposal.taxPercentThousandths,
+      taxMinor: proposal.taxMinor,
+      totalMinor: proposal.totalMinor,
+      notes: proposal.notes,
+    });
+    return new FileDownload(`${proposal.number}.pdf`, 'application/pdf', bytes);
+  }
+
+  private async nextNumber(em: EntityManager, issuedAt: Date): Promise<string> {
+    const { accountId, livemode } = tenantOf(em);
+    const row = await em.getConnection().execute<{ last_number: number }>(
+      `insert into proposal_numbers (account_id, livemode, last_number) values (?, ?, 1)
+       on conflict (account_id, livemode) do update set last_number = proposal_numbers.last_number + 1
+       returning last_number`,
+      [accountId, livemode],
+      'get',
+      em.getTransactionContext(),
+    );
+    return `P-${issuedAt.getUTCFullYear()}-${String(row.last_number).padStart(6, '0')}`;
+  }
+
+  private link(proposal: Proposal): Proposal {
+    proposal.pdfUrl = `${this.publicUrl}/v1/proposals/${proposal.id}/pdf`;
+    return proposal;
+  }
+}

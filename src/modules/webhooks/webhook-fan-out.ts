@@ -1,0 +1,40 @@
+import { newId } from '../../common/ids';
+import { subscribesTo } from '../../events/event-types';
+import type { FanOutConsumer } from '../../events/outbox-fan-out';
+import { DeliveryStatus } from './webhook-delivery.entity';
+import { WebhookStatus } from './webhook.entity';
+
+/** One delivery per event and matching enabled subscription of the same account and mode. */
+export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
+  return async (trx, events, now) => {
+    const subscriptions: Array<{ id: string; account_id: string; livemode: boolean; events: string[]; created_at: Date }> = await trx('webhooks')
+      .select('id', 'account_id', 'livemode', 'events', 'created_at')
+      .where('status', WebhookStatus.enabled)
+      .whereIn('account_id', [...new Set(events.map((event) => event.account_id))]);
+    const firstAttempt = trx.raw('now() + make_interval(secs => ?)', [firstDelaySeconds]);
+    const deliveries = events.flatMap((event) =>
+      subscriptions
+        .filter(
+          (hook) =>
+            hook.account_id === event.account_id &&
+            hook.livemode === event.livemode &&
+            // A subscription receives what happened after it was made, not a backlog.
+            hook.created_at <= event.created_at &&
+            subscribesTo(hook.events, event.type),
+        )
+        .map((hook) => ({
+          id: newId('delivery'),
+          created_at: now,
+          updated_at: now,
+          account_id: event.account_id,
+          livemode: event.livemode,
+          event_id: event.id,
+          webhook_id: hook.id,
+          status: DeliveryStatus.pending,
+          attempt_count: 0,
+          next_attempt_at: firstAttempt,
+        })),
+    );
+    if (deliveries.length) await trx('webhook_deliveries').insert(deliveries).onConflict(['event_id', 'webhook_id']).ignore();
+  };
+}

@@ -1,0 +1,59 @@
+import { Entity, Enum, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { newId } from '../../common/ids';
+import { TenantEntity } from '../../db/base.entity';
+
+export enum WebhookStatus {
+  enabled = 'enabled',
+  disabled = 'disabled',
+}
+registerEnumType(WebhookStatus, { name: 'WebhookStatus', description: 'Only enabled subscriptions receive events.' });
+
+/**
+ * A webhook subscription (CONTRACT §10). The signing secret is stored encrypted (AES-256-GCM under
+ * ENCRYPTION_KEY), because signing needs it back; it is shown once, in the create response.
+ */
+@ObjectType({ description: 'A URL that receives the account\'s events of one mode.' })
+@Entity({ tableName: 'webhooks' })
+@Index({ name: 'webhooks_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
+export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 'disabledReason'> {
+  @Field(() => ID)
+  @PrimaryKey({ type: 'text' })
+  id: string = newId('webhook');
+
+  @Field({ description: 'Always "webhook".' })
+  get object(): 'webhook' {
+    return 'webhook';
+  }
+
+  @Field({ description: 'http(s) URL that receives a POST per event.' })
+  @Property({ type: 'text' })
+  url!: string;
+
+  @Field(() => [String], { description: 'Event names it receives, or ["*"] for all.' })
+  @Property({ type: 'text[]' })
+  events!: string[];
+
+  @Field(() => String, { nullable: true })
+  @Property({ type: 'text', nullable: true })
+  description?: string | null;
+
+  @Field(() => WebhookStatus)
+  @Enum({ items: () => WebhookStatus })
+  status: WebhookStatus = WebhookStatus.enabled;
+
+  @Field(() => String, { nullable: true, description: 'Why the service disabled it (e.g. the endpoint answered 410 Gone); null otherwise.' })
+  @Property({ type: 'text', nullable: true })
+  disabledReason?: string | null;
+
+  /** AES-256-GCM of {secret}; see common/crypto.ts. */
+  @Property({ type: 'text', hidden: true, lazy: true })
+  secretEncrypted!: string;
+}
+
+/** The response that created a subscription: the only one that shows its secret. */
+@ObjectType({ description: 'A new webhook subscription, with its signing secret (shown only here).' })
+export class CreatedWebhook extends Webhook {
+  @Field({ description: 'whsec_…: verifies the webhook-signature header (Standard Webhooks). Shown only once.' })
+  secret!: string;
+}

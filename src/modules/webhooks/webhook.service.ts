@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { EntityManager } from '@mikro-orm/postgresql';
+import { decryptJson, encryptJson } from '../../common/crypto';
+import { ApiError, notFound } from '../../common/errors';
+import { isId } from '../../common/ids';
+import { findPage, Page } from '../../common/pagination';
+import { PageInput } from '../../common/page.input';
+import { createScoped } from '../../db/tenant';
+import { ALL_EVENTS } from '../../events/event-types';
+import { checkPublicUrl, HostResolver, UrlRefused, webhookUrlProblem } from './url-guard';
+import { WebhookAttempt } from './webhook-delivery.entity';
+import { CreatedWebhook, Webhook, WebhookStatus } from './webhook.entity';
+import { WebhookCreateInput, WebhookListInput, WebhookUpdateInput } from './webhook.inputs';
+
+export interface WebhookSettings {
+  /** WEBHOOK_ALLOW_PRIVATE_URLS: skip the address check (local development). */
+  allowPrivateUrls: boolean;
+  resolveHost: HostResolver;
+  encryptionKey: Buffer;
+}
+
+/** Standard Webhooks secrets: `whsec_` and base64 of 24 to 64 random bytes. */
+function newSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/** `*` already means every event; listing others beside it would only mislead. */
+const normalizedEvents = (events: string[]): string[] => (events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events);
+
+/** Webhook subscriptions of one account and mode (the EntityManager is tenant-scoped). */
+export class WebhookService {
+  constructor(
+    private readonly em: EntityManager,
+    private readonly settings: WebhookSettings,
+  ) {}
+
+  async create(input: WebhookCreateInput): Promise<CreatedWebhook> {
+    await this.checkUrl(input.url);
+    const secret = newSecret();
+    const webhook = createScoped(this.em, Webhook, {
+      url: input.url,
+      events: normalizedEvents(input.events),
+      description: input.description?.trim() || null,
+      status: WebhookStatus.enabled,
+      secretEncrypted: encryptJson({ secret }, this.settings.encryptionKey),
+    });
+    await this.em.flush();
+    // Only this response carries the secret; it is not a stored field of the entity.
+    return Object.assign(webhook, { secret }) as CreatedWebhook;
+  }
+
+  async get(id: string): Promise<Webhook> {
+    const webhook = isId('webhook', id) ? await this.em.findOne(Webhook, { id }) : null;
+    if (!webhook) throw notFound('webhook', id);
+    return webhook;
+  }
+
+  list(input: WebhookListInput = {}): Promise<Page<Webhook>> {
+    return findPage(this.em, Webhook, input.status ? [{ status: input.status }] : [], input);
+  }
+
+  async update(id: string, input: WebhookUpdateInput): Promise<Webhook> {
+    const webhook = await this.get(id);
+    if (input.url !== undefined) {
+      await this.checkUrl(input.url);
+      webhook.url = input.url;
+    }
+    if (input.events !== undefined) webhook.events = normalizedEvents(input.events);
+    if (input.description !== undefined) webhook.description = input.description?.trim() || null;
+    if (input.status !== undefined && input.status !== webhook.status) {
+      webhook.status = input.status;
+      // A reason is kept only while the service's own decision stands.
+      webhook.disabledReason = null;
+    }
+    await this.em.flush();
+    return webhook;
+  }
+
+  /** Deletes the subscription with its pending deliveries and attempt history. */
+  async delete(id: string): Promise<string> {
+    const webhook = await this.get(id);
+    this.em.remove(webhook);
+    await this.em.flush();
+    return webhook.id;
+  }
+
+  /** Attempts to send to this subscription, newest first (for dashboards). */
+  attempts(webhook: Webhook, input: PageInput = {}): Promise<Page<WebhookAttempt>> {
+    return findPage(this.em, WebhookAttempt, [{ webhook }], input);
+  }
+
+  /** The signing secret, for code that signs deliveries. Never for a response after creation. */
+  async secretOf(webhook: Webhook): Promise<string> {
+    await this.em.populate(webhook, ['secretEncrypted']);
+    return decryptJson<{ secret: string }>(webhook.secretEncrypted, this.settings.encryptionKey).secret;
+  }
+
+  private async checkUrl(url: string): Promise<void> {
+    const problem = webhookUrlProblem(url);
+    if (problem) throw new ApiError('parameter_invalid', problem, { param: 'url' });
+    if (this.settings.allowPrivateUrls) return;
+    try {
+      await checkPublicUrl(url, this.settings.resolveHost);
+    } catch (error) {
+      if (error instanceof UrlRefused) throw new ApiError('url_not_allowed', error.message, { param: 'url' });
+      throw error;
+    }
+  }
+}

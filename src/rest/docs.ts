@@ -1,0 +1,71 @@
+import path from 'node:path';
+import { Router } from 'express';
+import type { GraphQLSchema } from 'graphql';
+import { buildOpenApi } from './openapi';
+import { ROUTES } from './routes';
+
+/** Swagger UI's files, served from the swagger-ui-dist package (no CDN). */
+const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+const SWAGGER_UI_FILES = ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png'];
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Sales Pipeline API: REST reference</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+  <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+</head>
+<body>
+  <div id="swagger-ui" data-spec-url="/v1/openapi.json"></div>
+  <noscript>The OpenAPI document is at <a href="/v1/openapi.json">/v1/openapi.json</a>.</noscript>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
+  <script src="/docs/init.js"></script>
+</body>
+</html>
+`;
+
+const INIT = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: document.getElementById('swagger-ui').dataset.specUrl,
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+    layout: 'BaseLayout',
+  });
+});
+`;
+
+/**
+ * Swagger UI styles elements inline and draws icons from data: URIs; scripts are only our own
+ * files; "Try it out" calls the document's server (PUBLIC_URL).
+ */
+const docsCsp = (serverUrl: string) =>
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  `connect-src 'self' ${new URL(serverUrl).origin}; frame-ancestors 'none'; form-action 'self'; base-uri 'none'`;
+
+/**
+ * GET /v1/openapi.json (the OpenAPI 3.1 document of the route table, public like any API
+ * reference) and GET /docs (Swagger UI over it). Mounted before /v1 authentication.
+ */
+export function createDocsRouter(schema: GraphQLSchema, options: { version: string; serverUrl: string }): Router {
+  const router = Router();
+  const csp = docsCsp(options.serverUrl);
+  const document = JSON.stringify(buildOpenApi(schema, ROUTES, options), null, 2);
+  router.get('/v1/openapi.json', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(document);
+  });
+  router.get(['/docs', '/docs/'], (_req, res) => {
+    res.set({ 'Content-Security-Policy': csp, 'Cache-Control': 'no-cache' }).type('html').send(PAGE);
+  });
+  router.get('/docs/init.js', (_req, res) => {
+    res.set('Cache-Control', 'no-cache').type('text/javascript').send(INIT);
+  });
+  router.get('/docs/assets/:file', (req, res, next) => {
+    if (!SWAGGER_UI_FILES.includes(req.params.file)) return next();
+    res.sendFile(req.params.file, { root: SWAGGER_UI_DIR, maxAge: '1h' });
+  });
+  return router;
+}

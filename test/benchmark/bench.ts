@@ -1,0 +1,218 @@
+/**
+ * `npm run bench`: the service against a hand-written express + pg baseline doing the same work,
+ * on this machine, in the same run. See README "Benchmark" and docs/benchmark.md.
+ *
+ *   npm run bench                  1,000,000 leads, 3 rounds of 10 s, a 10-minute memory soak
+ *   npm run bench -- --quick       2,000 leads, 1 round of 2 s, a 5 s soak (the CI smoke)
+ *   options: --leads N --rounds N --duration S --soak S --connections N --write/--no-write
+ *            --profile (the service runs under node --cpu-prof; see profile-summary.ts)
+ *            --only read,create (measure these scenarios only; skips the fixed-rate run and the soak)
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
+import { drive, LoadOptions, LoadResult, Scenario, scenarios } from './load';
+import { ROOT, Server, startServer } from './processes';
+import { Figures, printReport, writeResults } from './report';
+import { seed } from './seed';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    leads: { type: 'string' },
+    deals: { type: 'string' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    soak: { type: 'string' },
+    connections: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    write: { type: 'boolean' },
+    'no-write': { type: 'boolean', default: false },
+  },
+});
+
+const number = (value: string | undefined, fallback: number) => {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed < 0) {
+    console.error(`bench: expected a number, got "${value}"`);
+    process.exit(2);
+  }
+  return parsed;
+};
+
+const quick = args.quick;
+const settings = {
+  leads: number(args.leads, quick ? 2_000 : 1_000_000),
+  deals: number(args.deals, quick ? 300 : 20_000),
+  rounds: number(args.rounds, quick ? 1 : 3),
+  durationS: number(args.duration, quick ? 2 : 10),
+  warmupS: quick ? 1 : 3,
+  soakS: number(args.soak, quick ? 5 : 600),
+  connections: number(args.connections, 10),
+};
+const write = args.write ?? (!quick && !args['no-write']);
+
+const log = (message: string) => process.stdout.write(`[bench] ${message}\n`);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+function summarize(results: LoadResult[]): LoadResult {
+  return {
+    rps: median(results.map((r) => r.rps)),
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+    failures: results.reduce((sum, r) => sum + r.failures, 0),
+  };
+}
+
+async function redisUrl(): Promise<string> {
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false });
+  try {
+    await redis.connect();
+    await redis.ping();
+    return url;
+  } catch {
+    console.error(`bench: the benchmark measures rate limiting in Redis, and none answers at ${url}; start Redis or set REDIS_URL`);
+    process.exit(1);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const redis = await redisUrl();
+  const embedded = process.env.DATABASE_URL
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: path.join(ROOT, '.data/bench'), database: 'bench', log: () => undefined });
+  const databaseUrl = process.env.DATABASE_URL ?? embedded!.url;
+  log(`database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL in .data/bench'}; Redis: ${redis}`);
+  log(`settings: ${JSON.stringify(settings)}`);
+
+  const servers: Server[] = [];
+  // Interrupted (Ctrl-C) or failed: no server may outlive the bench and skew the next run.
+  const killAll = () => servers.forEach((server) => server.process.exitCode === null && server.process.kill('SIGKILL'));
+  process.on('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+  try {
+    // The service applies the migrations on start, so it starts before the seed writes rows.
+    const serviceEnv = {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redis,
+      NODE_ENV: 'production',
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      LOG_LEVEL: 'warn',
+    };
+    const profileArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, '.data/bench/profiles')}`] : [];
+    const service = await startServer('service', 'dist/src/main.js', serviceEnv, profileArgs);
+    servers.push(service);
+    const account = await seed(databaseUrl, { leads: settings.leads, deals: settings.deals });
+    const baseline = await startServer('baseline', 'dist/test/benchmark/baseline-server.js', { DATABASE_URL: databaseUrl, REDIS_URL: redis });
+    servers.push(baseline);
+    const unlimited = await startServer('service without rate limiting', 'dist/src/main.js', { ...serviceEnv, RATE_LIMITS: 'off' });
+    servers.push(unlimited);
+    log(`service ${service.url}, baseline ${baseline.url}, service without rate limiting ${unlimited.url}`);
+
+    const runTag = Date.now().toString(36);
+    const every = scenarios(account, runTag);
+    const byName = new Map(every.map((s) => [s.name, s]));
+    const only = args.only?.split(',');
+    const all = only ? every.filter((s) => only.includes(s.name)) : every;
+    if (only && (all.length !== only.length || !only.includes('read'))) {
+      throw new Error(`--only takes scenario names including read (${every.map((s) => s.name).join(', ')})`);
+    }
+    const load: LoadOptions = { connections: settings.connections, durationS: settings.durationS };
+    const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options);
+
+    log('warming up');
+    for (const scenario of all) {
+      await run(service, scenario, { ...load, durationS: settings.warmupS });
+      await run(unlimited, scenario, { ...load, durationS: settings.warmupS });
+      await run(baseline, byName.get(scenario.baselineScenario ?? scenario.name)!, { ...load, durationS: settings.warmupS });
+    }
+
+    const samples = new Map<string, { service: LoadResult[]; baseline: LoadResult[]; unlimited: LoadResult[] }>();
+    for (let round = 1; round <= settings.rounds; round++) {
+      for (const scenario of all) {
+        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [] };
+        samples.set(scenario.name, entry);
+        const baselineScenario = byName.get(scenario.baselineScenario ?? scenario.name)!;
+        // A and B interleaved, the order flipped every round, so drift (caches, autovacuum) hits both.
+        const order = round % 2 ? (['service', 'baseline'] as const) : (['baseline', 'service'] as const);
+        for (const who of order) {
+          if (who === 'service') entry.service.push(await run(service, scenario));
+          else entry.baseline.push(await run(baseline, baselineScenario));
+        }
+        if (scenario.name === 'read' || scenario.name === 'page1') entry.unlimited.push(await run(unlimited, scenario));
+        const last = (list: LoadResult[]) => list[list.length - 1];
+        log(
+          `round ${round}/${settings.rounds} ${scenario.name}: service ${last(entry.service).rps.toFixed(0)}/s, ` +
+            `baseline ${last(entry.baseline).rps.toFixed(0)}/s`,
+        );
+      }
+    }
+
+    const summary = new Map([...samples].map(([name, s]) => [name, { service: summarize(s.service), baseline: summarize(s.baseline), unlimited: s.unlimited.length ? summarize(s.unlimited) : undefined }]));
+
+    // Latency at a fixed rate both can sustain: 70 % of the baseline's maximum single-read rate.
+    const rate = Math.max(1, Math.round(summary.get('read')!.baseline.rps * 0.7));
+    log(`fixed rate: ${rate} requests/s of single reads to each`);
+    const fixed = {
+      rate,
+      service: await run(service, byName.get('read')!, { ...load, rate }),
+      baseline: await run(baseline, byName.get('read')!, { ...load, rate }),
+    };
+
+    // Memory over a long mixed run at a steady rate, sampled every few seconds.
+    if (only) settings.soakS = 0;
+    const soakRate = Math.max(1, Math.round(summary.get('read')!.service.rps * 0.5));
+    log(`memory soak: ${settings.soakS} s of mixed requests at ${soakRate}/s`);
+    const rss: Array<{ atS: number; rssMiB: number }> = [];
+    const soakStart = Date.now();
+    const sampler = setInterval(() => rss.push({ atS: (Date.now() - soakStart) / 1000, rssMiB: service.memory().rssMiB }), Math.max(1_000, settings.soakS * 10));
+    const mix = ['read', 'page1', 'create', 'deals', 'graphql', 'deep'].map((name) => byName.get(name)!);
+    const sliceS = Math.max(1, Math.min(20, settings.soakS / mix.length));
+    for (let elapsed = 0, i = 0; elapsed < settings.soakS; elapsed += sliceS, i++) {
+      await run(service, mix[i % mix.length], { ...load, durationS: sliceS, rate: soakRate });
+      if (i % mix.length === mix.length - 1) log(`soak ${Math.min(settings.soakS, elapsed + sliceS).toFixed(0)}/${settings.soakS} s, RSS ${service.memory().rssMiB.toFixed(0)} MiB`);
+    }
+    clearInterval(sampler);
+    rss.push({ atS: (Date.now() - soakStart) / 1000, rssMiB: service.memory().rssMiB });
+
+    const figures: Figures = {
+      date: new Date().toISOString(),
+      machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+      settings,
+      titles: Object.fromEntries(all.map((s) => [s.name, s.title])),
+      summary: Object.fromEntries(summary),
+      fixed,
+      memory: { service: service.memory(), baseline: baseline.memory(), soak: rss },
+      durationS: Math.round((Date.now() - started) / 1000),
+    };
+    const failed = printReport(figures, log);
+    if (write) writeResults(figures);
+    if (failed) process.exitCode = 1;
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+    await embedded?.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,84 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../../..');
+
+export interface Server {
+  name: string;
+  url: string;
+  process: ChildProcess;
+  /** Resident memory now and at its peak (VmRSS, VmHWM from /proc), in MiB. */
+  memory(): { rssMiB: number; peakMiB: number };
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function readMemory(pid: number | undefined): { rssMiB: number; peakMiB: number } {
+  if (!pid) return { rssMiB: 0, peakMiB: 0 };
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+    return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+  } catch {
+    return { rssMiB: 0, peakMiB: 0 };
+  }
+}
+
+async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${url} exited with ${child.exitCode} before it was ready:\n${output()}`);
+    try {
+      const response = await fetch(`${url}/readyz`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${url} was not ready within 60 s:\n${output()}`);
+}
+
+/** Starts `node <script>` with `env` on a free loopback port and waits for GET /readyz. */
+export async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, script)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(url, child, () => output);
+  return {
+    name,
+    url,
+    process: child,
+    memory: () => readMemory(child.pid),
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import http, { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Answer {
+  status: number;
+  body?: string;
+  /** Wait this long before answering (to outlast a sender's timeout). */
+  delayMs?: number;
+}
+
+/**
+ * A real HTTP server on loopback that webhooks are sent to. It records every request and answers
+ * as `answer` says; it can be stopped and started again on the same port (a receiver that is down
+ * for a while).
+ */
+export class WebhookReceiver {
+  readonly requests: ReceivedRequest[] = [];
+  answer: (request: ReceivedRequest, index: number) => Answer = () => ({ status: 200, body: 'ok' });
+  private server?: Server;
+  private port = 0;
+
+  async start(): Promise<this> {
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+        const index = this.requests.push(request) - 1;
+        const answer = this.answer(request, index);
+        const reply = () => {
+          if (res.destroyed) return;
+          res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
+        };
+        if (answer.delayMs) setTimeout(reply, answer.delayMs);
+        else reply();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  url(path = '/hook'): string {
+    if (!this.port) throw new Error('start the receiver first');
+    return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  /** Parsed bodies of the requests received so far. */
+  events(): Array<{ id: string; type: string; livemode: boolean; data: { object: Record<string, unknown>; previous_attributes: Record<string, unknown> } }> {
+    return this.requests.map((request) => JSON.parse(request.body));
+  }
+}
+
+/** Polls `check` until it stops throwing (returns its value) or the time is up (throws its last error). */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  }
+}
