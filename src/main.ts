@@ -4,12 +4,15 @@ import { Config, ConfigError, ensureEncryptionKey, loadConfig } from './config';
 import { resolveDatabase } from './db/database-url';
 import { initOrm } from './db/orm';
 import { createLogger } from './logger';
-import { Counters, createRedis } from './limits/counters';
+import { Counters, createRedis, redisReady } from './limits/counters';
 import { PriorLeadScorer } from './modules/scoring/prior-model';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher';
 import { AgentRunner } from './modules/agents/agent-runner';
 import { ModelTrainer } from './modules/scoring/model-trainer';
 import { RestSerializer } from './rest/serialize';
+
+/** How long start-up waits for Redis before serving with per-instance counting. */
+const REDIS_CONNECT_TIMEOUT_MS = 5_000;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -30,6 +33,9 @@ async function main(): Promise<void> {
   const orm = await initOrm({ clientUrl: database.url, log: (message) => logger.info({ component: 'mikro-orm' }, message) });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   redis?.on('error', (error) => logger.warn({ err: error.message }, 'redis unavailable: counting in memory until it is back'));
+  if (redis && !(await redisReady(redis, REDIS_CONNECT_TIMEOUT_MS))) {
+    logger.warn({ timeoutMs: REDIS_CONNECT_TIMEOUT_MS }, 'redis not reachable at start: serving, counting in memory until it connects');
+  }
   const counters = new Counters(redis, 'spa');
   const { app, stop, schema, servicesFor, metrics } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer(), counters });
   const dispatcher = new WebhookDispatcher({

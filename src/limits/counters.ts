@@ -47,12 +47,41 @@ export interface WindowResult {
   resetAt: number;
 }
 
-function result(res: RateLimiterRes, limit: number, resetAt?: (res: RateLimiterRes) => number): WindowResult {
+/**
+ * The reset second last answered per limiter and key. A window's end is read as "now + ms left",
+ * which drifts by the few milliseconds the answer took; near a whole second that would round to
+ * two different Reset values within one window. A reading within a second of the remembered one
+ * is the same window, so every response of a window names the same second.
+ */
+const answeredResets = new WeakMap<RateLimiterAbstract, Map<string, number>>();
+const SWEEP_ABOVE = 10_000;
+
+function stableReset(limiter: RateLimiterAbstract, key: string, msBeforeNext: number): number {
+  const nowMs = Date.now();
+  const reading = Math.ceil((nowMs + msBeforeNext) / 1000);
+  let resets = answeredResets.get(limiter);
+  if (!resets) answeredResets.set(limiter, (resets = new Map()));
+  const remembered = resets.get(key);
+  if (remembered !== undefined && remembered * 1000 > nowMs && Math.abs(reading - remembered) <= 1) return remembered;
+  if (resets.size >= SWEEP_ABOVE) {
+    for (const [each, resetAt] of resets) if (resetAt * 1000 <= nowMs) resets.delete(each);
+  }
+  resets.set(key, reading);
+  return reading;
+}
+
+function result(
+  limiter: RateLimiterAbstract,
+  key: string,
+  res: RateLimiterRes,
+  limit: number,
+  resetAt?: (res: RateLimiterRes) => number,
+): WindowResult {
   return {
     allowed: res.consumedPoints <= limit,
     limit,
     remaining: Math.max(0, limit - res.consumedPoints),
-    resetAt: resetAt ? resetAt(res) : Math.ceil((Date.now() + res.msBeforeNext) / 1000),
+    resetAt: resetAt ? resetAt(res) : stableReset(limiter, key, res.msBeforeNext),
   };
 }
 
@@ -63,13 +92,32 @@ export async function consume(
   limit: number,
   resetAt?: (res: RateLimiterRes) => number,
 ): Promise<WindowResult> {
-  return result(await limiter.consume(key, 1), limit, resetAt);
+  return result(limiter, key, await limiter.consume(key, 1), limit, resetAt);
 }
 
 /** The window's state without counting a request; undefined when nothing was counted yet. */
 export async function peek(limiter: RateLimiterAbstract, key: string, limit: number): Promise<WindowResult | undefined> {
   const res = await limiter.get(key);
-  return res ? result(res, limit) : undefined;
+  return res ? result(limiter, key, res, limit) : undefined;
+}
+
+/**
+ * Resolves true once Redis accepts commands, or false after `timeoutMs`. Callers wait for it before
+ * serving: with no offline queue, a command sent while the connection is still opening fails, and
+ * that request would be counted in this instance's memory instead of the shared count.
+ */
+export function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    redis.once('ready', onReady);
+  });
 }
 
 export function createRedis(url: string): Redis {

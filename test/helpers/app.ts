@@ -13,7 +13,7 @@ import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
 import { truncateAll, workerOrm } from './database';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { Counters, createRedis } from '../../src/limits/counters';
+import { Counters, createRedis, redisReady } from '../../src/limits/counters';
 import type { OperationLimits } from '../../src/limits/operation-limit';
 import type { QuotaSettings } from '../../src/limits/quota';
 import type { DestinationStream } from 'pino';
@@ -104,6 +104,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     const url = testRedisUrl();
     if (!url) throw new Error('this test needs Redis: set REDIS_URL (CI sets redis://127.0.0.1:6379)');
     redis = createRedis(url);
+    if (!(await redisReady(redis, 10_000))) throw new Error(`Redis at ${url} did not become ready within 10 s`);
   }
   const counters = new Counters(redis, options.redisNamespace ?? `test-${randomUUID()}`);
   const { app, stop, schema, servicesFor, metrics } = await createApp({
