@@ -21,7 +21,7 @@ import { DispatcherOptions, WebhookDispatcher } from '../../src/modules/webhooks
 import type { HostResolver } from '../../src/modules/webhooks/url-guard';
 import { RestSerializer } from '../../src/rest/serialize';
 import { AgentRunner, AgentRunnerOptions } from '../../src/modules/agents/agent-runner';
-import { ModelTrainer } from '../../src/modules/scoring/model-trainer';
+import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -38,6 +38,8 @@ export interface TestAppOptions {
   agents?: Partial<Pick<AgentRunnerOptions, 'clock' | 'pollIntervalMs' | 'scanIntervalMs' | 'concurrency' | 'leaseMs'>>;
   /** How webhook URL hosts resolve, for the app and its dispatcher (system DNS by default). */
   resolveHost?: HostResolver;
+  /** Options of the lead-score trainer (`app.trainer`), such as a small rescoring batch. */
+  trainer?: Pick<ModelTrainerOptions, 'rescoreBatchSize'>;
 }
 
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
@@ -182,7 +184,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     dispatcher,
     agentRunner,
-    trainer: new ModelTrainer({ orm, logger, servicesFor }),
+    trainer: new ModelTrainer({ orm, logger, servicesFor, ...options.trainer }),
     reset: () => truncateAll(orm),
     async close() {
       await Promise.all([dispatcher?.stop(), agentRunner?.stop()]);

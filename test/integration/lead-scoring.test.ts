@@ -1,3 +1,4 @@
+import { outboxSignal } from '../../src/events/outbox.subscriber';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import { Plan } from '../../src/modules/accounts/plan';
 import { LeadFeatures } from '../../src/modules/scoring/lead-scorer';
@@ -439,6 +440,53 @@ describe('learned lead score', () => {
       const reexpected = scorer.score({ ...data[35].lead, industry: 'Non-profit', employees: 5 });
       expect(updated).toMatchObject({ model_version: 'learned-v1', score: reexpected.score, score_label: labelFor(reexpected.score) });
       expect((await getScore(key, fresh.id)).signals).toEqual(reexpected.signals);
+    });
+    it('stops between batches on shutdown and resumes where it stopped, each lead rescored once', async () => {
+      const account = await app.createAccount();
+      const key = account.testKey;
+      const data = syntheticLeads(36, 303);
+      await closedLeads(key, data.slice(0, 29));
+      await inBatches(data.slice(30, 36), (lead) => createLead(key, lead.lead));
+      // Whatever else of this file is due is done now; then the 30th closed lead makes only this account due.
+      await app.trainer.runOnce();
+      await closedLeads(key, [data[29]]);
+      const seen = new Set((await eventRows(account, false)).map((e) => e.id));
+
+      const other = await startTestApp({ trainer: { rescoreBatchSize: 5 } });
+      try {
+        // Shut the trainer down as the first batch writes its events: that batch commits, no other starts.
+        const stopped = new Promise<void>((resolve) => outboxSignal.once('written', () => void other.trainer.stop().then(resolve)));
+        other.trainer.start();
+        await stopped;
+      } finally {
+        await other.close();
+      }
+      const progress = () =>
+        sql<{ rescored_through: string | null; rescored_at: Date | null }>('select rescored_through, rescored_at from lead_models where account_id = ?', [
+          account.account.id,
+        ]);
+      const [halfway] = await progress();
+      expect(halfway.rescored_at).toBeNull();
+      const learned = () => sql<{ id: string }>("select id from leads where account_id = ? and model_version = 'learned-v1' order by id", [account.account.id]);
+      const firstBatch = await learned();
+      expect(firstBatch).toHaveLength(5);
+      expect(halfway.rescored_through).toBe(firstBatch[4].id);
+
+      // The next pass (after a restart, or on another instance) finishes the rest.
+      await app.trainer.runOnce();
+      const [done] = await progress();
+      expect(done.rescored_at).not.toBeNull();
+      const leads = await allLeads(key);
+      expect(leads.size).toBe(36);
+      await expectScoredBy(key, leads.values(), await storedScorer(account, false, 1));
+      const events = (await eventRows(account, false)).filter((e) => !seen.has(e.id));
+      expect(events.map((e) => e.type)).toEqual(new Array(36).fill('lead.scored'));
+      expect(new Set(events.map((e) => e.data.object.id)).size).toBe(36);
+      expect(done.rescored_through).toBe([...leads.keys()].sort().at(-1));
+
+      // Done means done: another pass trains and rescores nothing.
+      await app.trainer.runOnce();
+      expect((await eventRows(account, false)).length).toBe(seen.size + 36);
     });
   });
 

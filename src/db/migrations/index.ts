@@ -7,6 +7,7 @@ import { Migration20261122054007 } from './Migration20261122054007';
 import { Migration20261122054811 } from './Migration20261122054811';
 import { Migration20261122060813 } from './Migration20261122060813';
 import { Migration20261122062545 } from './Migration20261122062545';
+import { Migration20261122095255 } from './Migration20261122095255';
 
 /** Every migration, in order. A new migration is generated with `npm run migration:create` and listed here. */
 export const migrations: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261122054811', class: Migration20261122054811 },
   { name: 'Migration20261122060813', class: Migration20261122060813 },
   { name: 'Migration20261122062545', class: Migration20261122062545 },
+  { name: 'Migration20261122095255', class: Migration20261122095255 },
 ];

@@ -144,28 +144,23 @@ export class LeadService {
   }
 
   /**
-   * Rescores every lead of the account and mode with `scorer` (after a new model is trained), in
-   * batches; each batch commits with the lead.scored events of the leads whose score, label,
-   * signals or model changed.
+   * Rescores the next `batchSize` leads after `afterId`, in id order, with `scorer` (after a new
+   * model is trained), recording lead.scored for each lead whose score, label, signals or model
+   * changed. Run it in a transaction so a batch and its events commit together.
    */
-  async rescoreAll(scorer: LeadScorer, batchSize = 200): Promise<number> {
+  async rescoreBatch(scorer: LeadScorer, afterId: string, batchSize: number): Promise<{ changed: number; through: string | null; done: boolean }> {
+    const batch = await this.em.find(Lead, { id: { $gt: afterId } }, { orderBy: { id: 'asc' }, limit: batchSize });
     let changed = 0;
-    let after = '';
-    for (;;) {
-      const batch = await this.em.find(Lead, { id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: batchSize });
-      if (batch.length === 0) return changed;
-      for (const lead of batch) {
-        const before = this.events.snapshot(lead);
-        const fields = scoreFields(scorer, lead);
-        if (lead.modelVersion === fields.modelVersion && lead.score === fields.score && isDeepStrictEqual(lead.scoreSignals, fields.scoreSignals)) continue;
-        Object.assign(lead, fields);
-        this.events.record('lead.scored', lead, before);
-        changed += 1;
-      }
-      await this.em.flush();
-      this.em.clear();
-      after = batch[batch.length - 1].id;
+    for (const lead of batch) {
+      const before = this.events.snapshot(lead);
+      const fields = scoreFields(scorer, lead);
+      if (lead.modelVersion === fields.modelVersion && lead.score === fields.score && isDeepStrictEqual(lead.scoreSignals, fields.scoreSignals)) continue;
+      Object.assign(lead, fields);
+      this.events.record('lead.scored', lead, before);
+      changed += 1;
     }
+    await this.em.flush();
+    return { changed, through: batch.length > 0 ? batch[batch.length - 1].id : null, done: batch.length < batchSize };
   }
 }
 

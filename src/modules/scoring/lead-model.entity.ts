@@ -39,6 +39,14 @@ export class LeadModel extends TenantEntity<'modelVersion'> {
   @Property({ type: 'json' })
   calibration!: CalibrationBucket[];
 
+  /** How far rescoring with this version has come: leads are rescored in id order, up to this id. */
+  @Property({ type: 'text', nullable: true })
+  rescoredThrough?: string | null = null;
+
+  /** When every lead had been rescored with this version; null while that is due or under way. */
+  @Property({ type: 'datetime', length: 3, nullable: true })
+  rescoredAt?: Date | null = null;
+
   get modelVersion(): string {
     return `learned-v${this.version}`;
   }

@@ -11,7 +11,7 @@ import { LeadModel, ScoringModelInfo } from './lead-model.entity';
 const scorers = new Map<string, LearnedLeadScorer>();
 const MAX_CACHED = 500;
 
-function scorerFor(model: LeadModel): LearnedLeadScorer {
+export function scorerFor(model: LeadModel): LearnedLeadScorer {
   let scorer = scorers.get(model.id);
   if (!scorer) {
     scorer = new LearnedLeadScorer(model.modelVersion, model.params);
