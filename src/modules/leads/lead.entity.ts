@@ -20,6 +20,11 @@ registerEnumType(LeadScoreLabel, { name: 'ScoreLabel', description: 'hot ≥ 70,
 @Index({ name: 'leads_score_keyset', properties: ['account', 'livemode', 'score', 'id'] })
 @Index({ name: 'leads_company_keyset', properties: ['account', 'livemode', 'company', 'id'] })
 @Index({ name: 'leads_employees_keyset', properties: ['account', 'livemode', 'employees', 'id'] })
+// `-employees` sorts nulls last too, which the ascending index read backwards cannot give.
+@Index({
+  name: 'leads_employees_desc_keyset',
+  expression: 'create index "leads_employees_desc_keyset" on "leads" ("account_id", "livemode", "employees" desc nulls last, "id" desc)',
+})
 export class Lead extends TenantEntity<'object' | 'status' | 'metadata'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
