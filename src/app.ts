@@ -8,7 +8,7 @@ import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/di
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import { GraphQLSchema } from 'graphql';
-import { authenticate } from './auth/authenticate';
+import { authenticate, limitByAddress } from './auth/authenticate';
 import { checkDatabase } from './modules/health/health.resolver';
 import { AppDependencies, createContextFactory, createServiceFactory, RequestContext, ServiceFactory } from './graphql/context';
 import { sendGraphQLError } from './graphql/errors';
@@ -23,6 +23,7 @@ import { errorHandler, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { Metrics, RouteLabels } from './http/metrics';
 import { requestId } from './http/request-id';
+import { securityHeaders } from './http/security-headers';
 import { createRestRouter } from './rest/adapter';
 import { createDocsRouter } from './rest/docs';
 import { sendApiError } from './rest/errors';
@@ -82,6 +83,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   // hashing every body; file downloads set their own.
   app.set('etag', false);
   app.set('trust proxy', deps.config.trustProxy);
+  // Security headers first, so every answer carries them, errors included. No CORS middleware, on
+  // purpose: secret keys never live in browsers, and the web app calls /graphql from its own origin.
+  app.use(securityHeaders({ isSandboxLandingPage: (req) => /^\/graphql\/?$/.test(req.path) && isLandingPage(req) }));
   app.use(requestId);
   app.use(accessLog(deps.logger, routes));
   app.use(metrics.middleware(routes));
@@ -113,8 +117,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     }),
   );
 
-  // The OpenAPI document and its Swagger UI are public, like any API reference.
-  app.use(createDocsRouter(schema, { version: deps.config.version, serverUrl: deps.config.publicUrl }));
+  // The OpenAPI document and its Swagger UI are public, like any API reference, and limited per client address.
+  const docsLimit = limitByAddress(quota, restError, rejected);
+  app.use(createDocsRouter(schema, { version: deps.config.version, serverUrl: deps.config.publicUrl, limit: docsLimit }));
   app.use(
     '/v1',
     authenticate(deps.orm, quota, restError, rejected),

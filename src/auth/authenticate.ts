@@ -16,6 +16,9 @@ export function setRateLimitHeaders(res: Response, decision: QuotaDecision): voi
   res.setHeader('X-RateLimit-Reset', String(decision.window.resetAt));
 }
 
+/** The client's address as express sees it (the proxies TRUST_PROXY names are looked through). */
+const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
 function rejection(decision: QuotaDecision): ApiError {
   return decision.code === 'daily_quota_exceeded'
     ? new ApiError('daily_quota_exceeded', 'Daily request quota exceeded for this account and mode; it resets at midnight UTC.')
@@ -65,7 +68,7 @@ export function authenticate(
   };
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const address = clientAddress(req);
     try {
       if (await quota.isAddressBlocked(address)) {
         const decision = await quota.consumeUnauthenticated(address);
@@ -88,6 +91,30 @@ export function authenticate(
       const known = mapDatabaseError(error);
       if (!known) return next(error);
       onError(res, known);
+    }
+  };
+}
+
+/**
+ * The gate of the public routes (GET /v1/openapi.json and /docs): no key is looked at and no
+ * account is counted; each client address gets the allowance of requests without a key (see
+ * Quota.consumePublic), with the same X-RateLimit headers and the same 429.
+ */
+export function limitByAddress(
+  quota: Quota,
+  onError: (res: Response, error: ApiError) => void,
+  onRejected?: (kind: RateLimitKind) => void,
+) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    try {
+      const decision = await quota.consumePublic(clientAddress(req));
+      setRateLimitHeaders(res, decision);
+      if (decision.allowed) return next();
+      onRejected?.('unauthenticated_address');
+      res.setHeader('Retry-After', String(decision.retryAfterS));
+      onError(res, rejection(decision));
+    } catch (error) {
+      next(error);
     }
   };
 }

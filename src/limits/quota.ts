@@ -75,9 +75,22 @@ export class Quota {
   }
 
   /** Requests without a valid key, counted per client address. */
-  async consumeUnauthenticated(address: string): Promise<QuotaDecision> {
+  consumeUnauthenticated(address: string): Promise<QuotaDecision> {
+    return this.consumePerAddress('anonymous', address);
+  }
+
+  /**
+   * Requests to the public routes (the OpenAPI document and its Swagger UI), per client address,
+   * with the allowance of requests without a key but a count of their own: reading the docs must
+   * never lock an address out of the API, which a used-up `anonymous` count does (isAddressBlocked).
+   */
+  consumePublic(address: string): Promise<QuotaDecision> {
+    return this.consumePerAddress('public', address);
+  }
+
+  private async consumePerAddress(counter: 'anonymous' | 'public', address: string): Promise<QuotaDecision> {
     if (!this.enabled) return UNCOUNTED;
-    const window = await consume(this.counters.limiter('anonymous', 60), address, this.settings.unauthenticatedPerMinute);
+    const window = await consume(this.counters.limiter(counter, 60), address, this.settings.unauthenticatedPerMinute);
     const retryAfterS = Math.max(1, window.resetAt - Math.floor(Date.now() / 1000));
     return window.allowed ? { allowed: true, window, retryAfterS: 0 } : { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS };
   }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Router } from 'express';
+import { RequestHandler, Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import { buildOpenApi } from './openapi';
 import { ROUTES } from './routes';
@@ -46,18 +46,28 @@ const docsCsp = (serverUrl: string) =>
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   `connect-src 'self' ${new URL(serverUrl).origin}; frame-ancestors 'none'; form-action 'self'; base-uri 'none'`;
 
+export interface DocsOptions {
+  version: string;
+  serverUrl: string;
+  /** Counts the document and the page per client address (src/auth/authenticate.ts limitByAddress). */
+  limit?: RequestHandler;
+}
+
 /**
  * GET /v1/openapi.json (the OpenAPI 3.1 document of the route table, public like any API
- * reference) and GET /docs (Swagger UI over it). Mounted before /v1 authentication.
+ * reference) and GET /docs (Swagger UI over it). Mounted before /v1 authentication. The document
+ * and the page are limited per client address; Swagger UI's own files are not, like the web app's
+ * (browsers keep them for an hour).
  */
-export function createDocsRouter(schema: GraphQLSchema, options: { version: string; serverUrl: string }): Router {
+export function createDocsRouter(schema: GraphQLSchema, options: DocsOptions): Router {
   const router = Router();
+  const limit: RequestHandler = options.limit ?? ((_req, _res, next) => next());
   const csp = docsCsp(options.serverUrl);
-  const document = JSON.stringify(buildOpenApi(schema, ROUTES, options), null, 2);
-  router.get('/v1/openapi.json', (_req, res) => {
+  const document = JSON.stringify(buildOpenApi(schema, ROUTES, { version: options.version, serverUrl: options.serverUrl }), null, 2);
+  router.get('/v1/openapi.json', limit, (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(document);
   });
-  router.get(['/docs', '/docs/'], (_req, res) => {
+  router.get(['/docs', '/docs/'], limit, (_req, res) => {
     res.set({ 'Content-Security-Policy': csp, 'Cache-Control': 'no-cache' }).type('html').send(PAGE);
   });
   router.get('/docs/init.js', (_req, res) => {
