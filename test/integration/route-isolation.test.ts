@@ -1,3 +1,5 @@
+import { getNamedType, GraphQLSchema, isObjectType } from 'graphql';
+import { createSchema } from '../../src/graphql/schema';
 import { ROUTES } from '../../src/rest/routes';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 
@@ -33,6 +35,10 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
   afterAll(() => app.close());
 
   const addressed = ROUTES.filter((route) => route.path.includes(':id'));
+  const listed = ROUTES.filter((route) => route.method === 'GET' && !route.path.includes(':') && route.operation.query);
+  /** The body each write sends: a harmless change, so a leak would show as a changed object. */
+  const bodyFor = (method: string, path: string) =>
+    method === 'PUT' ? (path.startsWith('/v1/webhooks') ? { description: 'touched' } : { metadata: { touched: 'yes' } }) : method === 'POST' ? {} : undefined;
 
   it('covers every kind of object the table addresses', () => {
     const kinds = new Set(addressed.map((route) => route.path.split('/')[2]));
@@ -41,14 +47,55 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
 
   it.each(addressed.map((route) => [route.method, route.path] as const))('%s %s is 404 for another account and for the other mode', async (method, path) => {
     const url = path.replace(':id', ids[path.split('/')[2]]);
-    const body = method === 'PUT' ? { metadata: { touched: 'yes' } } : method === 'POST' ? {} : undefined;
     for (const key of [stranger.testKey, stranger.liveKey, owner.liveKey]) {
-      const response = await app.request(method, url, { key, body: method === 'PUT' && path.startsWith('/v1/webhooks') ? { description: 'touched' } : body });
+      const response = await app.request(method, url, { key, body: bodyFor(method, path) });
       expect({ key: key.slice(0, 8), status: response.status, code: response.body?.error?.code }).toEqual({
         key: key.slice(0, 8),
         status: 404,
         code: 'resource_missing',
       });
+    }
+  });
+
+  describe('through GraphQL', () => {
+    let schema: GraphQLSchema;
+    beforeAll(async () => {
+      schema = await createSchema();
+    });
+
+    /** The route's own root field, called with the owner's id (and the same harmless body as REST). */
+    const operationFor = (route: (typeof addressed)[number]) => {
+      const root = route.operation.type === 'query' ? schema.getQueryType()! : schema.getMutationType()!;
+      const field = root.getFields()[route.operation.field];
+      const named = getNamedType(field.type);
+      const selection = isObjectType(named) ? '{ __typename }' : '';
+      const body = route.operation.body ? field.args.find((arg) => arg.name === route.operation.body) : undefined;
+      const declared = body ? `($body: ${body.type.toString()})` : '';
+      const args = [`id: "${ids[route.path.split('/')[2]]}"`, ...(body ? [`${body.name}: $body`] : [])].join(', ');
+      return { query: `${route.operation.type} ${declared} { ${route.operation.field}(${args}) ${selection} }`, body: bodyFor(route.method, route.path) };
+    };
+
+    it.each(addressed.map((route) => [route.operation.field, route] as const))('%s is NOT_FOUND for another account and for the other mode', async (_field, route) => {
+      const { query, body } = operationFor(route);
+      for (const key of [stranger.testKey, stranger.liveKey, owner.liveKey]) {
+        const response = await app.graphql(query, body === undefined ? {} : { body: camelCased(body) }, key);
+        expect({ key: key.slice(0, 8), data: response.body.data?.[route.operation.field] ?? null, code: response.body.errors?.[0]?.extensions?.code }).toEqual({
+          key: key.slice(0, 8),
+          data: null,
+          code: 'NOT_FOUND',
+        });
+      }
+    });
+  });
+
+  it.each(listed.map((route) => [route.path] as const))('GET %s lists nothing of another account or the other mode', async (path) => {
+    const own = ids[path.split('/')[2]];
+    const mine = await app.request('GET', path, { key: owner.testKey });
+    expect(mine.body.data.map((o: { id: string }) => o.id)).toContain(own);
+    for (const key of [stranger.testKey, stranger.liveKey, owner.liveKey]) {
+      const theirs = await app.request('GET', path, { key });
+      expect(theirs.status).toBe(200);
+      expect(theirs.body.data.map((o: { id: string }) => o.id)).not.toContain(own);
     }
   });
 
@@ -61,3 +108,8 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
     expect((await app.request('GET', '/v1/webhooks', { key: owner.testKey })).body.data[0]).toMatchObject({ id: ids.webhooks, description: null });
   });
 });
+
+/** GraphQL input field names of a REST body (one level is all these bodies have). */
+function camelCased(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).map(([key, value]) => [key.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase()), value]));
+}
