@@ -45,8 +45,14 @@ export interface App {
 /** Errors raised by the HTTP middlewares (auth, body, Idempotency-Key) already name REST parameters and headers. */
 const restError = (res: Response, error: Parameters<typeof sendApiError>[1]) => sendApiError(res, error, res.locals.requestId, 'rest');
 
-/** A GET of /graphql from a browser: Apollo Sandbox's landing page, which needs no key. */
-const isLandingPage = (req: Request): boolean => req.method === 'GET' && Boolean(req.accepts('text/html')) && !req.query.query;
+/**
+ * A GET of /graphql from a browser: Apollo Sandbox's landing page, which needs no key. The same
+ * rule as Apollo's own (HTML preferred to every GraphQL answer type): a client that accepts
+ * anything and sends no `query` would otherwise pass the gate without a key, and fail in the
+ * context factory (500).
+ */
+const isLandingPage = (req: Request): boolean =>
+  req.method === 'GET' && req.accepts(['application/json', 'application/graphql-response+json', 'multipart/mixed', 'text/html']) === 'text/html' && !req.query.query;
 
 /** Builds the express application (without listening), so tests can boot it on any port. */
 export async function createApp(deps: AppDependencies): Promise<App> {
@@ -111,9 +117,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     (req: Request, res: Response, next: NextFunction) =>
       isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
     jsonBody(sendGraphQLError),
-    idempotency(deps.orm, sendGraphQLError),
+    idempotency(deps.orm, sendGraphQLError, deps.logger, deps.config.encryptionKey),
     expressMiddleware(apollo, {
-      context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId }),
+      context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId, em: res.locals.em }),
     }),
   );
 
@@ -124,7 +130,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     '/v1',
     authenticate(deps.orm, quota, restError, rejected),
     jsonBody(restError),
-    idempotency(deps.orm, restError),
+    idempotency(deps.orm, restError, deps.logger, deps.config.encryptionKey),
     createRestRouter(ROUTES, { apollo, schema, createContext }),
     routeNotFound,
   );

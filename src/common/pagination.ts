@@ -40,7 +40,8 @@ export interface Page<T> {
 export interface SortableField {
   /** Entity property name. */
   property: string;
-  kind: 'date' | 'number' | 'string';
+  /** date: a timestamp; day: a calendar date (YYYY-MM-DD); number: a whole number (scores, counts, minor units); string: text. */
+  kind: 'date' | 'day' | 'number' | 'string';
   nullable?: boolean;
 }
 
@@ -57,7 +58,9 @@ interface CursorPayload {
   i: string;
 }
 
-const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** What toPage writes for a date; PostgreSQL has no year 0000. */
+const ISO_MILLIS = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const ISO_DAY = /^(?!0000)\d{4}-\d{2}-\d{2}$/;
 
 export function parseSort(value: string | undefined | null, fields: Record<string, SortableField>, fallback: string): Sort {
   const key = camelToSnake((value ?? fallback).trim());
@@ -104,7 +107,14 @@ function decodeCursor(cursor: string, sort: Sort): { value: unknown; id: string 
     if (typeof raw !== 'string' || !ISO_MILLIS.test(raw) || Number.isNaN(date.getTime())) throw bad();
     return { value: date, id: payload.i };
   }
-  if (kind === 'number' && typeof raw !== 'number') throw bad();
+  if (kind === 'day') {
+    // A real calendar day: 2026-02-30 would reach PostgreSQL and fail there.
+    const day = new Date(`${String(raw)}T00:00:00.000Z`);
+    if (typeof raw !== 'string' || !ISO_DAY.test(raw) || Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== raw) throw bad();
+    return { value: raw, id: payload.i };
+  }
+  // Sortable numbers are whole (a score, a count, minor units in a bigint column): 1.5 or 1e308 would fail in the database.
+  if (kind === 'number' && !Number.isSafeInteger(raw)) throw bad();
   if (kind === 'string' && (typeof raw !== 'string' || raw.includes('\u0000'))) throw bad();
   return { value: raw, id: payload.i };
 }

@@ -132,9 +132,13 @@ async function converted<T>(em: EntityManager, query: () => Promise<T>): Promise
   }
 }
 
-/** Rows of one SQL statement (`?` placeholders), for the few hot reads that need a hand-written join. */
+/**
+ * Rows of one SQL statement (`?` placeholders), for the few hot reads that need a hand-written join.
+ * In the EntityManager's transaction when it has one (a request under an Idempotency-Key), so a
+ * read after a write of the same request sees that write.
+ */
 export function selectRows(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {
-  return converted(em, () => em.getConnection().execute<Row[]>(sql, params));
+  return converted(em, () => em.getConnection().execute<Row[]>(sql, params, 'all', em.getTransactionContext()));
 }
 
 const firstStatements = new Map<string, string>();

@@ -67,6 +67,11 @@ export interface RequestContext {
 export interface RequestInfo {
   auth: Authenticated;
   requestId: string;
+  /**
+   * The request's EntityManager when a middleware already opened one, scoped to `auth`: a POST
+   * with an Idempotency-Key runs in the transaction that records its answer (`res.locals.em`).
+   */
+  em?: EntityManager;
 }
 
 /** The services of one tenant-scoped EntityManager: for a request's context, or an agent's run. */
@@ -104,8 +109,8 @@ export function createServiceFactory(deps: Pick<AppDependencies, 'config' | 'sco
 export function createContextFactory(deps: AppDependencies, schema: GraphQLSchema): (request: RequestInfo) => RequestContext {
   const operationLimiter = new OperationLimiter(deps.counters, deps.operationLimits, () => deps.metrics?.rateLimitRejected('operation'), deps.config.rateLimits);
   const servicesFor = createServiceFactory(deps, schema);
-  return ({ auth, requestId }) => {
-    const em = scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
+  return ({ auth, requestId, em: given }) => {
+    const em = given ?? scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
     return {
       em,
       auth,

@@ -1,5 +1,5 @@
 import { unwrapResolverError } from '@apollo/server/errors';
-import { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, GraphQLFormattedError } from 'graphql';
 import { ArgumentValidationError } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
 import { ApiError, ERROR_CODES, ErrorCode } from '../common/errors';
@@ -39,6 +39,16 @@ export function toApiError(error: unknown): ApiError | undefined {
   return mapDatabaseError(original);
 }
 
+/**
+ * GraphQL's own refusals that carry no code: graphql-js's "Schema is not configured to execute
+ * subscription operation", Apollo's persisted-query hash that does not match its text. They come
+ * from no resolver (no path) and wrap no other error, so the request is wrong, not the server; an
+ * error thrown anywhere in our code either has a path or is wrapped (originalError).
+ */
+function isRefusedRequest(error: unknown): boolean {
+  return error instanceof GraphQLError && !error.path && !error.originalError;
+}
+
 function shape(error: ApiError, formatted: GraphQLFormattedError): GraphQLFormattedError {
   // `http` tells Apollo the status of a request-level error; it is not for clients.
   const { http: _http, ...extensions } = error.extensions; // eslint-disable-line @typescript-eslint/no-unused-vars
@@ -54,7 +64,7 @@ export function createFormatError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const known = toApiError(error);
     if (known) return shape(known, formatted);
-    const requestCode = REQUEST_ERRORS[String(formatted.extensions?.code)];
+    const requestCode = REQUEST_ERRORS[String(formatted.extensions?.code)] ?? (isRefusedRequest(error) ? 'invalid_query' : undefined);
     if (requestCode) {
       const spec = ERROR_CODES[requestCode];
       return {

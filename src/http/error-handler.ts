@@ -10,6 +10,12 @@ export function errorHandler(logger: Logger) {
     if (res.headersSent) return next(error);
     const known = mapDatabaseError(error);
     if (known) return sendApiError(res, known, res.locals.requestId);
+    if (error instanceof URIError) {
+      // The router could not percent-decode a path parameter (`/v1/leads/%E0%A4%A`): an id of no
+      // possible shape, so not found (CONTRACT §1), rather than the 500 express would answer.
+      const message = 'No such resource: the request URL is not valid percent-encoded UTF-8';
+      return sendApiError(res, new ApiError('resource_missing', message), res.locals.requestId);
+    }
     logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');
     sendApiError(res, new ApiError('internal_error', 'An unexpected error occurred. It has been logged; retry or contact support.'), res.locals.requestId);
   };

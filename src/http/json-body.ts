@@ -3,7 +3,26 @@ import { ApiError } from '../common/errors';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Far more than any input of the API needs (a proposal's line item sits 3 levels down, 5 in a GraphQL body). */
+export const MAX_BODY_DEPTH = 64;
+
 const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: true, type: () => true });
+
+/**
+ * True when arrays and objects nest deeper than `max`. Walked with a stack of its own, because the
+ * code that later walks a body (the NUL guard, Idempotency-Key's canonical JSON) recurses, and a
+ * 1 MiB body can nest half a million levels: that would overflow the call stack, a 500.
+ */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /**
  * CONTRACT §1: POST and PUT bodies are JSON. Another content type is 415, malformed JSON 400
@@ -22,7 +41,10 @@ export function jsonBody(onError: (res: Response, error: ApiError) => void) {
     return onError(res, new ApiError('unsupported_media_type', `Content-Type must be application/json, got ${req.get('content-type') ?? 'none'}`));
   }
   parseJson(req, res, (error?: unknown) => {
-    if (!error) return next();
+    if (!error) {
+      if (!nestsDeeperThan(req.body, MAX_BODY_DEPTH)) return next();
+      return onError(res, new ApiError('invalid_json', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`));
+    }
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') {
       return onError(res, new ApiError('request_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes`));

@@ -3,11 +3,15 @@ import { newId } from '../common/ids';
 import { TenantEntity } from '../db/base.entity';
 
 export enum IdempotencyState {
+  /** Only ever committed by earlier versions, which claimed a key before running its request. */
   running = 'running',
   done = 'done',
 }
 
-/** A POST's Idempotency-Key (CONTRACT §12): the first request's fingerprint and, once done, its response. */
+/**
+ * A POST's Idempotency-Key (CONTRACT §12): the first request's fingerprint and its response,
+ * committed in the request's own transaction (src/idempotency/idempotency.middleware.ts).
+ */
 @Entity({ tableName: 'idempotency_keys' })
 @Unique({ name: 'idempotency_keys_key_unique', properties: ['account', 'livemode', 'key'] })
 @Index({ name: 'idempotency_keys_expires_at', properties: ['expiresAt'] })
@@ -25,7 +29,7 @@ export class IdempotencyKey extends TenantEntity<'state'> {
   @Enum({ items: () => IdempotencyState })
   state: IdempotencyState = IdempotencyState.running;
 
-  /** When the running request claimed the key; a claim older than the stale limit was lost in a crash. */
+  /** When the request that answered started (for a `running` claim of an earlier version: when it claimed the key). */
   @Property({ type: 'datetime', length: 3 })
   lockedAt!: Date;
 

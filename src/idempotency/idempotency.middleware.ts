@@ -1,14 +1,22 @@
 import { createHash } from 'node:crypto';
-import { MikroORM, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import { EntityManager, MikroORM, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../common/errors';
+import { decryptJson, encryptJson } from '../common/crypto';
 import { mapDatabaseError } from '../db/database-errors';
-import { createScoped, scopeTo } from '../db/tenant';
+import { createScoped, scopeTo, tenantOf } from '../db/tenant';
+import { outboxSignal } from '../events/outbox.subscriber';
+import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import { IdempotencyKey, IdempotencyState } from './idempotency-key.entity';
+import { flushInSavepoints } from './request-transaction';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-/** A claim older than this belongs to a request that died (crash, kill -9): a retry may take it over. */
+/**
+ * A key left `running` by an earlier version of this service, which claimed keys in a transaction
+ * of their own, and older than this belongs to a request that died: a retry may take it over.
+ * This version never commits a `running` key (the key commits with its answer, or not at all).
+ */
 export const STALE_CLAIM_MS = 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 
@@ -28,99 +36,158 @@ function fingerprint(req: Request): string {
   return createHash('sha256').update(`${req.method} ${req.baseUrl}${req.path}\n${canonical(req.body ?? {})}`).digest('hex');
 }
 
-type Claim = { kind: 'run'; row: IdempotencyKey } | { kind: 'replay'; row: IdempotencyKey };
+const inProgress = () =>
+  new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly', { param: 'Idempotency-Key' });
+
+/** What to do with a request, decided under the key's lock: replay a stored answer, or run (over `row` when the key is being reused). */
+type Decision = { kind: 'replay'; row: IdempotencyKey } | { kind: 'run'; row: IdempotencyKey | null };
+
+/**
+ * Takes the key's lock for the rest of the transaction, then reads what the key already holds.
+ * The lock is an advisory lock on (account, mode, key): a second request with the key, on any
+ * instance, finds it taken while the first runs (409), and the stored answer once it committed.
+ * A stored answer is replayed even when the lock is taken, by another replay of it.
+ */
+async function decide(em: EntityManager, key: string, requestHash: string, now: Date): Promise<Decision> {
+  const { accountId, livemode } = tenantOf(em);
+  const [{ locked }] = await em
+    .getConnection()
+    .execute<Array<{ locked: boolean }>>('select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked', [`idempotency:${accountId}:${livemode}:${key}`], 'all', em.getTransactionContext());
+  const existing = await em.findOne(IdempotencyKey, { key });
+  const current = existing && existing.expiresAt >= now ? existing : null;
+  if (current && current.requestHash !== requestHash) {
+    throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request; use a new key', {
+      param: 'Idempotency-Key',
+    });
+  }
+  if (current?.state === IdempotencyState.done) return { kind: 'replay', row: current };
+  if (!locked) throw inProgress();
+  if (!current) return { kind: 'run', row: existing };
+  if (now.getTime() - current.lockedAt.getTime() > STALE_CLAIM_MS) return { kind: 'run', row: current };
+  throw inProgress();
+}
+
+function bodyText(body: unknown): string {
+  return Buffer.isBuffer(body) ? body.toString('utf8') : typeof body === 'string' ? body : JSON.stringify(body);
+}
+
+/**
+ * Stored answers are encrypted (AES-256-GCM under ENCRYPTION_KEY, like integration credentials):
+ * a webhook's create answer holds its signing secret, which must not sit in clear in the table for
+ * 24 hours. The prefix tells them from answers stored in clear by earlier versions.
+ */
+const SEALED = 'aes-256-gcm:';
+const seal = (text: string, key: Buffer | undefined): string => (key ? SEALED + encryptJson({ body: text }, key) : text);
+function unseal(stored: string, key: Buffer | undefined): string {
+  if (!stored.startsWith(SEALED)) return stored;
+  if (!key) throw new Error('a stored Idempotency-Key answer is encrypted, and no ENCRYPTION_KEY is configured');
+  return decryptJson<{ body: string }>(stored.slice(SEALED.length), key).body;
+}
 
 /**
  * CONTRACT §12 for every POST: the first request with a key runs and its response is stored for
  * 24 h; the same key and body later replays it with `Idempotent-Replayed: true`; another body is
  * 422 `idempotency_key_reused`; a retry while the first still runs is 409
  * `idempotency_in_progress`. Keys live in PostgreSQL, per account and mode, so replays survive a
- * restart and hold across instances. 5xx answers are not stored, so a retry can succeed.
+ * restart and hold across instances.
+ *
+ * The whole request runs in one transaction that holds the key's lock: the changes, their events
+ * and the stored answer commit together, and only then does the answer leave. A process killed at
+ * any point leaves either all of them or none (PostgreSQL rolls back the transaction of a
+ * connection that died, which frees the lock), so a retry replays a write that committed and runs
+ * one that did not, never both. A 5xx answer rolls everything back and is not stored, so a retry
+ * can succeed; so does a client that hangs up before its answer is ready.
  */
-export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiError) => void) {
-  async function claim(auth: Authenticated, key: string, requestHash: string): Promise<Claim> {
-    const em = scopeTo(orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
-    const now = new Date();
-    try {
-      const row = createScoped(em, IdempotencyKey, {
-        key,
-        requestHash,
-        lockedAt: now,
-        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-      });
-      await em.flush();
-      return { kind: 'run', row };
-    } catch (error) {
-      if (!(error instanceof UniqueConstraintViolationException)) throw error;
-    }
-    const existing = await em.fork().findOneOrFail(IdempotencyKey, { key });
-    const expired = existing.expiresAt < now;
-    if (!expired && existing.requestHash !== requestHash) {
-      throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request; use a new key', {
-        param: 'Idempotency-Key',
-      });
-    }
-    if (!expired && existing.state === IdempotencyState.done) return { kind: 'replay', row: existing };
-    const stale = existing.state === IdempotencyState.running && now.getTime() - existing.lockedAt.getTime() > STALE_CLAIM_MS;
-    if (expired || stale) {
-      // Take the key over only if nobody else did meanwhile (the old claim time is the guard).
-      const taken = await em.fork().nativeUpdate(
-        IdempotencyKey,
-        { id: existing.id, lockedAt: existing.lockedAt },
-        {
-          requestHash,
-          state: IdempotencyState.running,
-          lockedAt: now,
-          expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-          responseStatus: null,
-          responseType: null,
-          responseBody: null,
-        },
-      );
-      if (taken === 1) return { kind: 'run', row: existing };
-    }
-    throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly', {
-      param: 'Idempotency-Key',
-    });
-  }
+export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiError) => void, logger: Logger, encryptionKey?: Buffer) {
+  /** Answers an error raised before the request ran, or while its answer was recorded. */
+  const fail = (res: Response, next: NextFunction, error: unknown): void => {
+    const known = mapDatabaseError(error);
+    if (!known) return next(error);
+    onError(res, known);
+  };
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const key = req.get('idempotency-key');
     if (req.method !== 'POST' || key === undefined) return next();
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+      return onError(res, new ApiError('parameter_invalid', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`, { param: 'Idempotency-Key' }));
+    }
+    const auth = res.locals.auth as Authenticated;
+    const now = new Date();
+    const em = scopeTo(orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
+    let requestHash: string;
+    let decision: Decision;
     try {
-      if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
-        throw new ApiError('parameter_invalid', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`, { param: 'Idempotency-Key' });
-      }
-      const auth = res.locals.auth as Authenticated;
-      const result = await claim(auth, key, fingerprint(req));
-      if (result.kind === 'replay') {
-        res.setHeader('Idempotent-Replayed', 'true');
-        if (result.row.responseType) res.type(result.row.responseType);
-        res.status(result.row.responseStatus ?? 200).send(result.row.responseBody ?? '');
+      requestHash = fingerprint(req);
+      await em.begin();
+      decision = await decide(em, key, requestHash, now);
+    } catch (error) {
+      if (em.isInTransaction()) await em.rollback().catch(() => undefined);
+      return fail(res, next, error);
+    }
+    const existing = decision.row;
+    if (decision.kind === 'replay') {
+      await em.rollback().catch(() => undefined);
+      const { row } = decision;
+      res.setHeader('Idempotent-Replayed', 'true');
+      if (row.responseType) res.type(row.responseType);
+      res.status(row.responseStatus ?? 200).send(row.responseBody ? unseal(row.responseBody, encryptionKey) : '');
+      return;
+    }
+
+    let settled = false;
+    const send = res.send.bind(res);
+    /** Records the answer with the request's changes, commits, then sends it; or sends why it could not. */
+    const finish = async (body: unknown): Promise<void> => {
+      const status = res.statusCode;
+      if (status >= 500) {
+        await em.rollback().catch(() => undefined);
+        send(body);
         return;
       }
-      const em = scopeTo(orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
-      const send = res.send.bind(res);
-      // Record the answer before it leaves, so a retry that follows at once finds it.
-      res.send = (body?: unknown) => {
-        res.send = send;
-        const text = Buffer.isBuffer(body) ? body.toString('utf8') : typeof body === 'string' ? body : JSON.stringify(body);
-        const record =
-          res.statusCode >= 500
-            ? em.nativeDelete(IdempotencyKey, { id: result.row.id })
-            : em.nativeUpdate(
-                IdempotencyKey,
-                { id: result.row.id },
-                { state: IdempotencyState.done, responseStatus: res.statusCode, responseType: String(res.get('content-type') ?? ''), responseBody: text },
-              );
-        void record.catch(() => undefined).finally(() => send(body));
-        return res;
+      const renewed = {
+        requestHash,
+        state: IdempotencyState.done,
+        lockedAt: now,
+        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        responseStatus: status,
+        responseType: String(res.get('content-type') ?? ''),
+        responseBody: seal(bodyText(body), encryptionKey),
       };
-      next();
-    } catch (error) {
-      const known = mapDatabaseError(error);
-      if (!known) return next(error);
-      onError(res, known);
-    }
+      try {
+        if (existing) Object.assign(existing, renewed);
+        else createScoped(em, IdempotencyKey, { key, ...renewed });
+        await em.commit();
+      } catch (error) {
+        await em.rollback().catch(() => undefined);
+        // Nothing of the request committed (or, if the connection broke during COMMIT, a retry
+        // will find out and replay): the answer prepared would claim otherwise, so it is not sent.
+        if (error instanceof UniqueConstraintViolationException) return onError(res, inProgress()); // an earlier version's claim, made meanwhile
+        const known = mapDatabaseError(error);
+        if (!known) logger.error({ err: error, requestId: res.locals.requestId }, 'could not commit an idempotent request');
+        onError(res, known ?? new ApiError('internal_error', 'An unexpected error occurred. It has been logged; retry or contact support.'));
+        return;
+      }
+      // Workers in this process look for the events now that they are visible (the nudge of the flush came before the commit).
+      outboxSignal.emit('written');
+      send(body);
+    };
+    res.send = (body?: unknown) => {
+      res.send = send;
+      if (settled) return send(body); // rolled back already: the client hung up
+      settled = true;
+      finish(body).catch((error: unknown) => logger.error({ err: error, requestId: res.locals.requestId }, 'could not answer an idempotent request'));
+      return res;
+    };
+    // A client that hangs up before its answer is ready never learns the outcome: nothing is kept,
+    // and the connection and the key's lock are not held for an answer nobody will send.
+    res.on('close', () => {
+      if (settled) return;
+      settled = true;
+      void em.rollback().catch(() => undefined);
+    });
+    // The context factory runs the request on this transaction (services' flushes as savepoints).
+    res.locals.em = flushInSavepoints(em.fork({ keepTransactionContext: true }));
+    next();
   };
 }

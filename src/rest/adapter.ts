@@ -175,7 +175,7 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
       const requestId = res.locals.requestId as string;
       try {
         const variables = variablesFor(compiled, req);
-        const contextValue = deps.createContext({ auth: res.locals.auth, requestId });
+        const contextValue = deps.createContext({ auth: res.locals.auth, requestId, em: res.locals.em });
         try {
           const response = await deps.apollo.executeOperation({ query: compiled.document, variables }, { contextValue });
           if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST routes');

@@ -126,10 +126,12 @@ describe('Idempotency-Key', () => {
       expect(conflict.body.error.param).toBe('Idempotency-Key');
     }
     expect(await leadCount(account)).toBe(1);
-    // Once the first is done, a retry replays it.
-    const retry = await post(account.testKey, key, body);
-    expect(replayed(retry)).toBe('true');
-    expect(retry.body.id).toBe(originals[0].body.id);
+    // Once the first is done, retries replay it, even several at once (a replay holds no claim).
+    const retries = await Promise.all(Array.from({ length: 6 }, () => post(account.testKey, key, body)));
+    for (const retry of retries) {
+      expect(replayed(retry)).toBe('true');
+      expect(retry.body.id).toBe(originals[0].body.id);
+    }
   });
 
   it('replays across instances and after a restart (keys live in PostgreSQL)', async () => {
@@ -221,13 +223,15 @@ describe('Idempotency-Key', () => {
     expect(await leadsWith(owner, body.contact_email)).toBe(1);
   });
 
-  it('answers 409 while a claim is fresh, and lets a retry take over a stale one', async () => {
+  it('answers 409 while a claim left running by an earlier version is fresh, and lets a retry take over a stale one', async () => {
     const account = await app.createAccount();
     const key = newKey();
     const body = leadBody();
     const first = await post(account.testKey, key, body);
     expect(first.status).toBe(201);
-    // As if the first request had died mid-way: its claim still running and its lead never committed.
+    // As if an earlier version, which committed its claim before running the request, had died
+    // mid-way: its claim still running and its lead never committed. (This version never commits
+    // a running claim: the key commits with the request's answer and changes, or not at all.)
     await sql("update idempotency_keys set state = 'running', locked_at = now(), response_status = null, response_type = null, response_body = null where key = ? and account_id = ?", [
       key,
       account.account.id,
@@ -250,6 +254,86 @@ describe('Idempotency-Key', () => {
     expect(retry.body.id).toBe(takeover.body.id);
     const [row] = await sql<{ state: string }>('select state from idempotency_keys where key = ? and account_id = ?', [key, account.account.id]);
     expect(row.state).toBe('done');
+  });
+
+  it('commits the answer and the write together: when the answer cannot be stored, the write is undone too', async () => {
+    const account = await app.createAccount();
+    const key = newKey();
+    const body = leadBody();
+    // A trigger that refuses to store this key's answer: the request's last step fails after the
+    // lead and its events were written in the same transaction.
+    await sql(`create or replace function refuse_idempotency_key() returns trigger language plpgsql as $$
+      begin
+        if new.key = '${key}' then raise exception 'refused by the test'; end if;
+        return new;
+      end $$`);
+    await sql('create trigger refuse_idempotency_key before insert or update on idempotency_keys for each row execute function refuse_idempotency_key()');
+    let refused: HttpResponse;
+    try {
+      refused = await post(account.testKey, key, body);
+    } finally {
+      await sql('drop trigger refuse_idempotency_key on idempotency_keys');
+      await sql('drop function refuse_idempotency_key()');
+    }
+    expectRestError(refused, 500, 'api_error', 'internal_error');
+    expect(await leadsWith(account, body.contact_email)).toBe(0);
+    const events = await sql<{ n: number }>(`select count(*)::int as n from events where account_id = ? and data->'object'->>'contact_email' = ?`, [
+      account.account.id,
+      body.contact_email,
+    ]);
+    expect(events[0].n).toBe(0);
+    expect(await sql('select 1 from idempotency_keys where key = ?', [key])).toHaveLength(0);
+
+    // Nothing was kept, so the retry runs, once.
+    const retry = await post(account.testKey, key, body);
+    expect(retry.status).toBe(201);
+    expect(replayed(retry)).toBeNull();
+    expect((await post(account.testKey, key, body)).body.id).toBe(retry.body.id);
+    expect(await leadsWith(account, body.contact_email)).toBe(1);
+  });
+
+  it('stores and replays a conflict met inside the transaction (a taken contact_email)', async () => {
+    const account = await app.createAccount();
+    const body = leadBody();
+    expect((await post(account.testKey, undefined, body)).status).toBe(201);
+    const key = newKey();
+    const conflict = await post(account.testKey, key, { ...body, company: 'Second' });
+    expectRestError(conflict, 409, 'invalid_request_error', 'resource_conflict');
+    expect(conflict.body.error.param).toBe('contact_email');
+    const again = await post(account.testKey, key, { ...body, company: 'Second' });
+    expect(replayed(again)).toBe('true');
+    expect(again.text).toBe(conflict.text);
+    expect(await leadsWith(account, body.contact_email)).toBe(1);
+  });
+
+  it('keeps each mutation of a GraphQL document on its own, as without a key: one that fails does not undo the one before it', async () => {
+    const account = await app.createAccount();
+    const taken = leadBody();
+    expect((await post(account.testKey, undefined, taken)).status).toBe(201);
+    const fresh = leadBody();
+    const key = newKey();
+    const document = `mutation Two($a: LeadCreateInput!, $b: LeadCreateInput!) {
+      a: createLead(input: $a) { id contactEmail }
+      b: createLead(input: $b) { id contactEmail }
+    }`;
+    const variables = {
+      a: { company: fresh.company, contactEmail: fresh.contact_email },
+      b: { company: 'Duplicate', contactEmail: taken.contact_email },
+    };
+    const send = () => app.request('POST', '/graphql', { key: account.testKey, body: { query: document, variables }, headers: { 'idempotency-key': key } });
+    const first = await send();
+    expect(first.status).toBe(200);
+    // createLead is non-null, so the failure of `b` nulls `data` (GraphQL's rule); the error says which failed.
+    expect(first.body.errors).toHaveLength(1);
+    expect(first.body.errors[0].path).toEqual(['b']);
+    expect(first.body.errors[0].extensions).toMatchObject({ errorCode: 'resource_conflict' });
+    // As without a key, `a` ran and committed before `b` failed, and `b` wrote nothing.
+    expect(await leadsWith(account, fresh.contact_email)).toBe(1);
+    expect(await leadsWith(account, taken.contact_email)).toBe(1);
+    const second = await send();
+    expect(replayed(second)).toBe('true');
+    expect(second.text).toBe(first.text);
+    expect(await leadCount(account)).toBe(2);
   });
 
   it('runs an expired key again, with any body', async () => {

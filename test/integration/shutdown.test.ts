@@ -1,26 +1,6 @@
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { Client } from 'pg';
-import { TEST_ENCRYPTION_KEY_HEX } from '../helpers/app';
 import { workerDatabaseUrl } from '../helpers/database';
-import { ROOT } from '../helpers/dist';
-
-const MAIN = path.join(ROOT, 'dist/src/main.js');
-const CLI = path.join(ROOT, 'dist/src/cli/main.js');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
+import { runCli, serviceEnv, ServiceProcess, temporaryDataDir } from '../helpers/service-process';
 
 /**
  * The real service as a process (node dist/src/main.js, as the Docker image runs it), stopped with
@@ -29,37 +9,27 @@ function freePort(): Promise<number> {
  */
 describe('SIGTERM during a burst of writes', () => {
   let databaseUrl: string;
-  let dataDir: string;
-  let service: ChildProcess | undefined;
+  const dataDir = temporaryDataDir('shutdown');
+  let service: ServiceProcess | undefined;
 
   beforeAll(async () => {
     databaseUrl = await workerDatabaseUrl('_shutdown');
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'spa-shutdown-'));
   });
   afterAll(() => {
-    if (service && service.exitCode === null) service.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
+    service?.kill('SIGKILL');
+    dataDir.remove();
   });
 
   it('keeps every acknowledged write and exits cleanly', async () => {
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test', DATABASE_URL: databaseUrl, DATA_DIR: dataDir, ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX };
-    const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env, timeout: 60_000 });
+    const env = serviceEnv(databaseUrl, dataDir.dir);
+    const cli = (...args: string[]) => runCli(env, ...args);
     const email = `burst-${Date.now()}@acme.test`;
     expect(cli('accounts', 'create', '--email', email, '--name', 'Burst', '--plan', 'enterprise').status).toBe(0);
     const key = cli('keys', 'create', '--email', email, '--type', 'live', '--name', 'burst').stdout.trim();
     expect(key).toMatch(/^sk_live_/);
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    let log = '';
-    service = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { ...env, PORT: String(port), LOG_LEVEL: 'info' } });
-    service.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-    service.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => service!.on('exit', (code) => resolve(code)));
-    for (let i = 0; i < 100; i++) {
-      if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    service = await ServiceProcess.start({ env: { ...env, LOG_LEVEL: 'info' } });
+    const base = service.baseUrl;
 
     const acknowledged: string[] = [];
     const statuses: number[] = [];
@@ -84,13 +54,13 @@ describe('SIGTERM during a burst of writes', () => {
           signalled = true;
           service!.kill('SIGTERM');
         }
-        if (signalled && service!.exitCode !== null) return;
+        if (signalled && !service!.running) return;
       }
     };
     await Promise.all(Array.from({ length: 20 }, worker));
     expect(signalled).toBe(true);
-    expect(await exited).toBe(0);
-    expect(log).toMatch(/"msg":"stopped"/);
+    expect(await service.exited).toBe(0);
+    expect(service.log).toMatch(/"msg":"stopped"/);
     expect(statuses.filter((status) => status >= 500)).toEqual([]);
 
     const db = new Client({ connectionString: databaseUrl });

@@ -149,8 +149,15 @@ describe('security', () => {
     expect((await send('POST', '/graphql', { key: secrets.nearMissKey, body: { query: '{ leads { data { id } } }' } })).status).toBe(401);
 
     // A webhook: its secret in the create response only, once.
-    const created = await request('POST', '/v1/webhooks', { key, body: { url: 'https://93.184.216.34/hooks/sales', events: ['lead.created'] } });
+    // With an Idempotency-Key, so the stored answer (which holds the secret) is checked at rest below.
+    const createWebhook = () =>
+      request('POST', '/v1/webhooks', { key, headers: { 'Idempotency-Key': 'webhook-create-1' }, body: { url: 'https://93.184.216.34/hooks/sales', events: ['lead.created'] } });
+    const created = await createWebhook();
     expect(created.status).toBe(201);
+    // A replay answers what the first request did, as Stripe does (decrypted from the stored answer).
+    const replayed = await createWebhook();
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toEqual(created.body);
     const webhookSecret = created.body.secret as string;
     expect(webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/=]{24,}$/);
     expect(created.text.split(webhookSecret)).toHaveLength(2);

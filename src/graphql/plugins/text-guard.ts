@@ -2,18 +2,30 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { DocumentNode, visit } from 'graphql';
 import { ApiError } from '../../common/errors';
 
-/** Where a value holds U+0000 (in a string or an object key), as a path, or undefined. */
-function nulCharacterAt(value: unknown, path: Array<string | number>): Array<string | number> | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+/** Why PostgreSQL cannot keep a text: U+0000, or a lone UTF-16 surrogate (not Unicode text at all). */
+function textProblem(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain the character U+0000';
+  // With the u flag a surrogate class matches only unpaired halves; pairs are whole code points.
+  if (/\p{Surrogate}/u.test(text)) return 'must be valid Unicode text (it holds a lone surrogate, U+D800 to U+DFFF)';
+  return undefined;
+}
+
+/** Where a value holds text PostgreSQL cannot keep (in a string or an object key), as a path and the reason, or undefined. */
+function unstorableTextAt(value: unknown, path: Array<string | number>): { path: Array<string | number>; problem: string } | undefined {
+  if (typeof value === 'string') {
+    const problem = textProblem(value);
+    return problem ? { path, problem } : undefined;
+  }
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
-      const found = nulCharacterAt(item, [...path, i]);
+      const found = unstorableTextAt(item, [...path, i]);
       if (found) return found;
     }
   } else if (value && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      if (key.includes('\u0000')) return path;
-      const found = nulCharacterAt(item, [...path, key]);
+      const problem = textProblem(key);
+      if (problem) return { path, problem };
+      const found = unstorableTextAt(item, [...path, key]);
       if (found) return found;
     }
   }
@@ -35,7 +47,9 @@ export function requestError(error: ApiError): ApiError {
 const checkedDocuments = new WeakSet<DocumentNode>();
 
 /**
- * PostgreSQL text cannot hold U+0000, so such input would fail deep in the database as a 500.
+ * PostgreSQL text cannot hold U+0000, and a lone surrogate (JSON allows "\ud800") is no Unicode
+ * at all: text columns would keep U+FFFD in its place, jsonb refuses it, and validators such as
+ * isEmail throw on it, so such input would fail deep inside as a 500 or be stored altered.
  * Refused here, once, for every operation: REST routes run through the same Apollo pipeline.
  * The param is the path inside the variable (`company`, `metadata.a`), the name a client sent.
  */
@@ -44,17 +58,16 @@ export function textGuardPlugin(): ApolloServerPlugin {
     async requestDidStart() {
       return {
         async didResolveOperation({ request, document }) {
-          const path = nulCharacterAt(request.variables ?? {}, []);
-          if (path) {
-            const param = (path.length > 1 ? path.slice(1) : path).join('.');
-            throw requestError(new ApiError('parameter_invalid', `${param} must not contain the character U+0000`, { param }));
+          const found = unstorableTextAt(request.variables ?? {}, []);
+          if (found) {
+            const param = (found.path.length > 1 ? found.path.slice(1) : found.path).join('.');
+            throw requestError(new ApiError('parameter_invalid', `${param} ${found.problem}`, { param }));
           }
           if (checkedDocuments.has(document)) return;
           visit(document, {
             StringValue(node) {
-              if (node.value.includes('\u0000')) {
-                throw requestError(new ApiError('parameter_invalid', 'String values must not contain the character U+0000'));
-              }
+              const problem = textProblem(node.value);
+              if (problem) throw requestError(new ApiError('parameter_invalid', `String values ${problem}`));
             },
           });
           checkedDocuments.add(document);

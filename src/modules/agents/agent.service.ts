@@ -80,7 +80,7 @@ export class AgentService {
     const agent = await this.get(id);
     const to = new Date();
     const from = new Date(to.getTime() - WINDOW_MS[window]);
-    const sql = (query: string) => this.em.getConnection().execute(query, [agent.id, from, to]);
+    const sql = (query: string) => this.em.getConnection().execute(query, [agent.id, from, to], 'all', this.em.getTransactionContext());
     const [totals] = await sql(
       `select count(*)::int as runs, (count(*) filter (where outcome = 'error'))::int as errors,
               percentile_cont(0.5) within group (order by duration_ms) as p50,
@@ -98,7 +98,7 @@ export class AgentService {
         where agent_id = ? and created_at >= ? and created_at <= ? and action->>'kind' = 'lead_qualified'
           and exists (select 1 from deals where deals.lead_id = action->>'object_id' and deals.stage = 'closed_won')`,
     );
-    const [last] = await this.em.getConnection().execute('select max(created_at) as at from agent_runs where agent_id = ?', [agent.id]);
+    const [last] = await this.em.getConnection().execute('select max(created_at) as at from agent_runs where agent_id = ?', [agent.id], 'all', this.em.getTransactionContext());
     const actionsByKind: Record<string, number> = Object.fromEntries((kinds as Array<{ kind: string; count: number }>).map((row) => [row.kind, row.count]));
     const runs = totals.runs as number;
     return {

@@ -21,7 +21,7 @@ import { fromMinorUnits, toMinorUnits } from './money';
 const SORTABLE: Record<string, SortableField> = {
   created_at: { property: 'createdAt', kind: 'date' },
   value: { property: 'valueMinor', kind: 'number' },
-  expected_close_date: { property: 'expectedCloseDate', kind: 'string', nullable: true },
+  expected_close_date: { property: 'expectedCloseDate', kind: 'day', nullable: true },
 };
 
 const DEAL_TEXT = { currency: (code: string) => code.toUpperCase() };

@@ -34,7 +34,7 @@ export async function checkDatabase(ping: () => Promise<unknown>): Promise<'ok' 
 export class HealthResolver {
   @Query(() => Health)
   async health(@Ctx() ctx: RequestContext): Promise<Health> {
-    const database = await checkDatabase(() => ctx.em.getConnection().execute('select 1'));
+    const database = await checkDatabase(() => ctx.em.getConnection().execute('select 1', [], 'all', ctx.em.getTransactionContext()));
     return {
       status: database === 'ok' ? 'ok' : 'degraded',
       version: ctx.config.version,

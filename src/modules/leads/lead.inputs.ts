@@ -9,6 +9,7 @@ import {
   Max,
   MaxLength,
   Min,
+  MinDate,
   ValidateIf,
 } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
@@ -20,6 +21,10 @@ import { LeadStatus } from './lead-status';
 import { NOT_BLANK, sentAndNotUndefined } from '../../common/validation';
 
 const MAX_EMPLOYEES = 10_000_000;
+
+/** PostgreSQL has no year 0 (ISO 8601's 0000 is 1 BC), so a filter time starts at year 1. */
+const FIRST_DAY = new Date('0001-01-01T00:00:00.000Z');
+const FROM_YEAR_1 = '$property must be a time from the year 0001 on';
 
 @InputType({ description: 'Fields of a new lead. company and contactEmail are required.' })
 export class LeadCreateInput {
@@ -181,10 +186,12 @@ export class LeadListInput extends SortedPageInput {
 
   @Field({ nullable: true, description: 'Only leads created at or after this time.' })
   @IsOptional()
+  @MinDate(FIRST_DAY, { message: FROM_YEAR_1 })
   createdAfter?: Date;
 
   @Field({ nullable: true, description: 'Only leads created before this time.' })
   @IsOptional()
+  @MinDate(FIRST_DAY, { message: FROM_YEAR_1 })
   createdBefore?: Date;
 
   @Field(() => String, { nullable: true, description: 'Case-insensitive match on company or contact email.' })

@@ -47,6 +47,8 @@ export class ScoringService {
         where account_id = ? and livemode = ? and lead_id is not null and stage in (?, ?)
         group by lead_id order by lead_id`,
       [DealStage.closed_won, accountId, livemode, DealStage.closed_won, DealStage.closed_lost],
+      'all',
+      this.em.getTransactionContext(),
     );
     const outcome = new Map(rows.map((row) => [row.lead_id, row.won]));
     const leads = outcome.size ? await this.em.find(Lead, { id: { $in: [...outcome.keys()] } }, { orderBy: { id: 'asc' } }) : [];

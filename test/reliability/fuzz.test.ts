@@ -1,0 +1,393 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { GraphQLField, GraphQLInputType, GraphQLSchema } from 'graphql';
+import { createSchema } from '../../src/graphql/schema';
+import { OPERATION_LIMITS, OperationLimits } from '../../src/limits/operation-limit';
+import { Plan } from '../../src/modules/accounts/plan';
+import { RestRoute, ROUTES } from '../../src/rest/routes';
+import { startTestApp, TestAccount, TestApp } from '../helpers/app';
+import * as arb from './fuzz-arbitraries';
+import { graphqlCase, graphqlRequest } from './fuzz-graphql';
+import { DatabaseSnapshots, describeExchange, graphqlProblem, requestIdProblem, restErrorProblem, send, WireRequest, WireResponse } from './fuzz-harness';
+
+/**
+ * Property-based fuzzing of every route of the REST table, and of /graphql, with hostile input:
+ * wrong types, missing and unknown fields, huge strings (under and over the 1 MiB cap), edge and
+ * unparseable numbers, deep nesting, NUL, lone surrogates, RTL marks, SQL and script injection,
+ * malformed ids and cursors, bad query strings, bad Authorization, Content-Type, Idempotency-Key
+ * and X-Request-Id headers, malformed JSON and bytes that are not UTF-8. For every answer:
+ *
+ * - never a 5xx: a 2xx, or a 4xx in the contract's error shape (CONTRACT §3), with X-Request-Id;
+ * - a rejected request (4xx) left the account's data exactly as it was (row counts and a hash of
+ *   every row of every data table, compared per request: requests run one at a time and no
+ *   background worker runs, so only the request itself could have changed anything).
+ *
+ * The routes come from the table itself, so a route added later is fuzzed too, and the last test
+ * checks that every route was exercised, with at least one success and one rejection.
+ *
+ * Replay a failure: fast-check prints `seed` and `path`; run
+ *   FUZZ_SEED=<seed> FUZZ_PATH=<path> npx jest test/reliability/fuzz.test.ts -t '<route>'
+ * (FUZZ_SHRINK=1 shrinks the counterexample, at the price of more requests; FUZZ_RUNS sets the
+ * runs per route).
+ */
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
+const GRAPHQL_RUNS = Number(process.env.FUZZ_GRAPHQL_RUNS ?? 400);
+
+const assertOptions = <T>(numRuns: number): fc.Parameters<T> => ({
+  seed: SEED,
+  numRuns,
+  // Each run is a request: shrinking a failure could take thousands more. Opt in with FUZZ_SHRINK=1.
+  endOnFailure: process.env.FUZZ_SHRINK !== '1',
+  ...(process.env.FUZZ_PATH ? { path: process.env.FUZZ_PATH } : {}),
+});
+
+/** Room for thousands of requests: these tests are about input, not limits. */
+const ROOMY_OPERATIONS = Object.fromEntries(Object.keys(OPERATION_LIMITS).map((name) => [name, { windowS: 60, max: 1_000_000 }])) as OperationLimits;
+
+const routeKey = (route: Pick<RestRoute, 'method' | 'path'>) => `${route.method} ${route.path}`;
+
+interface RouteStats {
+  requests: number;
+  succeeded: number;
+  rejected: number;
+  statuses: Map<number, number>;
+}
+
+describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUNS} runs per route)`, () => {
+  let app: TestApp;
+  let schema: GraphQLSchema;
+  let owner: TestAccount;
+  let stranger: TestAccount;
+  let snapshots: DatabaseSnapshots;
+  /** The state before the next request, when nothing has run since it was taken. */
+  let lastSnapshot: Map<string, string> | undefined;
+  let previousWasKeyed = false;
+  /** One object of each kind, keyed by the path segment that addresses it (leads, deals…). */
+  const fixtures: arb.FixtureIds = {};
+  const stats = new Map<string, RouteStats>(ROUTES.map((route) => [routeKey(route), { requests: 0, succeeded: 0, rejected: 0, statuses: new Map() }]));
+  const totals = { fuzzed: 0, graphql: 0, setup: 0, rejectedUnchanged: 0, changedBySuccess: 0, snapshotMs: 0, requestMs: 0 };
+
+  const ownerHeaders = () => ({ authorization: `Bearer ${owner.testKey}`, 'content-type': 'application/json' });
+
+  /** A request that makes or finds what fuzzing needs; it must succeed. */
+  async function setup(method: string, path: string, body?: unknown): Promise<WireResponse> {
+    const request: WireRequest = { method, path, headers: ownerHeaders(), body: body === undefined ? undefined : JSON.stringify(body) };
+    const response = await send(app.baseUrl, request);
+    totals.setup += 1;
+    lastSnapshot = undefined;
+    if (response.status >= 300) throw new Error(`a setup request failed:\n${describeExchange(request, response)}`);
+    return response;
+  }
+
+  const created = async (path: string, body: unknown): Promise<string> => ((await setup('POST', path, body)).json as { id: string }).id;
+
+  /** A new object of a kind, for routes that would use up the fixture (DELETE) and for `fresh` ids. */
+  const fresh: Record<string, () => Promise<string>> = {
+    leads: () => created('/v1/leads', { company: 'Fresh Co', contact_email: `fresh-${randomUUID()}@example.com`, industry: 'Software' }),
+    deals: () => created('/v1/deals', { name: 'Fresh deal', value: 5000, lead_id: fixtures.leads, stage: 'qualification' }),
+    proposals: async () => created('/v1/proposals', { deal_id: await fresh.deals() }),
+    agents: () => created('/v1/agents', { name: 'Fresh agent', type: 'lead_qualifier' }),
+    integrations: async () => {
+      const listed = await setup('GET', '/v1/integrations?provider=hubspot&status=connected');
+      const connected = (listed.json as { data: Array<{ id: string }> }).data[0];
+      return connected?.id ?? created('/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: `pat-na1-${randomUUID()}` } });
+    },
+    webhooks: () => created('/v1/webhooks', { url: 'https://hooks.example.com/fresh', events: ['*'] }),
+  };
+
+  beforeAll(async () => {
+    schema = await createSchema();
+    app = await startTestApp({
+      // The address guard on, with a resolver of our own: no DNS query leaves the machine.
+      env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' },
+      resolveHost: async (host) => {
+        if (host.endsWith('.invalid')) throw new Error('ENOTFOUND');
+        if (host === 'localhost' || host.startsWith('internal.')) return [{ address: '10.0.0.7', family: 4 }];
+        return [{ address: '93.184.216.34', family: 4 }];
+      },
+      operationLimits: ROOMY_OPERATIONS,
+    });
+    // Enterprise: live keys get 1,000 a minute, so the few live requests are never throttled either.
+    owner = await app.createAccount({ plan: Plan.enterprise });
+    stranger = await app.createAccount();
+    fixtures.leads = await created('/v1/leads', { company: 'Fixture Corp', contact_email: 'fixture@fixture-corp.example', industry: 'Software', employees: 250 });
+    fixtures.integrations = await created('/v1/integrations', {
+      type: 'm365',
+      provider: 'microsoft365',
+      credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: 'fixture-client-secret' },
+    });
+    fixtures.deals = await fresh.deals();
+    fixtures.proposals = await created('/v1/proposals', { deal_id: fixtures.deals });
+    fixtures.agents = await fresh.agents();
+    fixtures.webhooks = await fresh.webhooks();
+    snapshots = new DatabaseSnapshots(app.orm);
+  }, 60_000);
+  afterAll(() => app?.close());
+
+  const rootField = (route: RestRoute): GraphQLField<unknown, unknown> => {
+    const root = route.operation.type === 'query' ? schema.getQueryType() : schema.getMutationType();
+    return root!.getFields()[route.operation.field];
+  };
+  const argType = (route: RestRoute, name: string | undefined): GraphQLInputType | undefined =>
+    name ? rootField(route).args.find((arg) => arg.name === name)?.type : undefined;
+
+  /** Plausible bodies for a route: from its input type, except integrations, whose credentials depend on the provider. */
+  function seedFor(route: RestRoute): fc.Arbitrary<Record<string, unknown>> | undefined {
+    const input = arb.inputObjectOf(argType(route, route.operation.body));
+    if (!input) return undefined;
+    if (route.operation.field === 'connectIntegration') return arb.integrationBody();
+    return arb.plausibleObject(input, fixtures);
+  }
+
+  interface RestCase {
+    id?: arb.IdChoice;
+    query: arb.QueryItem[];
+    body: arb.BodyChoice;
+    auth: arb.AuthChoice;
+    faults: arb.HeaderFaults;
+  }
+
+  function caseFor(route: RestRoute): fc.Arbitrary<RestCase> {
+    return fc.record({
+      id: route.path.includes(':id') ? arb.idChoice(fixtures) : fc.constant(undefined),
+      query: arb.queryFor(arb.inputObjectOf(argType(route, route.operation.query)), fixtures),
+      body: route.method === 'GET' ? fc.constant({ kind: 'none' as const }) : arb.bodyFor(seedFor(route)),
+      auth: arb.authChoice,
+      faults: arb.headersArb,
+    });
+  }
+
+  function authorization(auth: arb.AuthChoice): string | undefined {
+    switch (auth.kind) {
+      case 'test':
+        return `Bearer ${owner.testKey}`;
+      case 'live':
+        return `Bearer ${owner.liveKey}`;
+      case 'stranger':
+        return `Bearer ${stranger.testKey}`;
+      case 'none':
+        return undefined;
+      default:
+        return auth.value;
+    }
+  }
+
+  function headersFor(auth: arb.AuthChoice, faults: arb.HeaderFaults, hasBody: boolean): Record<string, string> {
+    const headers: Record<string, string> = {};
+    const key = authorization(auth);
+    if (key !== undefined) headers.authorization = key;
+    if (hasBody || faults.contentType !== undefined) headers['content-type'] = faults.contentType ?? 'application/json';
+    if (faults.idempotencyKey !== undefined) headers['idempotency-key'] = faults.idempotencyKey;
+    if (faults.requestId !== undefined) headers['x-request-id'] = faults.requestId;
+    if (faults.extra) headers[faults.extra[0]] = faults.extra[1];
+    return headers;
+  }
+
+  function wireBody(body: arb.BodyChoice): string | Buffer | undefined {
+    if (body.kind === 'json') return arb.toJsonText(body.value);
+    if (body.kind === 'raw') return body.text;
+    if (body.kind === 'bytes') return Buffer.from(body.hex, 'hex');
+    return undefined;
+  }
+
+  async function idSegment(route: RestRoute, choice: arb.IdChoice): Promise<string> {
+    const kind = arb.kindOf(route.path);
+    // DELETE uses up what it is given: it gets an object of its own, never the shared fixture.
+    const usesUp = route.method === 'DELETE';
+    if (choice.kind === 'raw') return choice.segment;
+    if (choice.kind === 'literal' && !(usesUp && choice.id === fixtures[kind])) return arb.percentEncode(choice.id);
+    if (fresh[kind] && (choice.kind === 'fresh' || usesUp)) return fresh[kind]();
+    if (!fixtures[kind]) throw new Error(`no fixture for /v1/${kind}/:id: add one (and a \`fresh\` factory) to fuzz.test.ts`);
+    return fixtures[kind];
+  }
+
+  /** Sends one request and checks the answer and, unless it succeeded, that nothing changed. */
+  async function exchange(request: WireRequest, check: (response: WireResponse) => string[], rejected: (response: WireResponse) => boolean): Promise<WireResponse> {
+    let started = performance.now();
+    const before = lastSnapshot ?? (await snapshots.take());
+    totals.snapshotMs += performance.now() - started;
+    started = performance.now();
+    const response = await send(app.baseUrl, request);
+    totals.requestMs += performance.now() - started;
+    started = performance.now();
+    const after = await snapshots.take();
+    totals.snapshotMs += performance.now() - started;
+    lastSnapshot = after;
+    const problems = check(response);
+    // A request with an Idempotency-Key keeps its answer, 4xx included (CONTRACT §12); allow for the
+    // row being completed just after the answer left, by the time the next request is checked.
+    const keyed = request.headers['idempotency-key'] !== undefined;
+    const ignore = new Set(keyed || previousWasKeyed ? ['idempotency_keys'] : []);
+    previousWasKeyed = keyed;
+    const changes = DatabaseSnapshots.changes(before, after, ignore);
+    if (rejected(response)) {
+      if (changes.length) problems.push(`a rejected request changed the database:\n    ${changes.join('\n    ')}`);
+      else totals.rejectedUnchanged += 1;
+    } else if (changes.length) {
+      totals.changedBySuccess += 1;
+    }
+    if (problems.length) throw new Error(`${problems.join('\n')}\n${describeExchange(request, response)}`);
+    return response;
+  }
+
+  /** A cursor as toPage writes it (base64url JSON), carrying any value. */
+  const cursor = (sort: string, value: unknown) => Buffer.from(JSON.stringify({ s: sort, v: value, i: 'lead_00000000000000000000000000' })).toString('base64url');
+
+  it('answers each input that fuzzing found answered with a 500 with a 4xx instead, changing nothing', async () => {
+    const json = { 'content-type': 'application/json' };
+    const cases: Array<[string, Omit<WireRequest, 'headers'> & { headers?: Record<string, string> }, { status: number; code: string; param?: string }]> = [
+      ['a path id that is not percent-encoded UTF-8', { method: 'GET', path: '/v1/leads/%E0%A4%A' }, { status: 404, code: 'resource_missing' }],
+      ['a path id that is a lone surrogate in UTF-8', { method: 'DELETE', path: '/v1/webhooks/%ED%A0%80' }, { status: 404, code: 'resource_missing' }],
+      [
+        'a lone surrogate in an e-mail address (the validator threw)',
+        { method: 'POST', path: '/v1/leads', headers: json, body: '{"company":"Acme","contact_email":"a@\\ud800.com"}' },
+        { status: 400, code: 'parameter_invalid', param: 'contact_email' },
+      ],
+      [
+        'a lone surrogate in a metadata key (jsonb refused it)',
+        { method: 'POST', path: '/v1/leads', headers: json, body: '{"company":"Acme","contact_email":"a@acme.example","metadata":{"\\udc00":"x"}}' },
+        { status: 400, code: 'parameter_invalid', param: 'metadata' },
+      ],
+      [
+        'a body nested 100,000 levels deep with an Idempotency-Key (its canonical JSON overflowed the stack)',
+        { method: 'POST', path: '/v1/leads', headers: { ...json, 'idempotency-key': randomUUID() }, body: `{"metadata":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_001)}` },
+        { status: 400, code: 'invalid_json' },
+      ],
+      ['created_after in the year 0000', { method: 'GET', path: '/v1/leads?created_after=0000-01-01T00:00:00Z' }, { status: 400, code: 'parameter_invalid', param: 'created_after' }],
+      ['a created_at cursor in the year 0000', { method: 'GET', path: `/v1/agents?cursor=${cursor('-created_at', '0000-01-01T00:00:00.000Z')}` }, { status: 400, code: 'parameter_invalid', param: 'cursor' }],
+      ['a value cursor of 1.5 (a bigint column)', { method: 'GET', path: `/v1/deals?sort=value&cursor=${cursor('value', 1.5)}` }, { status: 400, code: 'parameter_invalid', param: 'cursor' }],
+      ['a value cursor of 1e308', { method: 'GET', path: `/v1/deals?sort=-value&cursor=${cursor('-value', 1e308)}` }, { status: 400, code: 'parameter_invalid', param: 'cursor' }],
+      [
+        'an expected_close_date cursor that is no date',
+        { method: 'GET', path: `/v1/deals?sort=-expected_close_date&cursor=${cursor('-expected_close_date', '')}` },
+        { status: 400, code: 'parameter_invalid', param: 'cursor' },
+      ],
+      [
+        'an expected_close_date cursor on a day no month has',
+        { method: 'GET', path: `/v1/deals?sort=expected_close_date&cursor=${cursor('expected_close_date', '2026-13-45')}` },
+        { status: 400, code: 'parameter_invalid', param: 'cursor' },
+      ],
+    ];
+    const answers: unknown[] = [];
+    for (const [what, partial, expected] of cases) {
+      const request: WireRequest = { ...partial, headers: { authorization: `Bearer ${owner.testKey}`, ...partial.headers } };
+      const response = await exchange(request, (r) => [restErrorProblem(r)].filter((p): p is string => p !== undefined), () => true);
+      const error = (response.json as { error?: { code?: string; param?: string } } | undefined)?.error;
+      answers.push({ what, status: response.status, code: error?.code, ...(expected.param ? { param: error?.param } : {}) });
+    }
+    expect(answers).toEqual(cases.map(([what, , expected]) => ({ what, ...expected })));
+
+    const graphql = (query: string, extra: Record<string, unknown> = {}): WireRequest => ({
+      method: 'POST',
+      path: '/graphql',
+      headers: { authorization: `Bearer ${owner.testKey}`, ...json },
+      body: JSON.stringify({ query, ...extra }),
+    });
+    const graphqlCases: Array<[string, WireRequest, number]> = [
+      ['a subscription (the schema has none)', graphql('subscription { leads { hasMore } }'), 200],
+      ['a persisted query whose hash is not its text', graphql('{ __typename }', { extensions: { persistedQuery: { version: 1, sha256Hash: 'abc' } } }), 400],
+      ['a persisted query of an unknown version', graphql('{ __typename }', { extensions: { persistedQuery: { version: 2, sha256Hash: 'abc' } } }), 400],
+      [
+        // With `*/*` and no `query`, the gate took it for the Sandbox page and let it pass without a key.
+        'a GET with only a persisted-query extension',
+        { method: 'GET', path: `/graphql?extensions=${encodeURIComponent('{"persistedQuery":{"version":1,"sha256Hash":"' + '0'.repeat(64) + '"}}')}`, headers: { authorization: `Bearer ${owner.testKey}`, 'apollo-require-preflight': 'true' } },
+        200,
+      ],
+    ];
+    const graphqlAnswers: unknown[] = [];
+    for (const [what, request] of graphqlCases) {
+      const response = await exchange(request, (r) => [graphqlProblem(r)].filter((p): p is string => p !== undefined), () => true);
+      const errors = (response.json as { errors?: Array<{ extensions?: { errorCode?: string } }> } | undefined)?.errors;
+      graphqlAnswers.push({ what, status: response.status, errorCode: errors?.[0]?.extensions?.errorCode });
+    }
+    expect(graphqlAnswers).toEqual(graphqlCases.map(([what, , status]) => ({ what, status, errorCode: 'invalid_query' })));
+    const keyless = await send(app.baseUrl, { method: 'GET', path: '/graphql?extensions=%7B%7D', headers: {} });
+    expect({ status: keyless.status, problem: graphqlProblem(keyless) }).toEqual({ status: 401, problem: undefined });
+  });
+
+  for (const route of ROUTES) {
+    it(`${routeKey(route)}: never a 5xx, errors in the contract's shape, rejected requests change nothing`, async () => {
+      const counts = stats.get(routeKey(route))!;
+      await fc.assert(
+        fc.asyncProperty(caseFor(route), async (c) => {
+          const path = route.path.replace(':id', c.id ? await idSegment(route, c.id) : '') + arb.queryString(c.query);
+          const body = wireBody(c.body);
+          const request: WireRequest = { method: route.method, path, headers: headersFor(c.auth, c.faults, body !== undefined), body };
+          totals.fuzzed += 1;
+          await exchange(
+            request,
+            (r) => {
+              counts.requests += 1;
+              counts.statuses.set(r.status, (counts.statuses.get(r.status) ?? 0) + 1);
+              if (r.status >= 200 && r.status < 300) counts.succeeded += 1;
+              if (r.status >= 400 && r.status < 500) counts.rejected += 1;
+              const problems: string[] = [];
+              const notModified = r.status === 304 && route.file === true && request.headers['if-none-match'] !== undefined;
+              if (!((r.status >= 200 && r.status < 300) || (r.status >= 400 && r.status < 500) || notModified)) problems.push(`status ${r.status}`);
+              const idProblem = requestIdProblem(request, r);
+              if (idProblem) problems.push(idProblem);
+              if (r.status >= 400) {
+                const shape = restErrorProblem(r);
+                if (shape) problems.push(`error shape: ${shape}`);
+              } else if (r.status < 300 && route.file) {
+                if (r.headers.get('content-type') !== 'application/pdf') problems.push(`content-type ${r.headers.get('content-type')} is not application/pdf`);
+              } else if (r.status < 300 && (!r.json || typeof r.json !== 'object' || Array.isArray(r.json))) {
+                problems.push('a success that is not a JSON object');
+              }
+              if (!r.headers.get('x-ratelimit-limit')) problems.push('no X-RateLimit-Limit header');
+              return problems;
+            },
+            (r) => r.status >= 300,
+          );
+        }),
+        assertOptions(RUNS),
+      );
+    }, 120_000);
+  }
+
+  it('POST and GET /graphql: never a 5xx, errors in the GraphQL error shape, failed operations change nothing', async () => {
+    const operations = ROUTES.map((route) => ({ route, field: rootField(route), body: seedFor(route) }));
+    await fc.assert(
+      fc.asyncProperty(graphqlCase(operations, fixtures), async (c) => {
+        const request = graphqlRequest(c, headersFor(c.auth, c.faults, c.transport.startsWith('post')));
+        totals.graphql += 1;
+        await exchange(
+          request,
+          (r) => {
+            const problems: string[] = [];
+            if (!((r.status >= 200 && r.status < 300) || (r.status >= 400 && r.status < 500))) problems.push(`status ${r.status}`);
+            const idProblem = requestIdProblem(request, r);
+            if (idProblem) problems.push(idProblem);
+            const shape = graphqlProblem(r);
+            if (shape) problems.push(`GraphQL shape: ${shape}`);
+            return problems;
+          },
+          (r) => r.status >= 300 || (r.json as { errors?: unknown } | undefined)?.errors !== undefined,
+        );
+      }),
+      assertOptions(GRAPHQL_RUNS),
+    );
+  }, 120_000);
+
+  // -------------------------------------------------------------------------------------------
+
+  it('exercised every route of the table, each with successes and rejections, and the database checks were meaningful', () => {
+    const summary = [...stats].map(([key, s]) => `${key.padEnd(32)} ${String(s.requests).padStart(4)} requests  ${String(s.succeeded).padStart(3)} 2xx  ${String(s.rejected).padStart(3)} 4xx  ${[...s.statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(' ')}`);
+    console.log(
+      [
+        `fuzz (seed ${SEED}): ${totals.fuzzed} REST + ${totals.graphql} GraphQL requests fuzzed, ${totals.setup} setup requests`,
+        `${totals.rejectedUnchanged} rejected requests left the database unchanged; ${totals.changedBySuccess} successes changed it`,
+        `time in requests ${Math.round(totals.requestMs)} ms, in database snapshots ${Math.round(totals.snapshotMs)} ms`,
+        ...summary,
+      ].join('\n'),
+    );
+    const thin = [...stats].filter(([, s]) => s.requests < RUNS || s.succeeded === 0 || s.rejected === 0).map(([key, s]) => `${key}: ${s.requests} requests, ${s.succeeded} 2xx, ${s.rejected} 4xx`);
+    expect(thin).toEqual([]);
+    expect(new Set(stats.keys())).toEqual(new Set(ROUTES.map(routeKey)));
+    // The "unchanged" check can see a change: successful writes did change the snapshot.
+    expect(totals.changedBySuccess).toBeGreaterThan(ROUTES.filter((route) => route.method !== 'GET').length);
+    expect(totals.rejectedUnchanged).toBeGreaterThan(ROUTES.length * RUNS * 0.4);
+  });
+});
