@@ -34,7 +34,11 @@ const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT
  */
 const UNSTORABLE_TEXT_CODES = new Set(['22021', '22P05']);
 
-/** True for errors that mean the database is unreachable rather than that the request was wrong. */
+/**
+ * True for errors that mean the database is unreachable rather than that the request was wrong.
+ * pg's "Client has encountered a connection error" and knex's "Transaction query already complete"
+ * are what a query meets on a connection (or in a transaction) that the outage already broke.
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof ConnectionException) return true;
   const code = (error as { code?: unknown } | null)?.code;
@@ -42,7 +46,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return (
     (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) ||
     (typeof message === 'string' &&
-      /Connection terminated|connect ECONNREFUSED|Timeout acquiring a connection|the database system is (starting|shutting) up/i.test(message))
+      /Connection terminated|connect ECONNREFUSED|Timeout acquiring a connection|the database system is (starting|shutting) up|Client has encountered a connection error|Client was closed and is not queryable|Transaction query already complete/i.test(message))
   );
 }
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
-import { TEST_ENCRYPTION_KEY_HEX } from '../helpers/app';
+import { ROOMY_QUOTA, TEST_ENCRYPTION_KEY_HEX } from '../helpers/app';
 import { initOrm } from '../../src/db/orm';
 import { Counters } from '../../src/limits/counters';
 import { createLogger } from '../../src/logger';
@@ -72,6 +72,7 @@ describe('database outage', () => {
       logger: createLogger('silent'),
       scorer: new PriorLeadScorer(),
       counters: new Counters(undefined, 'outage'),
+      quotaSettings: ROOMY_QUOTA,
     });
     stopApp = built.stop;
     server = await new Promise((resolve) => {
@@ -91,7 +92,36 @@ describe('database outage', () => {
   it('answers 503 while PostgreSQL is down and recovers by itself when it is back', async () => {
     expect((await get('/v1/health')).body).toMatchObject({ status: 'ok', database: 'ok' });
 
+    // Load through the whole outage: 6 clients reading and creating leads, at most 3,000 requests.
+    const outcomes: Array<{ status: number; code?: string; type?: string; retryAfter: string | null; id?: string }> = [];
+    let running = true;
+    let sent = 0;
+    const client = async () => {
+      while (running && sent < 3000) {
+        const i = sent++;
+        const write = i % 3 === 0;
+        const response = await fetch(`${base}/v1/leads${write ? '' : '?limit=5'}`, {
+          method: write ? 'POST' : 'GET',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: write ? JSON.stringify({ company: `Load ${i}`, contact_email: `load${i}@example.test` }) : undefined,
+        });
+        const body = (await response.json()) as { id?: string; error?: { code: string; type: string } };
+        outcomes.push({ status: response.status, code: body.error?.code, type: body.error?.type, retryAfter: response.headers.get('retry-after'), id: response.status === 201 ? body.id : undefined });
+      }
+    };
+    const load = Array.from({ length: 6 }, client);
+    const until = async (what: string, condition: () => boolean) => {
+      const deadline = Date.now() + 20_000;
+      while (!condition()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await until('answers before the outage', () => outcomes.filter((o) => o.status === 201).length >= 5);
+
     await stopPostgres(postgres);
+    const before = outcomes.length;
+    await until('503s under load', () => outcomes.slice(before).filter((o) => o.status === 503).length >= 10);
 
     const health = await get('/v1/health');
     expect(health.status).toBe(503);
@@ -115,5 +145,21 @@ describe('database outage', () => {
     expect(recovered).toBe(true);
     expect((await get('/v1/health')).body).toMatchObject({ status: 'ok', database: 'ok' });
     expect((await get('/v1/leads')).status).toBe(200);
-  }, 60_000);
+
+    // The load recovers too, without a restart.
+    const back = outcomes.length;
+    await until('writes after recovery', () => outcomes.slice(back).filter((o) => o.status === 201).length >= 5);
+    running = false;
+    await Promise.all(load);
+    // Every answer was a success or the contract's 503 with Retry-After; never another error.
+    const unexpected = outcomes.filter((o) => ![200, 201, 503].includes(o.status));
+    expect(unexpected).toEqual([]);
+    for (const refused of outcomes.filter((o) => o.status === 503)) {
+      expect(refused).toMatchObject({ code: 'service_unavailable', type: 'api_error' });
+      expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+    }
+    // Every acknowledged write is there.
+    const acknowledged = outcomes.filter((o) => o.status === 201).map((o) => o.id!);
+    for (const id of acknowledged) expect([id, (await get(`/v1/leads/${id}`)).status]).toEqual([id, 200]);
+  }, 90_000);
 });

@@ -238,13 +238,18 @@ describe('kill -9 during a burst of idempotent writes', () => {
       const counts = received();
       expect(events.filter((event) => !counts.has(event.id)).map((event) => event.id)).toEqual([]);
     }, 60_000, 200);
-    // ... each delivery finished, and sent no more often than it was claimed (once, unless the crash cut its attempt off).
-    const deliveries = await sql<{ event_id: string; status: string; attempt_count: number }>(
-      'select event_id, status, attempt_count from webhook_deliveries where account_id = ?',
-      [account.accountId],
-    );
-    expect(deliveries).toHaveLength(events.length);
-    expect(deliveries.filter((delivery) => delivery.status !== 'succeeded')).toEqual([]);
+    // ... each delivery finished (its status is written just after the receiver answers, so wait for
+    // it), and sent no more often than it was claimed (once, unless the crash cut its attempt off).
+    const loadDeliveries = () =>
+      sql<{ event_id: string; status: string; attempt_count: number }>('select event_id, status, attempt_count from webhook_deliveries where account_id = ?', [
+        account.accountId,
+      ]);
+    let deliveries = await loadDeliveries();
+    await eventually(async () => {
+      deliveries = await loadDeliveries();
+      expect(deliveries).toHaveLength(events.length);
+      expect(deliveries.filter((delivery) => delivery.status !== 'succeeded')).toEqual([]);
+    }, 30_000, 200);
     const counts = received();
     expect(deliveries.filter((delivery) => counts.get(delivery.event_id)! > delivery.attempt_count)).toEqual([]);
     expect(deliveries.filter((delivery) => delivery.attempt_count > 1).length).toBeLessThanOrEqual(DISPATCHER_CONCURRENCY);
