@@ -25,6 +25,19 @@ function rejection(decision: QuotaDecision): ApiError {
     : new ApiError('rate_limit_exceeded', 'Too many requests; slow down and retry after the number of seconds in Retry-After.');
 }
 
+/** A 429 (or the daily quota's): counted for the metrics, with Retry-After, in the surface's shape. */
+function refuse(
+  res: Response,
+  decision: QuotaDecision,
+  kind: RateLimitKind,
+  onError: (res: Response, error: ApiError) => void,
+  onRejected?: (kind: RateLimitKind) => void,
+): void {
+  onRejected?.(kind);
+  res.setHeader('Retry-After', String(decision.retryAfterS));
+  onError(res, rejection(decision));
+}
+
 /**
  * The gate in front of /v1 and /graphql. Resolves `Authorization: Bearer sk_…` to
  * `res.locals.auth` (account, key, mode) and counts the request once against the plan quota;
@@ -39,12 +52,6 @@ export function authenticate(
   /** Told of each 429 (for the rate-limit metrics). */
   onRejected?: (kind: RateLimitKind) => void,
 ) {
-  const refuse = (res: Response, decision: QuotaDecision, kind: RateLimitKind) => {
-    onRejected?.(kind);
-    res.setHeader('Retry-After', String(decision.retryAfterS));
-    onError(res, rejection(decision));
-  };
-
   // The last successful authentication per key, used only while the database is unreachable, so
   // that /v1/health can still answer "degraded" and other routes a 503 in the contract's shape.
   // Every normal request checks the database, so a revoked key stops working at once.
@@ -73,7 +80,7 @@ export function authenticate(
       if (await quota.isAddressBlocked(address)) {
         const decision = await quota.consumeUnauthenticated(address);
         setRateLimitHeaders(res, decision);
-        return refuse(res, decision, 'unauthenticated_address');
+        return refuse(res, decision, 'unauthenticated_address', onError, onRejected);
       }
       try {
         res.locals.auth = await lookUp(req.get('authorization'));
@@ -81,11 +88,11 @@ export function authenticate(
         if (!(error instanceof ApiError) || error.status !== 401) throw error;
         const decision = await quota.consumeUnauthenticated(address);
         setRateLimitHeaders(res, decision);
-        return decision.allowed ? onError(res, error) : refuse(res, decision, 'unauthenticated_address');
+        return decision.allowed ? onError(res, error) : refuse(res, decision, 'unauthenticated_address', onError, onRejected);
       }
       const decision = await quota.consume(res.locals.auth);
       setRateLimitHeaders(res, decision);
-      if (!decision.allowed) return refuse(res, decision, 'plan_quota');
+      if (!decision.allowed) return refuse(res, decision, 'plan_quota', onError, onRejected);
       next();
     } catch (error) {
       const known = mapDatabaseError(error);
@@ -110,9 +117,7 @@ export function limitByAddress(
       const decision = await quota.consumePublic(clientAddress(req));
       setRateLimitHeaders(res, decision);
       if (decision.allowed) return next();
-      onRejected?.('unauthenticated_address');
-      res.setHeader('Retry-After', String(decision.retryAfterS));
-      onError(res, rejection(decision));
+      refuse(res, decision, 'unauthenticated_address', onError, onRejected);
     } catch (error) {
       next(error);
     }
