@@ -15,7 +15,7 @@ import { sendGraphQLError } from './graphql/errors';
 import { createFormatError } from './graphql/format-error';
 import { textGuardPlugin } from './graphql/plugins/text-guard';
 import { createSchema } from './graphql/schema';
-import { costLimitPlugin, depthLimitRule } from './graphql/plugins/cost-limit';
+import { costLimitPlugin, createCostCheck, depthLimitRule } from './graphql/plugins/cost-limit';
 import { idempotency } from './idempotency/idempotency.middleware';
 import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
 import { accessLog } from './http/access-log';
@@ -61,9 +61,10 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   deps = { ...deps, metrics };
   const routes = new RouteLabels(ROUTES);
   const schema = await createSchema();
+  const checks = { cost: createCostCheck(schema), formatError: createFormatError(deps.logger) };
   const apollo = new ApolloServer<RequestContext>({
     schema,
-    formatError: createFormatError(deps.logger),
+    formatError: checks.formatError,
     introspection: true,
     includeStacktraceInErrorResponses: false,
     validationRules: [depthLimitRule()],
@@ -74,7 +75,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       // caches this API): most of the time of a 50-row list went there.
       ApolloServerPluginCacheControlDisabled(),
       textGuardPlugin(),
-      costLimitPlugin(schema),
+      costLimitPlugin(checks.cost),
       deps.config.isProduction
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: true }),
@@ -131,7 +132,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     authenticate(deps.orm, quota, restError, rejected),
     jsonBody(restError),
     idempotency(deps.orm, restError, deps.logger, deps.config.encryptionKey),
-    createRestRouter(ROUTES, { apollo, schema, createContext }),
+    createRestRouter(ROUTES, { schema, checks, createContext }),
     routeNotFound,
   );
   app.use(routeNotFound);

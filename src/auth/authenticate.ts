@@ -64,7 +64,9 @@ export function authenticate(
   };
   const lookUp = async (authorization: string | undefined): Promise<Authenticated> => {
     try {
-      const auth = await new ApiKeyService(orm.em.fork()).authenticate(authorization);
+      // The global EntityManager, not a fork: the lookup is one raw read of lean rows, and
+      // touches no unit of work or identity map (a fork per request costs more than the read).
+      const auth = await new ApiKeyService(orm.em).authenticate(authorization);
       if (authorization) remember(authorization, auth);
       return auth;
     } catch (error) {

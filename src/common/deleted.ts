@@ -1,7 +1,7 @@
 import { Field, ID, ObjectType } from 'type-graphql';
 
 /** What DELETE answers (CONTRACT §3): `{"id": "...", "object": "lead", "deleted": true}`. */
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class DeletedObject {
   @Field(() => ID)
   id!: string;

@@ -5,7 +5,7 @@ import { Field, ObjectType } from 'type-graphql';
  * A file answered through GraphQL (base64) that REST routes marked `file` send as raw bytes with
  * Content-Type, Content-Disposition and ETag, so both surfaces share one resolver.
  */
-@ObjectType({ description: 'A generated file; REST sends the bytes themselves.' })
+@ObjectType({ simpleResolvers: true, description: 'A generated file; REST sends the bytes themselves.' })
 export class FileDownload {
   @Field()
   filename: string;

@@ -11,7 +11,7 @@ export const MAX_PAGE_SIZE = 100;
 /** The list envelope of CONTRACT §4: `{object: "list", data, has_more, next_cursor}`. */
 export function ListPage<T extends object>(itemClass: ClassType<T>) {
   // Not emitted on its own: type-graphql 2 emits only types reachable from a resolver.
-  @ObjectType()
+  @ObjectType({ simpleResolvers: true })
   abstract class ListPageClass {
     @Field({ description: 'Always "list".' })
     get object(): 'list' {

@@ -3,7 +3,7 @@ import { Field, ObjectType } from 'type-graphql';
 import { Account } from '../modules/accounts/account.entity';
 
 /** Timestamps with millisecond precision, so keyset cursors (which carry JS Dates) compare exactly. */
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 @Entity({ abstract: true })
 export abstract class TimestampedEntity<Optional = never> {
   [OptionalProps]?: 'createdAt' | 'updatedAt' | Optional;
@@ -21,7 +21,7 @@ export abstract class TimestampedEntity<Optional = never> {
  * Every row of tenant data belongs to one account and one mode. The `tenant` filter (db/tenant.ts)
  * scopes every query of these entities; nothing else has to remember a where clause.
  */
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 @Entity({ abstract: true })
 export abstract class TenantEntity<Optional = never> extends TimestampedEntity<Optional> {
   @ManyToOne(() => Account, { ref: true, deleteRule: 'cascade', index: false })

@@ -110,13 +110,73 @@ export interface LeanOptions<T> {
  * managed entities through the services as before.
  */
 export async function findLean<T extends object>(em: EntityManager, entity: EntityClass<T>, where: FilterQuery<T>, options: LeanOptions<T> = {}): Promise<T[]> {
+  const hydrate = hydratorFor(em.getMetadata().get<T>(entity.name), em.getPlatform());
+  // The query builder's bindings are the criteria's values in order (the tenant filter's last,
+  // then the limit), so a statement built once serves every query of the same shape.
+  const values: unknown[] = [];
+  const shape = shapeOf(where, values);
+  const tenant = tenantFilter.cond(tenantOf(em)) as Record<string, unknown>;
+  const tenantShape = shapeOf(tenant, values);
+  if (options.limit !== undefined) values.push(options.limit);
+  const key = shape === undefined || tenantShape === undefined ? undefined : `${entity.name}|${shape}|${tenantShape}|${JSON.stringify(options.orderBy ?? null)}|${options.limit !== undefined}`;
+  const known = key === undefined ? null : leanStatements.get(key);
+  if (known) return (await selectRows(em, known, values)).map(hydrate);
+
   const qb = (em as SqlEntityManager).createQueryBuilder(entity).select('*').where(where as never);
   await qb.applyFilters();
   if (options.orderBy) qb.orderBy(options.orderBy as never);
   if (options.limit !== undefined) qb.limit(options.limit);
+  if (key !== undefined && known === undefined) {
+    const { sql, bindings } = qb.getKnexQuery().toSQL();
+    leanStatements.set(key, sameValues(bindings, values) ? sql : null);
+  }
   const rows = await converted(em, () => qb.execute<Row[]>('all', false));
-  const hydrate = hydratorFor(em.getMetadata().get<T>(entity.name), em.getPlatform());
   return rows.map(hydrate);
+}
+
+/** findLean's statements by the shape of their criteria; null for a shape whose bindings are not its values in order. */
+const leanStatements = new Map<string, string | null>();
+
+/**
+ * The structure of criteria with their values left out (`{"status":s,"createdAt":{"$lt":d}}`),
+ * collecting the values in order; undefined when they hold anything but plain data (an entity, a
+ * raw fragment), which only the query builder may read.
+ */
+function shapeOf(value: unknown, values: unknown[]): string | undefined {
+  if (value === null) return 'null';
+  if (value instanceof Date) {
+    values.push(value);
+    return 'd';
+  }
+  if (Array.isArray(value)) {
+    const items = value.map((item) => shapeOf(item, values));
+    return items.includes(undefined) ? undefined : `[${items.join(',')}]`;
+  }
+  if (typeof value === 'object') {
+    if (Object.getPrototypeOf(value) !== Object.prototype || Object.getOwnPropertySymbols(value).length) return undefined;
+    const parts: string[] = [];
+    for (const [name, item] of Object.entries(value)) {
+      const part = shapeOf(item, values);
+      if (part === undefined) return undefined;
+      parts.push(`${JSON.stringify(name)}:${part}`);
+    }
+    return `{${parts.join(',')}}`;
+  }
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    values.push(value);
+    return typeof value;
+  }
+  return undefined;
+}
+
+function sameValues(bindings: readonly unknown[], values: readonly unknown[]): boolean {
+  return (
+    bindings.length === values.length &&
+    bindings.every((binding, i) => {
+      const value = values[i];
+      return binding instanceof Date && value instanceof Date ? binding.getTime() === value.getTime() : binding === value;
+    })
+  );
 }
 
 /**

@@ -16,7 +16,7 @@ export interface EventData {
  * webhooks are delivered from these rows, so an event exists exactly when its change committed.
  * Events never change after they are written.
  */
-@ObjectType({ description: 'Something that happened in an account, as webhooks deliver it (CONTRACT §10).' })
+@ObjectType({ simpleResolvers: true, description: 'Something that happened in an account, as webhooks deliver it (CONTRACT §10).' })
 @Entity({ tableName: 'events' })
 @Index({ name: 'events_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
 @Index({

@@ -111,11 +111,15 @@ export function createContextFactory(deps: AppDependencies, schema: GraphQLSchem
   const servicesFor = createServiceFactory(deps, schema);
   return ({ auth, requestId, em: given }) => {
     const em = given ?? scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
+    let logger: Logger | undefined;
     return {
       em,
       auth,
       requestId,
-      logger: deps.logger.child({ requestId, accountId: auth.account.id }),
+      // Made when first used: most requests log nothing past the access log.
+      get logger() {
+        return (logger ??= deps.logger.child({ requestId, accountId: auth.account.id }));
+      },
       config: deps.config,
       services: servicesFor(em),
       operationLimiter,

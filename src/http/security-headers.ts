@@ -51,15 +51,38 @@ const HSTS = 'max-age=31536000';
  * and the web app is same-origin.
  */
 export function securityHeaders(options: { isSandboxLandingPage: (req: Request) => boolean }) {
-  const api = helmet({ ...COMMON, contentSecurityPolicy: { useDefaults: false, directives: API_POLICY } });
-  const sandbox = helmet({
-    ...COMMON,
-    contentSecurityPolicy: { useDefaults: false, directives: SANDBOX_LANDING_PAGE_POLICY },
-    // Sandbox opens OAuth windows for preflight scripts and hears back from them.
-    crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' },
-  });
+  const api = headersOf(helmet({ ...COMMON, contentSecurityPolicy: { useDefaults: false, directives: API_POLICY } }));
+  const sandbox = headersOf(
+    helmet({
+      ...COMMON,
+      contentSecurityPolicy: { useDefaults: false, directives: SANDBOX_LANDING_PAGE_POLICY },
+      // Sandbox opens OAuth windows for preflight scripts and hears back from them.
+      crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' },
+    }),
+  );
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.secure) res.setHeader('Strict-Transport-Security', HSTS);
-    (options.isSandboxLandingPage(req) ? sandbox : api)(req, res, next);
+    for (const [name, value] of options.isSandboxLandingPage(req) ? sandbox : api) res.setHeader(name, value);
+    next();
   };
+}
+
+/**
+ * The headers a helmet middleware sets, read once at start. With static policies (no nonces, no
+ * per-request directives) they are the same on every response, so each request sets the list
+ * instead of running helmet's dozen nested middlewares.
+ */
+function headersOf(middleware: ReturnType<typeof helmet>): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  const recorder = {
+    setHeader: (name: string, value: string | number) => headers.push([name, String(value)]),
+    removeHeader: () => undefined,
+  };
+  let done = false;
+  middleware({} as never, recorder as never, (error?: unknown) => {
+    if (error) throw error;
+    done = true;
+  });
+  if (!done) throw new Error('helmet did not set its headers synchronously');
+  return headers;
 }

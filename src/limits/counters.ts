@@ -37,6 +37,23 @@ export class Counters {
     }
     return limiter;
   }
+
+  /**
+   * Requests counted so far under `name` for `key`, without counting one: one GET in Redis (the
+   * gate asks it on every request, and rate-limiter-flexible's own read is a MULTI of two
+   * commands), else what the in-memory or insurance limiter holds.
+   */
+  async count(name: string, durationS: number, key: string): Promise<number> {
+    const limiter = this.limiter(name, durationS);
+    if (this.redis?.status === 'ready') {
+      try {
+        return Number(await this.redis.get(limiter.getKey(key))) || 0;
+      } catch {
+        // Redis went away mid-command: the insurance limiter's count, as for every other call.
+      }
+    }
+    return (await limiter.get(key))?.consumedPoints ?? 0;
+  }
 }
 
 export interface WindowResult {

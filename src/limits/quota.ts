@@ -98,7 +98,6 @@ export class Quota {
   /** True when an address has already used up its unauthenticated allowance (checked before any key lookup). */
   async isAddressBlocked(address: string): Promise<boolean> {
     if (!this.enabled) return false;
-    const window = await peek(this.counters.limiter('anonymous', 60), address, this.settings.unauthenticatedPerMinute);
-    return window !== undefined && window.remaining === 0;
+    return (await this.counters.count('anonymous', 60, address)) >= this.settings.unauthenticatedPerMinute;
   }
 }

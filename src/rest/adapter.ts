@@ -1,4 +1,3 @@
-import type { ApolloServer } from '@apollo/server';
 import { Request, Response, Router } from 'express';
 import {
   coerceInputValue,
@@ -14,25 +13,27 @@ import {
 import { ApiError } from '../common/errors';
 import type { FileDownload } from '../common/file-download';
 import type { RequestContext, RequestInfo } from '../graphql/context';
+import { PreparedChecks, PreparedOperation, prepareOperation } from '../graphql/prepared-operation';
 import { camelToSnake, paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
 import { restError, sendApiError, sendRestError } from './errors';
 import { RestRoute } from './routes';
 import { selectAll } from './selection';
 
 export interface RestAdapterDependencies {
-  apollo: ApolloServer<RequestContext>;
   schema: GraphQLSchema;
+  /** The checks /graphql runs on every operation, run here on each route's prepared operation. */
+  checks: PreparedChecks;
   createContext: (request: RequestInfo) => RequestContext;
 }
 
 interface CompiledRoute {
   route: RestRoute;
   field: GraphQLField<unknown, unknown>;
-  document: string;
+  run: PreparedOperation;
 }
 
 /** Builds `mutation CreateLead($input: LeadCreateInput!) { createLead(input: $input) { … } }` from the schema. */
-function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
+function compile(route: RestRoute, schema: GraphQLSchema, checks: PreparedChecks): CompiledRoute {
   const { type, field: fieldName } = route.operation;
   const root = type === 'query' ? schema.getQueryType() : schema.getMutationType();
   const field = root?.getFields()[fieldName];
@@ -50,7 +51,7 @@ function compile(route: RestRoute, schema: GraphQLSchema): CompiledRoute {
   const document =
     `${type} Rest${operationName}${definitions ? `(${definitions})` : ''} ` +
     `{ ${fieldName}${args ? `(${args})` : ''} ${selectAll(field.type)} }`;
-  return { route, field, document };
+  return { route, field, run: prepareOperation(schema, document, checks) };
 }
 
 function describeType(type: GraphQLInputType): string {
@@ -161,14 +162,14 @@ function sendFile(req: Request, res: Response, file: FileDownload): void {
 }
 
 /**
- * The generic REST handler: every row of the route table runs its GraphQL operation in-process
- * through Apollo's executeOperation (same resolvers, validation and errors as /graphql), then maps
+ * The generic REST handler: every row of the route table runs its GraphQL operation in-process,
+ * prepared once at start (same schema, resolvers, checks and errors as /graphql), then maps
  * the answer to snake_case and the error codes to HTTP statuses.
  */
 export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependencies): Router {
   const router = Router();
   for (const route of routes) {
-    const compiled = compile(route, deps.schema);
+    const compiled = compile(route, deps.schema, deps.checks);
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
     // The router is mounted at /v1; rows keep their full path because that is what clients call.
     router[method](route.path.replace(/^\/v1/, ''), async (req: Request, res: Response) => {
@@ -177,11 +178,9 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
         const variables = variablesFor(compiled, req);
         const contextValue = deps.createContext({ auth: res.locals.auth, requestId, em: res.locals.em });
         try {
-          const response = await deps.apollo.executeOperation({ query: compiled.document, variables }, { contextValue });
-          if (response.body.kind !== 'single') throw new Error('incremental delivery is not used by REST routes');
-          const { data, errors } = response.body.singleResult;
-          if (errors?.length) {
-            sendRestError(res, restError(errors[0], requestId));
+          const { data, error } = await compiled.run(variables, contextValue);
+          if (error) {
+            sendRestError(res, restError(error, requestId));
             return;
           }
           if (route.file) return sendFile(req, res, (data as Record<string, FileDownload>)[compiled.field.name]);

@@ -60,41 +60,53 @@ function hasDirectives(document: DocumentNode): boolean {
   return found;
 }
 
+const ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
+
+export type CostCheck = (document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>) => void;
+
 /**
- * Rejects an operation whose estimated cost exceeds MAX_COMPLEXITY before it runs, with 400
- * `query_too_complex`. Aliases and repeated fields all count, so they cannot multiply work past the
- * limit; batched HTTP requests are off (Apollo's default), so one request is one operation.
+ * Throws 400 `query_too_complex` when an operation's estimated cost, for these variables, exceeds
+ * `maxComplexity`. Aliases and repeated fields all count, so they cannot multiply work past the
+ * limit. An operation whose upper bound fits (every list at its largest page) is remembered, by
+ * its parsed document, and never estimated again: Apollo hands the same parsed document to every
+ * request with the same text, and every REST route's prepared document is one of these.
  */
-export function costLimitPlugin(schema: GraphQLSchema, maxComplexity = MAX_COMPLEXITY): ApolloServerPlugin {
-  // Operations (Apollo hands the same parsed document to every request with the same text) whose
-  // upper bound fits, so no variables can make them too costly: every REST route's document is one.
+export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPLEXITY): CostCheck {
   const alwaysFits = new WeakMap<DocumentNode, Set<string | null>>();
-  const estimators = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
+  return (document, operationName, variables) => {
+    const name = operationName ?? null;
+    if (alwaysFits.get(document)?.has(name)) return;
+    const operation = operationName ? separateOperations(document)[operationName] ?? document : document;
+    let complexity: number;
+    try {
+      complexity = getComplexity({ schema, query: operation, variables, estimators: ESTIMATORS });
+    } catch {
+      // Variables that do not fit their types: execution refuses them with BAD_USER_INPUT
+      // before any resolver runs, so no work is done that the limit would have to stop.
+      return;
+    }
+    if (complexity <= maxComplexity && !hasDirectives(operation)) {
+      const upperBound = getComplexity({ schema, query: operation, variables, estimators: ESTIMATORS, context: { upperBound: true } satisfies CostContext });
+      if (upperBound <= maxComplexity) alwaysFits.set(document, (alwaysFits.get(document) ?? new Set()).add(name));
+    }
+    if (complexity > maxComplexity) {
+      throw requestError(
+        new ApiError('query_too_complex', `The operation's cost is ${complexity}, above the limit of ${maxComplexity}; ask for fewer fields, rows or aliases`),
+      );
+    }
+  };
+}
+
+/**
+ * The cost check on every operation sent to /graphql, before it runs. Batched HTTP requests are
+ * off (Apollo's default), so one request is one operation.
+ */
+export function costLimitPlugin(check: CostCheck): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ request, document, operationName }) {
-          const name = operationName ?? null;
-          if (alwaysFits.get(document)?.has(name)) return;
-          const operation = operationName ? separateOperations(document)[operationName] ?? document : document;
-          const variables = request.variables ?? {};
-          let complexity: number;
-          try {
-            complexity = getComplexity({ schema, query: operation, variables, estimators });
-          } catch {
-            // Variables that do not fit their types: execution refuses them with BAD_USER_INPUT
-            // before any resolver runs, so no work is done that the limit would have to stop.
-            return;
-          }
-          if (complexity <= maxComplexity && !hasDirectives(operation)) {
-            const upperBound = getComplexity({ schema, query: operation, variables, estimators, context: { upperBound: true } satisfies CostContext });
-            if (upperBound <= maxComplexity) alwaysFits.set(document, (alwaysFits.get(document) ?? new Set()).add(name));
-          }
-          if (complexity > maxComplexity) {
-            throw requestError(
-              new ApiError('query_too_complex', `The operation's cost is ${complexity}, above the limit of ${maxComplexity}; ask for fewer fields, rows or aliases`),
-            );
-          }
+          check(document, operationName, request.variables ?? {});
         },
       };
     },

@@ -43,6 +43,17 @@ export function requestError(error: ApiError): ApiError {
   return error;
 }
 
+/**
+ * Refuses variables holding text PostgreSQL cannot keep, naming the path inside the variable
+ * (`company`, `metadata.a`), the name a client sent.
+ */
+export function assertStorableText(variables: Record<string, unknown>): void {
+  const found = unstorableTextAt(variables, []);
+  if (!found) return;
+  const param = (found.path.length > 1 ? found.path.slice(1) : found.path).join('.');
+  throw requestError(new ApiError('parameter_invalid', `${param} ${found.problem}`, { param }));
+}
+
 /** Documents already walked and found clean: Apollo hands the same parsed document to every request that sends the same text. */
 const checkedDocuments = new WeakSet<DocumentNode>();
 
@@ -50,19 +61,15 @@ const checkedDocuments = new WeakSet<DocumentNode>();
  * PostgreSQL text cannot hold U+0000, and a lone surrogate (JSON allows "\ud800") is no Unicode
  * at all: text columns would keep U+FFFD in its place, jsonb refuses it, and validators such as
  * isEmail throw on it, so such input would fail deep inside as a 500 or be stored altered.
- * Refused here, once, for every operation: REST routes run through the same Apollo pipeline.
- * The param is the path inside the variable (`company`, `metadata.a`), the name a client sent.
+ * Refused here, once, for every operation sent to /graphql; REST routes' prepared operations
+ * (prepared-operation.ts) check their variables with the same assertStorableText.
  */
 export function textGuardPlugin(): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ request, document }) {
-          const found = unstorableTextAt(request.variables ?? {}, []);
-          if (found) {
-            const param = (found.path.length > 1 ? found.path.slice(1) : found.path).join('.');
-            throw requestError(new ApiError('parameter_invalid', `${param} ${found.problem}`, { param }));
-          }
+          assertStorableText(request.variables ?? {});
           if (checkedDocuments.has(document)) return;
           visit(document, {
             StringValue(node) {

@@ -28,7 +28,7 @@ export enum RunTrigger {
 registerEnumType(RunTrigger, { name: 'AgentRunTrigger' });
 
 /** An AI sales agent of one account and mode. `config` is the working copy; deploying freezes it as a version. */
-@ObjectType({ description: 'An agent that works the pipeline: qualifies leads, follows up idle deals or drafts proposals.' })
+@ObjectType({ simpleResolvers: true, description: 'An agent that works the pipeline: qualifies leads, follows up idle deals or drafts proposals.' })
 @Entity({ tableName: 'agents' })
 @Index({ name: 'agents_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
 export class Agent extends TenantEntity<'object' | 'status' | 'version' | 'deployedAt'> {
@@ -90,7 +90,7 @@ export interface AgentAction {
 }
 
 /** One run of an agent: what started it, what it did, how it ended and how long it took. */
-@ObjectType({ description: 'One run of an agent.' })
+@ObjectType({ simpleResolvers: true, description: 'One run of an agent.' })
 @Entity({ tableName: 'agent_runs' })
 @Index({ name: 'agent_runs_by_agent', properties: ['agent', 'createdAt', 'id'] })
 export class AgentRun extends TenantEntity<'object' | 'error' | 'eventId' | 'eventType' | 'agentId'> {

@@ -3,13 +3,13 @@ import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { ListPage } from '../../common/pagination';
 import { Agent, AgentRun } from './agent.entity';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class AgentList extends ListPage(Agent) {}
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class AgentRunList extends ListPage(AgentRun) {}
 
-@ObjectType({ description: 'What the agent did in the window, counted from its recorded runs and the pipeline\'s outcomes.' })
+@ObjectType({ simpleResolvers: true, description: 'What the agent did in the window, counted from its recorded runs and the pipeline\'s outcomes.' })
 export class AgentOutcomes {
   @Field(() => Int)
   leadsQualified!: number;
@@ -30,7 +30,7 @@ export class AgentOutcomes {
   qualifiedLeadsWon!: number;
 }
 
-@ObjectType({ description: 'An agent\'s performance over a window (CONTRACT §8).' })
+@ObjectType({ simpleResolvers: true, description: 'An agent\'s performance over a window (CONTRACT §8).' })
 export class AgentMetrics {
   @Field({ description: 'Always "agent_metrics".' })
   object!: string;

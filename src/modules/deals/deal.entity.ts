@@ -14,7 +14,7 @@ export enum CoSellStatus {
 registerEnumType(CoSellStatus, { name: 'CoSellStatus', description: 'submitted, then accepted or rejected by the partner program.' });
 
 /** The deal's co-sell registration (CONTRACT §6), stored on the deal row. */
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 @Embeddable()
 export class CoSellRegistration {
   @Field(() => ID)
@@ -38,7 +38,7 @@ export class CoSellRegistration {
   integrationId!: string;
 }
 
-@ObjectType({ description: 'An opportunity moving through the pipeline.' })
+@ObjectType({ simpleResolvers: true, description: 'An opportunity moving through the pipeline.' })
 @Entity({ tableName: 'deals' })
 @Index({ name: 'deals_created_at_keyset', properties: ['account', 'livemode', 'createdAt', 'id'] })
 @Index({ name: 'deals_value_keyset', properties: ['account', 'livemode', 'valueMinor', 'id'] })
@@ -109,7 +109,7 @@ export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' 
   coSell?: CoSellRegistration | null;
 }
 
-@ObjectType({ description: 'One move of a deal between stages.' })
+@ObjectType({ simpleResolvers: true, description: 'One move of a deal between stages.' })
 @Entity({ tableName: 'deal_stage_changes' })
 @Index({ name: 'deal_stage_changes_deal_id_index', properties: ['deal', 'changedAt', 'id'] })
 export class DealStageChange extends TenantEntity {

@@ -3,10 +3,10 @@ import { ListPage } from '../../common/pagination';
 import { Deal } from './deal.entity';
 import { DealStage } from './deal-stage';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class DealList extends ListPage(Deal) {}
 
-@ObjectType({ description: 'Deals in one stage and currency: count, total and probability-weighted value.' })
+@ObjectType({ simpleResolvers: true, description: 'Deals in one stage and currency: count, total and probability-weighted value.' })
 export class PipelineStageSummary {
   @Field(() => DealStage)
   stage!: DealStage;

@@ -1,7 +1,7 @@
 import { Ctx, Field, Int, ObjectType, Query, Resolver } from 'type-graphql';
 import type { RequestContext } from '../../graphql/context';
 
-@ObjectType({ description: 'API status and version (CONTRACT §13).' })
+@ObjectType({ simpleResolvers: true, description: 'API status and version (CONTRACT §13).' })
 export class Health {
   @Field({ description: '"ok", or "degraded" when the database is unreachable.' })
   status!: 'ok' | 'degraded';

@@ -38,7 +38,7 @@ export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> =
  * (AES-256-GCM under ENCRYPTION_KEY), never returned, and destroyed on disconnect. A partial
  * unique index (in the migration) allows one connected integration per provider, account and mode.
  */
-@ObjectType({ description: 'A connected CRM, PSA or Microsoft 365 tenant.' })
+@ObjectType({ simpleResolvers: true, description: 'A connected CRM, PSA or Microsoft 365 tenant.' })
 @Entity({ tableName: 'integrations' })
 @Index({ name: 'integrations_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
 @Index({

@@ -2,5 +2,5 @@ import { ObjectType } from 'type-graphql';
 import { ListPage } from '../../common/pagination';
 import { Integration } from './integration.entity';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class IntegrationList extends ListPage(Integration) {}

@@ -13,7 +13,7 @@ export enum LeadScoreLabel {
 }
 registerEnumType(LeadScoreLabel, { name: 'ScoreLabel', description: 'hot ≥ 70, warm 40–69, cold < 40.' });
 
-@ObjectType({ description: 'A prospective customer company and its contact.' })
+@ObjectType({ simpleResolvers: true, description: 'A prospective customer company and its contact.' })
 @Entity({ tableName: 'leads' })
 @Unique({ name: 'leads_contact_email_unique', properties: ['account', 'livemode', 'contactEmail'] })
 @Index({ name: 'leads_created_at_keyset', properties: ['account', 'livemode', 'createdAt', 'id'] })

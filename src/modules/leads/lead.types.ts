@@ -2,10 +2,10 @@ import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { ListPage } from '../../common/pagination';
 import { Lead, LeadScoreLabel } from './lead.entity';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class LeadList extends ListPage(Lead) {}
 
-@ObjectType('ScoreSignal', { description: 'One feature\'s contribution to a lead\'s score.' })
+@ObjectType('ScoreSignal', { simpleResolvers: true, description: 'One feature\'s contribution to a lead\'s score.' })
 export class ScoreSignalType {
   @Field()
   name!: string;
@@ -20,7 +20,7 @@ export class ScoreSignalType {
   description!: string;
 }
 
-@ObjectType({ description: 'A lead\'s score explained: score = base_score + the sum of the signals\' impacts.' })
+@ObjectType({ simpleResolvers: true, description: 'A lead\'s score explained: score = base_score + the sum of the signals\' impacts.' })
 export class LeadScore {
   @Field(() => ID)
   leadId!: string;

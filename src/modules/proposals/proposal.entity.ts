@@ -13,7 +13,7 @@ export enum ProposalStatus {
 registerEnumType(ProposalStatus, { name: 'ProposalStatus', description: 'issued until valid_until has passed, then expired.' });
 
 /** One priced line, frozen at generation. Amounts in hundredths, quantity in thousandths. */
-@ObjectType({ description: 'A line of a proposal: amount = quantity × unit_price, rounded to the cent.' })
+@ObjectType({ simpleResolvers: true, description: 'A line of a proposal: amount = quantity × unit_price, rounded to the cent.' })
 @Embeddable()
 export class ProposalLineItem {
   @Field()
@@ -46,7 +46,7 @@ export class ProposalLineItem {
 }
 
 /** Who the proposal is addressed to, copied from the deal's lead at generation. */
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 @Embeddable()
 export class ProposalCustomer {
   @Field()
@@ -67,7 +67,7 @@ export class ProposalCustomer {
  * generation: the lines, totals, customer and snapshots of the deal and lead, so editing the deal
  * later changes neither the proposal nor its PDF.
  */
-@ObjectType({ description: 'A priced proposal generated from a deal, with its PDF.' })
+@ObjectType({ simpleResolvers: true, description: 'A priced proposal generated from a deal, with its PDF.' })
 @Entity({ tableName: 'proposals' })
 @Unique({ name: 'proposals_number_unique', properties: ['account', 'livemode', 'number'] })
 @Index({ name: 'proposals_by_deal', properties: ['deal', 'createdAt', 'id'] })

@@ -2,5 +2,5 @@ import { ObjectType } from 'type-graphql';
 import { ListPage } from '../../common/pagination';
 import { Proposal } from './proposal.entity';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class ProposalList extends ListPage(Proposal) {}

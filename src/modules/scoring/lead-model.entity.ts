@@ -52,7 +52,7 @@ export class LeadModel extends TenantEntity<'modelVersion'> {
   }
 }
 
-@ObjectType({ description: 'Held-out leads whose predicted chance to win fell in [from, to), and how many of them won.' })
+@ObjectType({ simpleResolvers: true, description: 'Held-out leads whose predicted chance to win fell in [from, to), and how many of them won.' })
 export class CalibrationBucketType {
   @Field(() => Float)
   from!: number;
@@ -70,7 +70,7 @@ export class CalibrationBucketType {
   observedWinRate!: number | null;
 }
 
-@ObjectType({ description: 'The model that scores this account\'s leads now, and how good it is.' })
+@ObjectType({ simpleResolvers: true, description: 'The model that scores this account\'s leads now, and how good it is.' })
 export class ScoringModelInfo {
   @Field({ description: 'prior-v1 until enough deals have closed, then learned-v1, learned-v2, …' })
   modelVersion!: string;

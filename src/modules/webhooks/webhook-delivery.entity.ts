@@ -21,7 +21,7 @@ registerEnumType(DeliveryStatus, {
  * and pushes next_attempt_at past the send's timeout (a lease): a dispatcher that dies mid-send
  * leaves the row due again once the lease runs out, so nothing is lost.
  */
-@ObjectType({ description: 'An event owed to a webhook subscription, and how sending it went.' })
+@ObjectType({ simpleResolvers: true, description: 'An event owed to a webhook subscription, and how sending it went.' })
 @Entity({ tableName: 'webhook_deliveries' })
 @Index({ name: 'webhook_deliveries_due', expression: 'create index "webhook_deliveries_due" on "webhook_deliveries" ("next_attempt_at") where "status" = \'pending\'' })
 @Index({ name: 'webhook_deliveries_by_webhook', properties: ['webhook', 'createdAt', 'id'] })
@@ -60,7 +60,7 @@ export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'd
 }
 
 /** One HTTP attempt, kept for dashboards and support: what the endpoint answered and how fast. */
-@ObjectType({ description: 'One attempt to send a delivery.' })
+@ObjectType({ simpleResolvers: true, description: 'One attempt to send a delivery.' })
 @Entity({ tableName: 'webhook_attempts' })
 @Index({ name: 'webhook_attempts_by_webhook', properties: ['webhook', 'createdAt', 'id'] })
 @Index({ name: 'webhook_attempts_by_delivery', properties: ['delivery', 'createdAt', 'id'] })

@@ -13,7 +13,7 @@ registerEnumType(WebhookStatus, { name: 'WebhookStatus', description: 'Only enab
  * A webhook subscription (CONTRACT §10). The signing secret is stored encrypted (AES-256-GCM under
  * ENCRYPTION_KEY), because signing needs it back; it is shown once, in the create response.
  */
-@ObjectType({ description: 'A URL that receives the account\'s events of one mode.' })
+@ObjectType({ simpleResolvers: true, description: 'A URL that receives the account\'s events of one mode.' })
 @Entity({ tableName: 'webhooks' })
 @Index({ name: 'webhooks_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
 export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 'disabledReason'> {
@@ -52,7 +52,7 @@ export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 
 }
 
 /** The response that created a subscription: the only one that shows its secret. */
-@ObjectType({ description: 'A new webhook subscription, with its signing secret (shown only here).' })
+@ObjectType({ simpleResolvers: true, description: 'A new webhook subscription, with its signing secret (shown only here).' })
 export class CreatedWebhook extends Webhook {
   @Field({ description: 'whsec_…: verifies the webhook-signature header (Standard Webhooks). Shown only once.' })
   secret!: string;

@@ -3,8 +3,8 @@ import { ListPage } from '../../common/pagination';
 import { WebhookAttempt } from './webhook-delivery.entity';
 import { Webhook } from './webhook.entity';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class WebhookList extends ListPage(Webhook) {}
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class WebhookAttemptList extends ListPage(WebhookAttempt) {}

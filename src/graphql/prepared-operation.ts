@@ -1,0 +1,47 @@
+import { DocumentNode, GraphQLFormattedError, GraphQLSchema, parse, specifiedRules, validate } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
+import { CostCheck, depthLimitRule } from './plugins/cost-limit';
+import { assertStorableText } from './plugins/text-guard';
+
+export type FormatError = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+
+export interface PreparedResult {
+  data?: Record<string, unknown> | null;
+  /** The first error, already through formatError (as /graphql would answer it). */
+  error?: GraphQLFormattedError;
+}
+
+export type PreparedOperation = <Context>(variables: Record<string, unknown>, contextValue: Context) => Promise<PreparedResult>;
+
+/**
+ * An operation the server itself sends (each REST route's), parsed and validated once at start
+ * with the rules /graphql applies (GraphQL's, the depth limit) instead of on every request. A
+ * request then runs what /graphql runs after those steps: the text guard on its variables, the
+ * cost check (a lookup once the document is known to fit), the same resolvers through graphql-js'
+ * execute, and errors through the same formatError. Apollo's request pipeline (hashing the text
+ * for its document cache, plugin hooks, response headers) is for documents clients send.
+ */
+export interface PreparedChecks {
+  cost: CostCheck;
+  formatError: FormatError;
+}
+
+export function prepareOperation(schema: GraphQLSchema, source: string, checks: PreparedChecks): PreparedOperation {
+  const { cost, formatError } = checks;
+  const document: DocumentNode = parse(source);
+  const invalid = validate(schema, document, [...specifiedRules, depthLimitRule()]);
+  if (invalid.length) throw new Error(`prepared operation does not validate: ${invalid.map((e) => e.message).join('; ')}\n${source}`);
+  const compiled = compileQuery(schema, document, undefined, { disablingCapturingStackErrors: true });
+  if (!isCompiledQuery(compiled)) throw new Error(`prepared operation does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}\n${source}`);
+  return async (variables, contextValue) => {
+    try {
+      assertStorableText(variables);
+      cost(document, undefined, variables);
+    } catch (error) {
+      return { error: formatError({ message: error instanceof Error ? error.message : String(error) }, error) };
+    }
+    const result = await compiled.query(undefined, contextValue, variables);
+    const first = result.errors?.[0];
+    return { data: result.data as Record<string, unknown> | null | undefined, error: first ? formatError(first.toJSON(), first) : undefined };
+  };
+}
