@@ -34,7 +34,15 @@ const nextUtcMidnight = (): number => {
  * Plan quotas per account and mode (CONTRACT §11): a fixed one-minute window and, where the plan
  * has one, a daily cap that resets at midnight UTC (the day is part of the key).
  */
+/** How long an address found not blocked is taken as such (see Quota.isAddressBlocked). */
+const ADDRESS_CHECK_MS = 1_000;
+const REMEMBERED_ADDRESSES = 10_000;
+
 export class Quota {
+  private readonly notBlockedUntil = new Map<string, number>();
+  /** Addresses this instance has seen use up their allowance, ever (see isAddressBlocked). */
+  private blocks = 0;
+
   constructor(
     private readonly counters: Counters,
     private readonly settings: QuotaSettings,
@@ -91,13 +99,33 @@ export class Quota {
   private async consumePerAddress(counter: 'anonymous' | 'public', address: string): Promise<QuotaDecision> {
     if (!this.enabled) return UNCOUNTED;
     const window = await consume(this.counters.limiter(counter, 60), address, this.settings.unauthenticatedPerMinute);
+    if (counter === 'anonymous' && window.remaining === 0) {
+      this.blocks += 1;
+      this.notBlockedUntil.delete(address);
+    }
     const retryAfterS = Math.max(1, window.resetAt - Math.floor(Date.now() / 1000));
     return window.allowed ? { allowed: true, window, retryAfterS: 0 } : { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS };
   }
 
-  /** True when an address has already used up its unauthenticated allowance (checked before any key lookup). */
+  /**
+   * True when an address has already used up its unauthenticated allowance (checked before any key
+   * lookup, so a blocked address learns nothing from guessing a key). An address found not blocked
+   * is not asked again for ADDRESS_CHECK_MS: a client with a valid key costs no Redis read of its
+   * own per request. Each refusal this instance counts ends that at once (consumePerAddress);
+   * another instance's refusals are seen here within ADDRESS_CHECK_MS.
+   */
   async isAddressBlocked(address: string): Promise<boolean> {
     if (!this.enabled) return false;
-    return (await this.counters.count('anonymous', 60, address)) >= this.settings.unauthenticatedPerMinute;
+    const now = Date.now();
+    if ((this.notBlockedUntil.get(address) ?? 0) > now) return false;
+    const blocks = this.blocks;
+    const blocked = (await this.counters.count('anonymous', 60, address)) >= this.settings.unauthenticatedPerMinute;
+    if (blocked) this.notBlockedUntil.delete(address);
+    // A block counted while the count was read may postdate it: take no answer as lasting then.
+    else if (blocks === this.blocks) {
+      if (this.notBlockedUntil.size >= REMEMBERED_ADDRESSES) this.notBlockedUntil.clear();
+      this.notBlockedUntil.set(address, now + ADDRESS_CHECK_MS);
+    }
+    return blocked;
   }
 }

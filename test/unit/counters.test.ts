@@ -1,5 +1,6 @@
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { consume } from '../../src/limits/counters';
+import { consume, Counters } from '../../src/limits/counters';
+import { DEFAULT_QUOTA_SETTINGS, Quota } from '../../src/limits/quota';
 
 /**
  * X-RateLimit-Reset is read as "now + time left in the window". The clock moves between the
@@ -59,5 +60,36 @@ describe('window reset seconds', () => {
     const resets = new Set<number>();
     for (let i = 0; i < 200; i += 1) resets.add((await consume(limiter, 'real', 1000)).resetAt);
     expect(resets.size).toBe(1);
+  });
+});
+
+/**
+ * The gate asks whether an address is blocked before every key lookup. An address found not
+ * blocked is taken as such for a second, so two instances sharing one count (here, one Counters)
+ * agree within that second, and an instance that counts the blocking refusal itself knows at once.
+ */
+describe('blocked addresses across instances', () => {
+  const settings = { ...DEFAULT_QUOTA_SETTINGS, unauthenticatedPerMinute: 3 };
+  let nowMs = 1_800_000_000_000;
+  beforeEach(() => {
+    jest.spyOn(Date, 'now').mockImplementation(() => nowMs);
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  it('sees a block counted here at once, and one counted elsewhere within a second', async () => {
+    const shared = new Counters(undefined, `t${Math.random()}`);
+    const here = new Quota(shared, settings);
+    const elsewhere = new Quota(shared, settings);
+    expect(await here.isAddressBlocked('10.0.0.1')).toBe(false);
+    expect(await here.isAddressBlocked('10.0.0.2')).toBe(false);
+
+    for (let i = 0; i < 3; i++) await elsewhere.consumeUnauthenticated('10.0.0.1');
+    expect(await elsewhere.isAddressBlocked('10.0.0.1')).toBe(true);
+    expect(await here.isAddressBlocked('10.0.0.1')).toBe(false); // remembered for up to a second
+    nowMs += 1_001;
+    expect(await here.isAddressBlocked('10.0.0.1')).toBe(true);
+
+    for (let i = 0; i < 3; i++) await here.consumeUnauthenticated('10.0.0.2');
+    expect(await here.isAddressBlocked('10.0.0.2')).toBe(true); // no wait for its own refusals
   });
 });
