@@ -126,7 +126,8 @@ export async function findLean<T extends object>(em: EntityManager, entity: Enti
   await qb.applyFilters();
   if (options.orderBy) qb.orderBy(options.orderBy as never);
   if (options.limit !== undefined) qb.limit(options.limit);
-  if (key !== undefined && known === undefined) {
+  // Shapes are few (the API's filters); the bound only guards against ones a client could multiply.
+  if (key !== undefined && known === undefined && leanStatements.size < MAX_LEAN_STATEMENTS) {
     const { sql, bindings } = qb.getKnexQuery().toSQL();
     leanStatements.set(key, sameValues(bindings, values) ? sql : null);
   }
@@ -136,6 +137,7 @@ export async function findLean<T extends object>(em: EntityManager, entity: Enti
 
 /** findLean's statements by the shape of their criteria; null for a shape whose bindings are not its values in order. */
 const leanStatements = new Map<string, string | null>();
+const MAX_LEAN_STATEMENTS = 1_000;
 
 /**
  * The structure of criteria with their values left out (`{"status":s,"createdAt":{"$lt":d}}`),
