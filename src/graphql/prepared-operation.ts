@@ -13,19 +13,20 @@ export interface PreparedResult {
 
 export type PreparedOperation = <Context>(variables: Record<string, unknown>, contextValue: Context) => Promise<PreparedResult>;
 
-/**
- * An operation the server itself sends (each REST route's), parsed and validated once at start
- * with the rules /graphql applies (GraphQL's, the depth limit) instead of on every request. A
- * request then runs what /graphql runs after those steps: the text guard on its variables, the
- * cost check (a lookup once the document is known to fit), the same resolvers through graphql-js'
- * execute, and errors through the same formatError. Apollo's request pipeline (hashing the text
- * for its document cache, plugin hooks, response headers) is for documents clients send.
- */
 export interface PreparedChecks {
   cost: CostCheck;
   formatError: FormatError;
 }
 
+/**
+ * An operation the server itself sends (each REST route's), parsed and validated once at start
+ * with the rules /graphql applies (GraphQL's, the depth limit) instead of on every request. A
+ * request then runs what /graphql runs after those steps: the text guard on its variables, the
+ * cost check (a lookup once the document is known to fit), the same resolvers (compiled by
+ * graphql-jit, so no per-field interpretation), and errors through the same formatError.
+ * Apollo's request pipeline (hashing the text for its document cache, plugin hooks, response
+ * headers) is for documents clients send.
+ */
 export function prepareOperation(schema: GraphQLSchema, source: string, checks: PreparedChecks): PreparedOperation {
   const { cost, formatError } = checks;
   const document: DocumentNode = parse(source);

@@ -30,14 +30,14 @@ const nextUtcMidnight = (): number => {
   return Math.floor(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000);
 };
 
-/**
- * Plan quotas per account and mode (CONTRACT §11): a fixed one-minute window and, where the plan
- * has one, a daily cap that resets at midnight UTC (the day is part of the key).
- */
 /** How long an address found not blocked is taken as such (see Quota.isAddressBlocked). */
 const ADDRESS_CHECK_MS = 1_000;
 const REMEMBERED_ADDRESSES = 10_000;
 
+/**
+ * Plan quotas per account and mode (CONTRACT §11): a fixed one-minute window and, where the plan
+ * has one, a daily cap that resets at midnight UTC (the day is part of the key).
+ */
 export class Quota {
   private readonly notBlockedUntil = new Map<string, number>();
   /** Addresses this instance has seen use up their allowance, ever (see isAddressBlocked). */
