@@ -5,16 +5,24 @@ import type { Logger } from '../logger';
 export const EVENT_WAKE_DELAY_MS = 25;
 
 /**
+ * What woke a pass: the timer, finished work or new work ('all': prepare, then claim), or a write
+ * of events ('events': prepare, and claim only if preparing made work).
+ */
+type Wake = 'all' | 'events';
+
+/**
  * A background worker that claims work from PostgreSQL: a pass prepares (fans out, schedules),
- * claims as much as it has room for, and works each claim concurrently. Passes run on a timer and
- * whenever this process writes events; a pass never overlaps another. `stop()` stops claiming and
- * waits for the work under way, so nothing is cut off mid-way.
+ * claims as much as it has room for, and works each claim concurrently. Passes run on a timer,
+ * whenever this process writes events, and whenever a fan-out in this process made work; a pass
+ * never overlaps another. Writes of events that make no work (nobody subscribes) cost only the
+ * fan-out, not a claim by every worker. `stop()` stops claiming and waits for the work under way,
+ * so nothing is cut off mid-way.
  */
 export abstract class PollingWorker<Claim> {
   private stopped = true;
   private timer?: NodeJS.Timeout;
   private pass: Promise<void> | null = null;
-  private passAgain = false;
+  private passAgain: Wake | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly onTimer = () => this.nudge();
   private soon?: NodeJS.Timeout;
@@ -27,20 +35,24 @@ export abstract class PollingWorker<Claim> {
     if (this.soon || this.stopped) return;
     this.soon = setTimeout(() => {
       this.soon = undefined;
-      this.nudge();
+      this.nudge('events');
     }, EVENT_WAKE_DELAY_MS);
   };
+  private readonly onWork = () => this.nudge();
 
   protected constructor(
     protected readonly logger: Logger,
     private readonly pollIntervalMs: number,
     private readonly concurrency: number,
-    /** Whether writes of events in this process start a pass (work that follows events), or only the timer does. */
+    /** Whether writes of events and fan-outs in this process start a pass (work that follows events), or only the timer does. */
     private readonly wakeOnEvents = true,
   ) {}
 
-  /** Work to do before claiming, such as fanning out new events. */
-  protected abstract prepare(): Promise<void>;
+  /**
+   * Work to do before claiming, such as fanning out new events; says whether it made work to
+   * claim. `full` is false in a pass that only a write of events woke.
+   */
+  protected abstract prepare(full: boolean): Promise<boolean>;
   protected abstract claim(limit: number): Promise<Claim[]>;
   protected abstract work(claim: Claim): Promise<void>;
   protected abstract describe(claim: Claim): Record<string, unknown>;
@@ -52,7 +64,10 @@ export abstract class PollingWorker<Claim> {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    if (this.wakeOnEvents) outboxSignal.on('written', this.onEvents);
+    if (this.wakeOnEvents) {
+      outboxSignal.on('written', this.onEvents);
+      outboxSignal.on('work', this.onWork);
+    }
     this.timer = setInterval(this.onTimer, this.pollIntervalMs);
     this.timer.unref();
     this.nudge();
@@ -61,6 +76,7 @@ export abstract class PollingWorker<Claim> {
   async stop(): Promise<void> {
     this.stopped = true;
     outboxSignal.off('written', this.onEvents);
+    outboxSignal.off('work', this.onWork);
     clearInterval(this.timer);
     clearTimeout(this.soon);
     this.soon = undefined;
@@ -69,25 +85,25 @@ export abstract class PollingWorker<Claim> {
   }
 
   /** Look for work now (a pass already running looks again when it ends). */
-  nudge(): void {
+  nudge(wake: Wake = 'all'): void {
     if (this.stopped) return;
     if (this.pass) {
-      this.passAgain = true;
+      this.passAgain = this.passAgain === 'all' || wake === 'all' ? 'all' : 'events';
       return;
     }
-    this.pass = this.runPass()
+    this.pass = this.runPass(wake)
       .catch((error: unknown) => this.logger.warn({ err: error }, 'worker pass failed; retrying at the next poll'))
       .finally(() => {
         this.pass = null;
-        if (this.passAgain) {
-          this.passAgain = false;
-          this.nudge();
-        }
+        const again = this.passAgain;
+        this.passAgain = null;
+        if (again) this.nudge(again);
       });
   }
 
-  private async runPass(): Promise<void> {
-    await this.prepare();
+  private async runPass(wake: Wake): Promise<void> {
+    const made = await this.prepare(wake === 'all');
+    if (wake === 'events' && !made) return;
     const free = this.concurrency - this.inFlight.size;
     if (this.stopped || free <= 0) return;
     for (const claim of await this.claim(free)) {

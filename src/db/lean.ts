@@ -186,7 +186,7 @@ function sameValues(bindings: readonly unknown[], values: readonly unknown[]): b
  * MikroORM's DriverException family), so the one error mapping (src/db/database-errors.ts) sees
  * the same errors on every path: a lost connection is 503 here too.
  */
-async function converted<T>(em: EntityManager, query: () => Promise<T>): Promise<T> {
+export async function converted<T>(em: EntityManager, query: () => Promise<T>): Promise<T> {
   try {
     return await query();
   } catch (error) {

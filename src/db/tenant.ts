@@ -34,16 +34,24 @@ export function tenantOf(em: EntityManager): TenantScope {
   return scope;
 }
 
-/** Creates (and persists on flush) a tenant row stamped with the EntityManager's account and mode. */
+/**
+ * Creates a tenant row stamped with the EntityManager's account and mode, persisted on the next
+ * flush; with `persist: false`, not persisted, for insertLean (src/db/lean-insert.ts) to write.
+ */
 export function createScoped<T extends TenantEntity<any>>( // eslint-disable-line @typescript-eslint/no-explicit-any -- any set of optional props
   em: EntityManager,
   entity: EntityClass<T>,
   data: Omit<RequiredEntityData<T>, 'account' | 'livemode'> & EntityData<T>,
+  options: { persist?: boolean } = {},
 ): T {
   const scope = tenantOf(em);
-  return em.create(entity, {
-    ...data,
-    account: em.getReference(Account, scope.accountId),
-    livemode: scope.livemode,
-  } as unknown as RequiredEntityData<T>);
+  return em.create(
+    entity,
+    {
+      ...data,
+      account: em.getReference(Account, scope.accountId),
+      livemode: scope.livemode,
+    } as unknown as RequiredEntityData<T>,
+    { persist: options.persist },
+  );
 }

@@ -1,9 +1,11 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { isDeepStrictEqual } from 'node:util';
+import { insertLean } from '../db/lean-insert';
 import { createScoped } from '../db/tenant';
 import type { RestSerializer } from '../rest/serialize';
 import { Event, EventData } from './event.entity';
 import type { EventType } from './event-types';
+import { outboxSignal } from './outbox.subscriber';
 
 /** What an object looked like before a change, in REST shape (from EventRecorder.snapshot). */
 export type Snapshot = Record<string, unknown>;
@@ -38,6 +40,18 @@ export class EventRecorder {
   /** The object's REST shape now; pass it to `record` after changing the object. */
   snapshot(entity: object): Snapshot {
     return this.serializer.serialize(entity);
+  }
+
+  /**
+   * Writes `entity`, new and built with `createScoped(…, { persist: false })`, together with
+   * events of `types` about it, in one statement (insertLean): for creates, which need no unit of
+   * work. Nothing changes the entity while it is written, so the payload is rendered now.
+   */
+  async insertWith(entity: object, types: EventType[]): Promise<void> {
+    const data: EventData = { object: this.serializer.serialize(entity), previous_attributes: {} };
+    const events = types.map((type) => createScoped(this.em, Event, { type, data }, { persist: false }));
+    await insertLean(this.em, [entity, ...events]);
+    outboxSignal.emit('written');
   }
 
   /**

@@ -6,10 +6,16 @@ export interface OutboxSettings {
   webhookRetrySchedule: number[];
 }
 
+const lists = new Map<string, FanOutConsumer[]>();
+
 /**
  * Everyone who owes work per event. Every worker that fans out (the webhook dispatcher, the agent
- * runner) uses this same list, so whichever takes an event first creates the work of all.
+ * runner) uses this same list, so whichever takes an event first creates the work of all; the
+ * same settings give the same list, which lets workers of one process share a fan-out.
  */
-export function outboxConsumers(settings: OutboxSettings): FanOutConsumer[] {
-  return [webhookFanOut(settings.webhookRetrySchedule[0]), agentFanOut];
+export function outboxConsumers(settings: OutboxSettings): readonly FanOutConsumer[] {
+  const key = JSON.stringify(settings.webhookRetrySchedule);
+  let list = lists.get(key);
+  if (!list) lists.set(key, (list = [webhookFanOut(settings.webhookRetrySchedule[0]), agentFanOut]));
+  return list;
 }

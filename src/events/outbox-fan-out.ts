@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
+import { outboxSignal } from './outbox.subscriber';
 
 /** An event as consumers see it while fanning out. */
 export interface OutboxEvent {
@@ -9,8 +10,11 @@ export interface OutboxEvent {
   created_at: Date;
 }
 
-/** Something that owes work per event (webhook deliveries, agent tasks): it writes its rows in the fan-out's transaction. */
-export type FanOutConsumer = (trx: Knex.Transaction, events: OutboxEvent[], now: Date) => Promise<void>;
+/**
+ * Something that owes work per event (webhook deliveries, agent tasks): it writes its rows in the
+ * fan-out's transaction and says how many (0 when nobody subscribes to these events).
+ */
+export type FanOutConsumer = (trx: Knex.Transaction, events: OutboxEvent[], now: Date) => Promise<number>;
 
 export const FAN_OUT_BATCH = 100;
 
@@ -18,9 +22,9 @@ export const FAN_OUT_BATCH = 100;
  * Takes up to a batch of events not yet fanned out (FOR UPDATE SKIP LOCKED, so concurrent workers
  * take different events), lets every consumer write the work it owes for them, and marks them
  * done, all in one transaction: each event is fanned out exactly once, to all consumers or none.
- * Returns how many events it took.
+ * Returns how many events it took, and how many rows of work the consumers wrote for them.
  */
-export function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): Promise<number> {
+export function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): Promise<{ events: number; work: number }> {
   return knex.transaction(async (trx) => {
     const events: OutboxEvent[] = await trx('events')
       .select('id', 'account_id', 'livemode', 'type', 'created_at')
@@ -29,10 +33,42 @@ export function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): 
       .limit(FAN_OUT_BATCH)
       .forUpdate()
       .skipLocked();
-    if (events.length === 0) return 0;
+    if (events.length === 0) return { events: 0, work: 0 };
     const now = new Date();
-    for (const consume of consumers) await consume(trx, events, now);
+    let work = 0;
+    for (const consume of consumers) work += await consume(trx, events, now);
     await trx('events').whereIn('id', events.map((event) => event.id)).update({ fanned_out_at: now });
-    return events.length;
+    return { events: events.length, work };
   });
+}
+
+/** Fan-outs under way in this process, by pool and list of consumers. */
+const running = new WeakMap<Knex, Map<readonly FanOutConsumer[], Promise<boolean>>>();
+
+/**
+ * Fans out every pending event, batch by batch, until none is left or `stopped()`. Returns
+ * whether any work was written; if so, workers in this process hear it ('work' on outboxSignal)
+ * and claim it now instead of at their next poll. Workers of this process woken by the same write
+ * share one fan-out (same pool, same consumers) instead of each opening a transaction to find
+ * that the other took the events.
+ */
+export function fanOutPending(knex: Knex, consumers: readonly FanOutConsumer[], stopped: () => boolean): Promise<boolean> {
+  let underWay = running.get(knex);
+  if (!underWay) running.set(knex, (underWay = new Map()));
+  const current = underWay.get(consumers);
+  if (current) return current;
+  const run = drain(knex, consumers, stopped).finally(() => underWay.delete(consumers));
+  underWay.set(consumers, run);
+  return run;
+}
+
+async function drain(knex: Knex, consumers: readonly FanOutConsumer[], stopped: () => boolean): Promise<boolean> {
+  let work = 0;
+  while (!stopped()) {
+    const batch = await fanOutEvents(knex, consumers);
+    work += batch.work;
+    if (batch.events < FAN_OUT_BATCH) break;
+  }
+  if (work > 0) outboxSignal.emit('work');
+  return work > 0;
 }

@@ -1,5 +1,6 @@
 import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { inSavepoint } from '../db/savepoint';
 
 /**
  * Makes every flush of `em`, an EntityManager inside a request's transaction, a savepoint of its
@@ -12,21 +13,16 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export function flushInSavepoints<E extends EntityManager>(em: E): E {
   const flush = em.flush.bind(em);
   em.flush = async () => {
-    const connection = em.getConnection();
     const outer = em.getTransactionContext<Knex.Transaction>();
     if (!outer) return flush();
-    const savepoint = await connection.begin({ ctx: outer });
-    em.setTransactionContext(savepoint);
-    try {
-      await flush();
-      await connection.commit(savepoint);
-    } catch (error) {
-      // The flush's own error is the one to report; a failed rollback leaves the outer transaction aborted, which its commit reports.
-      await connection.rollback(savepoint).catch(() => undefined);
-      throw error;
-    } finally {
-      em.setTransactionContext(outer);
-    }
+    await inSavepoint(em, outer, async (savepoint) => {
+      em.setTransactionContext(savepoint);
+      try {
+        await flush();
+      } finally {
+        em.setTransactionContext(outer);
+      }
+    });
   };
   return em;
 }

@@ -30,4 +30,5 @@ export const agentFanOut: FanOutConsumer = async (trx, events, now) => {
       })),
   );
   if (tasks.length) await trx('agent_tasks').insert(tasks).onConflict(['agent_id', 'event_id']).ignore();
+  return tasks.length;
 };

@@ -5,7 +5,7 @@ import { toApiError } from '../../graphql/format-error';
 import { createScoped, scopeTo } from '../../db/tenant';
 import { Event } from '../../events/event.entity';
 import { outboxConsumers } from '../../events/outbox-consumers';
-import { FAN_OUT_BATCH, FanOutConsumer, fanOutEvents } from '../../events/outbox-fan-out';
+import { FanOutConsumer, fanOutPending } from '../../events/outbox-fan-out';
 import type { ServiceFactory } from '../../graphql/context';
 import type { Logger } from '../../logger';
 import type { Metrics } from '../../http/metrics';
@@ -48,7 +48,7 @@ interface TaskClaim {
  */
 export class AgentRunner extends PollingWorker<TaskClaim> {
   private readonly knex: Knex;
-  private readonly consumers: FanOutConsumer[];
+  private readonly consumers: readonly FanOutConsumer[];
   private readonly clock: () => Date;
   private readonly scanIntervalMs: number;
 
@@ -60,9 +60,11 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
     this.scanIntervalMs = options.scanIntervalMs ?? 3_600_000;
   }
 
-  protected async prepare(): Promise<void> {
-    while (!this.isStopped && (await fanOutEvents(this.knex, this.consumers)) === FAN_OUT_BATCH);
-    await this.scheduleScans();
+  protected async prepare(full: boolean): Promise<boolean> {
+    const made = await fanOutPending(this.knex, this.consumers, () => this.isStopped);
+    // Scans are due by the clock, not by events: a pass that events woke does not look.
+    if (full) await this.scheduleScans();
+    return made;
   }
 
   /** One scan task per deployed follow-up agent and interval; the slot makes it one across instances. */

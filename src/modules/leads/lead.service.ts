@@ -56,10 +56,8 @@ export class LeadService {
       status: input.status ?? LeadStatus.new,
       metadata: input.metadata ?? {},
       ...scoreFields(scorer, input),
-    });
-    this.events.record('lead.created', lead);
-    this.events.record('lead.scored', lead);
-    await this.em.flush();
+    }, { persist: false });
+    await this.events.insertWith(lead, ['lead.created', 'lead.scored']);
     return lead;
   }
 

@@ -51,7 +51,9 @@ export class ModelTrainer extends PollingWorker<Due> {
     await super.stop();
   }
 
-  protected async prepare(): Promise<void> {}
+  protected async prepare(): Promise<boolean> {
+    return false;
+  }
 
   protected describe(due: Due) {
     return { accountId: due.account_id, livemode: due.livemode };

@@ -4,7 +4,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { decryptJson } from '../../common/crypto';
 import { newId } from '../../common/ids';
 import { Event } from '../../events/event.entity';
-import { FAN_OUT_BATCH, fanOutEvents } from '../../events/outbox-fan-out';
+import { fanOutPending } from '../../events/outbox-fan-out';
 import { outboxConsumers } from '../../events/outbox-consumers';
 import type { FanOutConsumer } from '../../events/outbox-fan-out';
 import { PollingWorker } from '../../common/polling-worker';
@@ -59,7 +59,7 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
   private readonly knex: Knex;
   private readonly timeoutMs: number;
   private readonly leaseMs: number;
-  private readonly consumers: FanOutConsumer[];
+  private readonly consumers: readonly FanOutConsumer[];
 
   constructor(private readonly options: DispatcherOptions) {
     super(options.logger, options.pollIntervalMs ?? 1_000, options.concurrency ?? 8);
@@ -70,8 +70,8 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
     if (options.retrySchedule.length === 0) throw new Error('the webhook retry schedule needs at least one entry');
   }
 
-  protected async prepare(): Promise<void> {
-    while (!this.isStopped && (await fanOutEvents(this.knex, this.consumers)) === FAN_OUT_BATCH);
+  protected prepare(): Promise<boolean> {
+    return fanOutPending(this.knex, this.consumers, () => this.isStopped);
   }
 
   protected describe(claim: Claim) {

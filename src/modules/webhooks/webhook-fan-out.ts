@@ -36,5 +36,6 @@ export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
         })),
     );
     if (deliveries.length) await trx('webhook_deliveries').insert(deliveries).onConflict(['event_id', 'webhook_id']).ignore();
+    return deliveries.length;
   };
 }
