@@ -1,5 +1,5 @@
 import { getIntrospectionQuery } from 'graphql';
-import { MAX_COMPLEXITY, MAX_DEPTH } from '../../src/graphql/plugins/cost-limit';
+import { MAX_COMPLEXITY, MAX_DEPTH, MAX_DOCUMENT_TOKENS, MAX_ROOT_FIELDS } from '../../src/graphql/plugins/cost-limit';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
 /**
@@ -171,6 +171,78 @@ describe('GraphQL depth and cost limits', () => {
       const rest = await app.request('GET', '/v1/leads?limit=101', { key });
       expect(rest.status).toBe(400);
       expect(rest.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'limit' });
+    });
+  });
+
+  describe('documents that would otherwise run unchecked', () => {
+    const aliases = (n: number, field: (i: number) => string) => Array.from({ length: n }, (_, i) => field(i)).join(' ');
+
+    it(`refuses more than ${MAX_ROOT_FIELDS} root fields, aliases and fragments included, before running`, async () => {
+      const fits = await app.graphql(`{ ${aliases(MAX_ROOT_FIELDS, (i) => `h${i}: health { status }`)} }`, {}, key);
+      expect(fits.status).toBe(200);
+      expect(Object.keys(fits.body.data)).toHaveLength(MAX_ROOT_FIELDS);
+
+      const before = await leadCount();
+      const over = await app.graphql(`mutation { ${aliases(MAX_ROOT_FIELDS + 1, (i) => `m${i}: createLead(input: { company: "Root ${i}", contactEmail: "root${i}@root.test" }) { id }`)} }`, {}, key);
+      const [error] = refused(over);
+      expect(error.extensions.errorCode).toBe('query_too_complex');
+      expect(error.message).toMatch(new RegExp(`${MAX_ROOT_FIELDS + 1} root fields .* limit of ${MAX_ROOT_FIELDS}`));
+      expect(await leadCount()).toBe(before);
+
+      const throughFragments = await app.graphql(
+        `query { ...A ...B } fragment A on Query { ${aliases(13, (i) => `a${i}: health { status }`)} } fragment B on Query { ... on Query { ${aliases(13, (i) => `b${i}: health { status }`)} } }`,
+        {},
+        key,
+      );
+      expect(refused(throughFragments)[0].extensions.errorCode).toBe('query_too_complex');
+    });
+
+    it('refuses 3,400 aliased lists at once, without running one (it ran for a minute before)', async () => {
+      const started = Date.now();
+      const response = await app.graphql(`{ ${aliases(3_400, (i) => `l${i}: leads(filter: {limit: 100}) { data { id } }`)} }`, {}, key);
+      const [error] = refused(response);
+      // Either cap stops it: the document's size (tokens) or its root fields.
+      expect(['invalid_query', 'query_too_complex']).toContain(error.extensions.errorCode);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    });
+
+    it(`stops parsing past ${MAX_DOCUMENT_TOKENS} tokens`, async () => {
+      const response = await app.graphql(`{ health { ${'status '.repeat(MAX_DOCUMENT_TOKENS)} } }`, {}, key);
+      const [error] = refused(response);
+      expect(error.extensions.errorCode).toBe('invalid_query');
+      expect(error.message).toMatch(/tokens/);
+    });
+
+    it('refuses a document whose cost cannot be computed (fragments spread into each other 6^11 times), quickly', async () => {
+      const fragments = Array.from({ length: 12 }, (_, i) =>
+        `fragment F${i} on Query { ${i < 11 ? Array.from({ length: 6 }, () => `...F${i + 1}`).join(' ') : 'leads { data { id } }'} }`,
+      ).join(' ');
+      const started = Date.now();
+      const response = await app.graphql(`query { ...F0 } ${fragments}`, {}, key);
+      const [error] = refused(response);
+      expect(error.extensions.errorCode).toBe('query_too_complex');
+      expect(error.message).toMatch(/cannot be computed/);
+      // graphql-depth-limit walked every spread: 28 s of the event loop for this 300-token document.
+      expect(Date.now() - started).toBeLessThan(5_000);
+    });
+
+    it('costs introspection like any list: the full schema fits once, not twice, and 3,000 aliased __schema never run', async () => {
+      // The standard query (GraphiQL, Apollo Sandbox, codegen) passes (above); two copies in one document do not.
+      const standard = getIntrospectionQuery();
+      const fragmentsAt = standard.indexOf('fragment FullType');
+      const operation = standard.slice(0, fragmentsAt);
+      const selection = operation.slice(operation.indexOf('{') + 1, operation.lastIndexOf('}'));
+      const twice = await app.graphql(`query { a: ${selection} b: ${selection} } ${standard.slice(fragmentsAt)}`, {}, key);
+      expect(refused(twice)[0].message).toMatch(/introspection costs \d+, above the limit/);
+
+      const fullSchema = '__schema { types { name kind fields { name args { name type { name } } type { name kind ofType { name } } } } }';
+      expect((await app.graphql(`{ a: ${fullSchema} }`, {}, key)).status).toBe(200);
+
+      const started = Date.now();
+      const bomb = await app.graphql(`{ ${aliases(3_000, (i) => `s${i}: __schema { types { name } }`)} }`, {}, key);
+      refused(bomb);
+      expect(bomb.text.length).toBeLessThan(10_000);
+      expect(Date.now() - started).toBeLessThan(5_000);
     });
   });
 

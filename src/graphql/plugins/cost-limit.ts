@@ -1,27 +1,26 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { BREAK, DocumentNode, GraphQLSchema, KnownFragmentNamesRule, NoFragmentCyclesRule, separateOperations, validate, ValidationRule, visit } from 'graphql';
-import depthLimit from 'graphql-depth-limit';
-import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import {
+  BREAK,
+  DocumentNode,
+  FragmentDefinitionNode,
+  getIntrospectionQuery,
+  getVariableValues,
+  GraphQLSchema,
+  Kind,
+  OperationDefinitionNode,
+  parse,
+  SelectionSetNode,
+  separateOperations,
+  visit,
+} from 'graphql';
+import { ComplexityEstimator, fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import type { ComplexityEstimatorArgs } from 'graphql-query-complexity';
 import { ApiError } from '../../common/errors';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../common/pagination';
+import { introspectionEstimator } from './introspection-cost';
 import { requestError } from './text-guard';
 
-/** Deepest selection an operation may have (the schema itself is at most 4 deep). */
-export const MAX_DEPTH = 10;
-
-/**
- * graphql-depth-limit's rule at MAX_DEPTH, for documents whose fragments all exist and do not
- * spread themselves. It follows spreads without checking them, so an unknown fragment throws and a
- * cycle recurses until the stack overflows: a 500 for what GraphQL's own rules (which run anyway)
- * answer with a 400. Introspection fields (`__schema`, `__type`) are not counted, as the standard
- * introspection query is 14 deep; GraphQL's MaxIntrospectionDepthRule stops introspection bombs.
- */
-export function depthLimitRule(maxDepth = MAX_DEPTH): ValidationRule {
-  const rule = depthLimit(maxDepth) as ValidationRule;
-  return (context) =>
-    validate(context.getSchema(), context.getDocument(), [KnownFragmentNamesRule, NoFragmentCyclesRule]).length > 0 ? {} : rule(context);
-}
+export { depthLimitRule, MAX_DEPTH } from './depth-limit';
 
 /**
  * Work one operation may ask for. A full 100-row page of leads costs about 2,600; a second aliased
@@ -30,8 +29,24 @@ export function depthLimitRule(maxDepth = MAX_DEPTH): ValidationRule {
  */
 export const MAX_COMPLEXITY = 3000;
 
+/**
+ * Root fields one operation may select, aliases included (`a: leads … b: leads` is two). Each runs
+ * its own resolver and statements, and each is charged to the plan quota (quota-charge.ts).
+ */
+export const MAX_ROOT_FIELDS = 25;
+
+/**
+ * Tokens a document may hold (graphql-js stops parsing past it): about 50 kB of GraphQL, far more
+ * than 25 root fields with every field selected need. It bounds validation, whose field-merging
+ * rule takes time quadratic in the fields of one selection set (3,000 aliases: about 0.5 s).
+ */
+export const MAX_DOCUMENT_TOKENS = 10_000;
+
 /** What a mutation costs: it writes, so more than reading a field. */
 export const MUTATION_COST = 10;
+
+/** What an aggregate over a tenant's rows costs (metrics, summaries): a query that reads many rows. */
+export const AGGREGATE_COST = 20;
 
 /**
  * A list field's cost: its selection times the rows it asks for (a limit over the maximum is
@@ -40,7 +55,7 @@ export const MUTATION_COST = 10;
 export function listComplexity({ args, childComplexity, context }: ComplexityEstimatorArgs): number {
   // The upper bound of a document, whatever its variables: every list at its largest page.
   if ((context as CostContext | undefined)?.upperBound) return 1 + MAX_PAGE_SIZE * childComplexity;
-  const limit = (args.filter as { limit?: number | null } | undefined)?.limit;
+  const limit = (args.filter as { limit?: number | null } | undefined | null)?.limit;
   return 1 + Math.min(limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) * childComplexity;
 }
 
@@ -60,39 +75,108 @@ function hasDirectives(document: DocumentNode): boolean {
   return found;
 }
 
-const ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
+/** The operation a request runs: the named one, or the document's only one. */
+function operationOf(document: DocumentNode, operationName: string | null | undefined): DocumentNode {
+  return operationName ? (separateOperations(document)[operationName] ?? document) : document;
+}
+
+/**
+ * The response keys an operation's root selection has (`a: leads … b: leads` is two), following
+ * fragment spreads and inline fragments, each fragment once. @skip and @include are not evaluated,
+ * so the count is an upper bound. At least 1.
+ */
+export function rootFieldCount(document: DocumentNode, operationName?: string | null): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  let operation: OperationDefinitionNode | undefined;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    else if (definition.kind === Kind.OPERATION_DEFINITION && (!operationName || definition.name?.value === operationName)) operation ??= definition;
+  }
+  if (!operation) return 1;
+  const keys = new Set<string>();
+  const seen = new Set<string>();
+  const collect = (selectionSet: SelectionSetNode) => {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) keys.add((selection.alias ?? selection.name).value);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) collect(selection.selectionSet);
+      else if (!seen.has(selection.name.value)) {
+        seen.add(selection.name.value);
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) collect(fragment.selectionSet);
+      }
+    }
+  };
+  collect(operation.selectionSet);
+  return Math.max(1, keys.size);
+}
+
+/**
+ * Estimators of one of the two budgets. Data and introspection are costed apart, each root field
+ * of the other kind counting 0: a document may introspect the whole schema once (what GraphiQL,
+ * Apollo Sandbox and code generators send) whatever data it also reads, but not twice. An
+ * introspection value costs what a data value costs: answering the standard query takes about
+ * 25 ms of CPU for 6,000 values, about what a few full pages of leads take.
+ */
+function budgetEstimators(schema: GraphQLSchema, budget: 'data' | 'introspection'): ComplexityEstimator[] {
+  const roots = new Set([schema.getQueryType(), schema.getMutationType()].filter(Boolean));
+  const otherBudget: ComplexityEstimator = ({ type, field }) =>
+    roots.has(type as never) && field.name.startsWith('__') !== (budget === 'introspection') && field.name !== '__typename' ? 0 : undefined;
+  return [otherBudget, introspectionEstimator(schema), fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
+}
 
 export type CostCheck = (document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>) => void;
 
+const tooComplex = (message: string) => requestError(new ApiError('query_too_complex', message));
+
 /**
- * Throws 400 `query_too_complex` when an operation's estimated cost, for these variables, exceeds
- * `maxComplexity`. Aliases and repeated fields all count, so they cannot multiply work past the
- * limit. An operation whose upper bound fits (every list at its largest page) is remembered, by
- * its parsed document, and never estimated again: Apollo hands the same parsed document to every
- * request with the same text, and every REST route's prepared document is one of these.
+ * Throws 400 `query_too_complex` before an operation runs when it selects more than
+ * MAX_ROOT_FIELDS root fields, when its estimated cost for these variables exceeds `maxComplexity`
+ * or its introspection exceeds one standard introspection query (with room to spare), or when its cost cannot be
+ * computed at all (graphql-query-complexity gives up past 10,000 nodes, counting a fragment each
+ * time it is spread: such a document is refused, never run unchecked). Aliases and repeated
+ * fields all count. An operation whose upper bound fits (every list at its largest page) is
+ * remembered, by its parsed document, and never estimated again: Apollo hands the same parsed
+ * document to every request with the same text, and every REST route's prepared document is one.
  */
 export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPLEXITY): CostCheck {
   const alwaysFits = new WeakMap<DocumentNode, Set<string | null>>();
+  const estimators = { data: budgetEstimators(schema, 'data'), introspection: budgetEstimators(schema, 'introspection') };
+  const cost = (query: DocumentNode, budget: keyof typeof estimators, variables: Record<string, unknown>, context?: CostContext) =>
+    getComplexity({ schema, query, variables, estimators: estimators[budget], context });
+  const standardIntrospection = parse(
+    getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }),
+  );
+  // One full introspection with room to spare (Apollo Sandbox's query asks a little more), never two.
+  const maxIntrospection = Math.ceil(1.5 * cost(standardIntrospection, 'introspection', {}));
+
   return (document, operationName, variables) => {
     const name = operationName ?? null;
     if (alwaysFits.get(document)?.has(name)) return;
-    const operation = operationName ? separateOperations(document)[operationName] ?? document : document;
-    let complexity: number;
+    const operation = operationOf(document, operationName);
+    const roots = rootFieldCount(operation);
+    if (roots > MAX_ROOT_FIELDS) {
+      throw tooComplex(`The operation selects ${roots} root fields (aliases included), above the limit of ${MAX_ROOT_FIELDS}; split it into several requests`);
+    }
+    let data: number;
+    let introspection: number;
     try {
-      complexity = getComplexity({ schema, query: operation, variables, estimators: ESTIMATORS });
-    } catch {
-      // Variables that do not fit their types: execution refuses them with BAD_USER_INPUT
-      // before any resolver runs, so no work is done that the limit would have to stop.
-      return;
+      data = cost(operation, 'data', variables);
+      introspection = cost(operation, 'introspection', variables);
+    } catch (error) {
+      // Variables that do not fit their types: execution refuses them with BAD_USER_INPUT before
+      // any resolver runs, so no work is done that the limit would have to stop.
+      const definition = operation.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+      if (definition && getVariableValues(schema, definition.variableDefinitions ?? [], variables).errors) return;
+      throw tooComplex(`The operation's cost cannot be computed (${error instanceof Error ? error.message : 'unknown reason'}); ask for fewer fields, fragments or aliases`);
     }
-    if (complexity <= maxComplexity && !hasDirectives(operation)) {
-      const upperBound = getComplexity({ schema, query: operation, variables, estimators: ESTIMATORS, context: { upperBound: true } satisfies CostContext });
-      if (upperBound <= maxComplexity) alwaysFits.set(document, (alwaysFits.get(document) ?? new Set()).add(name));
+    if (data > maxComplexity) {
+      throw tooComplex(`The operation's cost is ${data}, above the limit of ${maxComplexity}; ask for fewer fields, rows or aliases`);
     }
-    if (complexity > maxComplexity) {
-      throw requestError(
-        new ApiError('query_too_complex', `The operation's cost is ${complexity}, above the limit of ${maxComplexity}; ask for fewer fields, rows or aliases`),
-      );
+    if (introspection > maxIntrospection) {
+      throw tooComplex(`The operation's introspection costs ${introspection}, above the limit of ${maxIntrospection} (the full schema, once); introspect once and reuse the answer`);
+    }
+    if (!hasDirectives(operation) && cost(operation, 'data', variables, { upperBound: true }) <= maxComplexity) {
+      alwaysFits.set(document, (alwaysFits.get(document) ?? new Set()).add(name));
     }
   };
 }

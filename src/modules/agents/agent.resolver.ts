@@ -1,6 +1,6 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { RequestContext } from '../../graphql/context';
-import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Agent } from './agent.entity';
 import { AgentCreateInput, AgentDeployInput, AgentListInput, AgentMetricsInput, AgentRunListInput, AgentUpdateInput } from './agent.inputs';
@@ -18,7 +18,7 @@ export class AgentResolver {
     return ctx.services.agents.get(id);
   }
 
-  @Query(() => AgentMetrics, { description: 'Runs, actions, errors, latency and outcomes over 24h, 7d or 30d.', complexity: 20 })
+  @Query(() => AgentMetrics, { description: 'Runs, actions, errors, latency and outcomes over 24h, 7d or 30d.', complexity: AGGREGATE_COST })
   agentMetrics(@Arg('id', () => ID) id: string, @Arg('filter', () => AgentMetricsInput, { nullable: true }) filter: AgentMetricsInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.agents.metrics(id, filter?.window);
   }

@@ -1,6 +1,6 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { RequestContext } from '../../graphql/context';
-import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Deal, DealStageChange } from './deal.entity';
 import { DealCreateInput, DealListInput, DealUpdateInput } from './deal.inputs';
@@ -21,7 +21,7 @@ export class DealResolver {
     return ctx.services.deals.read(id);
   }
 
-  @Query(() => [PipelineStageSummary], { description: 'Count, total and weighted value per stage and currency, for dashboards.' })
+  @Query(() => [PipelineStageSummary], { description: 'Count, total and weighted value per stage and currency, for dashboards.', complexity: AGGREGATE_COST })
   pipelineSummary(@Ctx() ctx: RequestContext) {
     return ctx.services.deals.pipelineSummary();
   }

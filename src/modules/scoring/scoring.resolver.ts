@@ -1,10 +1,11 @@
 import { Ctx, Query, Resolver } from 'type-graphql';
 import type { RequestContext } from '../../graphql/context';
+import { AGGREGATE_COST } from '../../graphql/plugins/cost-limit';
 import { ScoringModelInfo } from './lead-model.entity';
 
 @Resolver()
 export class ScoringResolver {
-  @Query(() => ScoringModelInfo, { description: 'The lead-score model of the key\'s account and mode: version, training size, held-out AUC and calibration.', complexity: 20 })
+  @Query(() => ScoringModelInfo, { description: 'The lead-score model of the key\'s account and mode: version, training size, held-out AUC and calibration.', complexity: AGGREGATE_COST })
   leadScoringModel(@Ctx() ctx: RequestContext) {
     return ctx.services.scoring.info();
   }
