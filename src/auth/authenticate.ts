@@ -1,9 +1,10 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../common/errors';
+import { clientAddress } from '../http/client-address';
 import type { RateLimitKind } from '../http/metrics';
 import { isDatabaseUnavailable, mapDatabaseError } from '../db/database-errors';
-import { Quota, QuotaDecision } from '../limits/quota';
+import { Quota, QuotaDecision, quotaRefusal } from '../limits/quota';
 import { ApiKeyService, Authenticated, hashKey } from '../modules/accounts/api-key.service';
 
 /** Keys remembered for a database outage; the oldest are forgotten first. */
@@ -16,17 +17,8 @@ export function setRateLimitHeaders(res: Response, decision: QuotaDecision): voi
   res.setHeader('X-RateLimit-Reset', String(decision.window.resetAt));
 }
 
-/** The client's address as express sees it (the proxies TRUST_PROXY names are looked through). */
-const clientAddress = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
-
-function rejection(decision: QuotaDecision): ApiError {
-  return decision.code === 'daily_quota_exceeded'
-    ? new ApiError('daily_quota_exceeded', 'Daily request quota exceeded for this account and mode; it resets at midnight UTC.')
-    : new ApiError('rate_limit_exceeded', 'Too many requests; slow down and retry after the number of seconds in Retry-After.');
-}
-
 /** A 429 (or the daily quota's): counted for the metrics, with Retry-After, in the surface's shape. */
-function refuse(
+export function refuse(
   res: Response,
   decision: QuotaDecision,
   kind: RateLimitKind,
@@ -34,8 +26,7 @@ function refuse(
   onRejected?: (kind: RateLimitKind) => void,
 ): void {
   onRejected?.(kind);
-  res.setHeader('Retry-After', String(decision.retryAfterS));
-  onError(res, rejection(decision));
+  onError(res, quotaRefusal(decision));
 }
 
 /**
@@ -77,18 +68,15 @@ export function authenticate(
   };
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const address = clientAddress(req);
     try {
-      if (await quota.isAddressBlocked(address)) {
-        const decision = await quota.consumeUnauthenticated(address);
-        setRateLimitHeaders(res, decision);
-        return refuse(res, decision, 'unauthenticated_address', onError, onRejected);
-      }
       try {
         res.locals.auth = await lookUp(req.get('authorization'));
       } catch (error) {
         if (!(error instanceof ApiError) || error.status !== 401) throw error;
-        const decision = await quota.consumeUnauthenticated(address);
+        // Only requests without a valid key count against the address: a valid key is judged by
+        // its own quota alone, so other clients' failures behind one address (an office, a NAT)
+        // never lock it out.
+        const decision = await quota.consumeUnauthenticated(clientAddress(req));
         setRateLimitHeaders(res, decision);
         return decision.allowed ? onError(res, error) : refuse(res, decision, 'unauthenticated_address', onError, onRejected);
       }

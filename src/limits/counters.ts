@@ -37,23 +37,6 @@ export class Counters {
     }
     return limiter;
   }
-
-  /**
-   * Requests counted so far under `name` for `key`, without counting one: one GET in Redis (the
-   * gate asks it on every request, and rate-limiter-flexible's own read is a MULTI of two
-   * commands), else what the in-memory or insurance limiter holds.
-   */
-  async count(name: string, durationS: number, key: string): Promise<number> {
-    const limiter = this.limiter(name, durationS);
-    if (this.redis?.status === 'ready') {
-      try {
-        return Number(await this.redis.get(limiter.getKey(key))) || 0;
-      } catch {
-        // Redis went away mid-command: the insurance limiter's count, as for every other call.
-      }
-    }
-    return (await limiter.get(key))?.consumedPoints ?? 0;
-  }
 }
 
 export interface WindowResult {
@@ -102,14 +85,26 @@ function result(
   };
 }
 
-/** Counts one request against a window of at most `limit` requests. */
+/** Counts `points` requests (one unless said) against a window of at most `limit` requests. */
 export async function consume(
   limiter: RateLimiterAbstract,
   key: string,
   limit: number,
   resetAt?: (res: RateLimiterRes) => number,
+  points = 1,
 ): Promise<WindowResult> {
-  return result(limiter, key, await limiter.consume(key, 1), limit, resetAt);
+  return result(limiter, key, await limiter.consume(key, points), limit, resetAt);
+}
+
+/** Gives back `points` counted by a consume whose request was then refused as a whole. */
+export async function refund(
+  limiter: RateLimiterAbstract,
+  key: string,
+  limit: number,
+  points: number,
+  resetAt?: (res: RateLimiterRes) => number,
+): Promise<WindowResult> {
+  return result(limiter, key, await limiter.reward(key, points), limit, resetAt);
 }
 
 /** The window's state without counting a request; undefined when nothing was counted yet. */

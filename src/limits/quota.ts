@@ -1,17 +1,21 @@
+import { ApiError } from '../common/errors';
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import { RateLimits, TEST_MODE_LIMITS } from '../modules/accounts/plan';
-import { consume, Counters, peek, WindowResult } from './counters';
+import { consume, Counters, peek, refund, WindowResult } from './counters';
 
 export interface QuotaSettings {
   /** Test keys: 100 per minute (spec §5). Tests that send many requests may raise it. */
   testMode: RateLimits;
   /** Requests without a valid key, per client address per minute. */
   unauthenticatedPerMinute: number;
+  /** Sign-ups in the web app per client address per hour: each account comes with fresh quotas. */
+  signupsPerHour: number;
 }
 
 export const DEFAULT_QUOTA_SETTINGS: QuotaSettings = {
   testMode: TEST_MODE_LIMITS,
   unauthenticatedPerMinute: 30,
+  signupsPerHour: 5,
 };
 
 export interface QuotaDecision {
@@ -22,6 +26,14 @@ export interface QuotaDecision {
   retryAfterS: number;
 }
 
+/** The 429 of a refused decision, with its Retry-After, for every surface (keys, sessions, GraphQL root fields). */
+export function quotaRefusal(decision: QuotaDecision, detail = ''): ApiError {
+  const options = { retryAfterS: decision.retryAfterS };
+  return decision.code === 'daily_quota_exceeded'
+    ? new ApiError('daily_quota_exceeded', `Daily request quota exceeded for this account and mode; it resets at midnight UTC.${detail}`, options)
+    : new ApiError('rate_limit_exceeded', `Too many requests; slow down and retry after the number of seconds in Retry-After.${detail}`, options);
+}
+
 /** What every check answers when limits are off (RATE_LIMITS=off): allowed, nothing counted, no headers. */
 const UNCOUNTED: QuotaDecision = { allowed: true, retryAfterS: 0 };
 
@@ -30,19 +42,11 @@ const nextUtcMidnight = (): number => {
   return Math.floor(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000);
 };
 
-/** How long an address found not blocked is taken as such (see Quota.isAddressBlocked). */
-const ADDRESS_CHECK_MS = 1_000;
-const REMEMBERED_ADDRESSES = 10_000;
-
 /**
  * Plan quotas per account and mode (CONTRACT §11): a fixed one-minute window and, where the plan
  * has one, a daily cap that resets at midnight UTC (the day is part of the key).
  */
 export class Quota {
-  private readonly notBlockedUntil = new Map<string, number>();
-  /** Addresses this instance has seen use up their allowance, ever (see isAddressBlocked). */
-  private blocks = 0;
-
   constructor(
     private readonly counters: Counters,
     private readonly settings: QuotaSettings,
@@ -54,21 +58,34 @@ export class Quota {
     return auth.livemode ? auth.account.liveLimits() : this.settings.testMode;
   }
 
-  async consume(auth: Authenticated): Promise<QuotaDecision> {
+  /**
+   * Counts `points` requests of the account and mode (a /graphql request is charged once per root
+   * field). With `refundRefused`, a refusal gives its points back: the request runs nothing, so it
+   * must not use up what smaller requests could still do. The gate's own count of every request
+   * is kept even when refused, so a client that keeps knocking past its limit stays refused.
+   */
+  async consume(auth: Authenticated, points = 1, options: { refundRefused?: boolean } = {}): Promise<QuotaDecision> {
     if (!this.enabled) return UNCOUNTED;
     const limits = this.limitsFor(auth);
     const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
-    const minute = await consume(this.counters.limiter('minute', 60), key, limits.perMinute);
+    const minuteLimiter = this.counters.limiter('minute', 60);
+    const minute = await consume(minuteLimiter, key, limits.perMinute, undefined, points);
     const now = Math.floor(Date.now() / 1000);
     if (!minute.allowed) {
-      return { allowed: false, code: 'rate_limit_exceeded', window: minute, retryAfterS: Math.max(1, minute.resetAt - now) };
+      const window = options.refundRefused ? await refund(minuteLimiter, key, limits.perMinute, points) : minute;
+      return { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS: Math.max(1, minute.resetAt - now) };
     }
     if (limits.perDay === null) return { allowed: true, window: minute, retryAfterS: 0 };
 
-    const day = new Date().toISOString().slice(0, 10);
-    const daily = await consume(this.counters.limiter('day', 26 * 3600), `${key}:${day}`, limits.perDay, () => nextUtcMidnight());
+    const dayKey = `${key}:${new Date().toISOString().slice(0, 10)}`;
+    const dayLimiter = this.counters.limiter('day', 26 * 3600);
+    const daily = await consume(dayLimiter, dayKey, limits.perDay, () => nextUtcMidnight(), points);
     if (!daily.allowed) {
-      return { allowed: false, code: 'daily_quota_exceeded', window: daily, retryAfterS: Math.max(1, daily.resetAt - now) };
+      let window = daily;
+      if (options.refundRefused) {
+        [window] = await Promise.all([refund(dayLimiter, dayKey, limits.perDay, points, () => nextUtcMidnight()), refund(minuteLimiter, key, limits.perMinute, points)]);
+      }
+      return { allowed: false, code: 'daily_quota_exceeded', window, retryAfterS: Math.max(1, daily.resetAt - now) };
     }
     return { allowed: true, window: daily.remaining < minute.remaining ? daily : minute, retryAfterS: 0 };
   }
@@ -84,48 +101,27 @@ export class Quota {
 
   /** Requests without a valid key, counted per client address. */
   consumeUnauthenticated(address: string): Promise<QuotaDecision> {
-    return this.consumePerAddress('anonymous', address);
+    return this.consumePerAddress('anonymous', address, this.settings.unauthenticatedPerMinute, 60);
+  }
+
+  /** Sign-ups in the web app, per client address: every attempt counts, made or not. */
+  consumeSignup(address: string): Promise<QuotaDecision> {
+    return this.consumePerAddress('signup', address, this.settings.signupsPerHour, 3600);
   }
 
   /**
    * Requests to the public routes (the OpenAPI document and its Swagger UI), per client address,
    * with the allowance of requests without a key but a count of their own: reading the docs must
-   * never lock an address out of the API, which a used-up `anonymous` count does (isAddressBlocked).
+   * never use up the allowance of a client that is setting up its key.
    */
   consumePublic(address: string): Promise<QuotaDecision> {
-    return this.consumePerAddress('public', address);
+    return this.consumePerAddress('public', address, this.settings.unauthenticatedPerMinute, 60);
   }
 
-  private async consumePerAddress(counter: 'anonymous' | 'public', address: string): Promise<QuotaDecision> {
+  private async consumePerAddress(counter: 'anonymous' | 'public' | 'signup', address: string, limit: number, windowS: number): Promise<QuotaDecision> {
     if (!this.enabled) return UNCOUNTED;
-    const window = await consume(this.counters.limiter(counter, 60), address, this.settings.unauthenticatedPerMinute);
-    if (counter === 'anonymous' && window.remaining === 0) {
-      this.blocks += 1;
-      this.notBlockedUntil.delete(address);
-    }
+    const window = await consume(this.counters.limiter(counter, windowS), address, limit);
     const retryAfterS = Math.max(1, window.resetAt - Math.floor(Date.now() / 1000));
     return window.allowed ? { allowed: true, window, retryAfterS: 0 } : { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS };
-  }
-
-  /**
-   * True when an address has already used up its unauthenticated allowance (checked before any key
-   * lookup, so a blocked address learns nothing from guessing a key). An address found not blocked
-   * is not asked again for ADDRESS_CHECK_MS: a client with a valid key costs no Redis read of its
-   * own per request. Each refusal this instance counts ends that at once (consumePerAddress);
-   * another instance's refusals are seen here within ADDRESS_CHECK_MS.
-   */
-  async isAddressBlocked(address: string): Promise<boolean> {
-    if (!this.enabled) return false;
-    const now = Date.now();
-    if ((this.notBlockedUntil.get(address) ?? 0) > now) return false;
-    const blocks = this.blocks;
-    const blocked = (await this.counters.count('anonymous', 60, address)) >= this.settings.unauthenticatedPerMinute;
-    if (blocked) this.notBlockedUntil.delete(address);
-    // A block counted while the count was read may postdate it: take no answer as lasting then.
-    else if (blocks === this.blocks) {
-      if (this.notBlockedUntil.size >= REMEMBERED_ADDRESSES) this.notBlockedUntil.clear();
-      this.notBlockedUntil.set(address, now + ADDRESS_CHECK_MS);
-    }
-    return blocked;
   }
 }

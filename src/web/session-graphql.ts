@@ -1,7 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../common/errors';
-import { setRateLimitHeaders } from '../auth/authenticate';
+import { refuse, setRateLimitHeaders } from '../auth/authenticate';
 import type { RateLimitKind } from '../http/metrics';
 import type { Quota } from '../limits/quota';
 import { cookieValue, SESSION_COOKIE, sameToken, signedIn } from './web-auth';
@@ -29,11 +29,7 @@ export function sessionGraphQLAuth(
       res.locals.auth = { account: who.account, key: null, livemode: who.session.livemode };
       const decision = await quota.consume(res.locals.auth);
       setRateLimitHeaders(res, decision);
-      if (!decision.allowed) {
-        onRejected?.('plan_quota');
-        res.setHeader('Retry-After', String(decision.retryAfterS));
-        return onError(res, new ApiError(decision.code ?? 'rate_limit_exceeded', 'Too many requests; retry after the seconds in Retry-After.'));
-      }
+      if (!decision.allowed) return refuse(res, decision, 'plan_quota', onError, onRejected);
       next();
     } catch (error) {
       next(error);

@@ -4,6 +4,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import express, { Request, Response, Router } from 'express';
 import type { Config } from '../config';
 import { ApiError } from '../common/errors';
+import { clientAddress } from '../http/client-address';
 import { consume, Counters, peek } from '../limits/counters';
 import type { Quota } from '../limits/quota';
 import type { Logger } from '../logger';
@@ -101,6 +102,11 @@ export function createWebRouter(deps: WebDependencies): Router {
   router.get('/signup', (_req, res) => res.send(authPage('signup')));
   router.post('/signup', sameOrigin, forms, async (req, res) => {
     const { name = '', email = '', password = '' } = req.body as Record<string, string>;
+    const attempts = await deps.quota.consumeSignup(clientAddress(req));
+    if (!attempts.allowed) {
+      res.set('Retry-After', String(attempts.retryAfterS));
+      return void res.status(429).send(authPage('signup', 'Too many sign-ups from this network. Wait a while, then try again.', { name, email }));
+    }
     if (password.length < 10) return void res.status(400).send(authPage('signup', 'Choose a password of at least 10 characters.', { name, email }));
     const em = deps.orm.em.fork();
     try {
@@ -123,7 +129,7 @@ export function createWebRouter(deps: WebDependencies): Router {
   router.get('/login', (_req, res) => res.send(authPage('login')));
   router.post('/login', sameOrigin, forms, async (req, res) => {
     const { email = '', password = '' } = req.body as Record<string, string>;
-    const address = req.ip ?? 'unknown';
+    const address = clientAddress(req);
     const normalized = email.trim().toLowerCase();
     // Failed attempts are counted (a person who signs in often is never locked out); once either
     // allowance is used up, even the right password waits for the window to end.

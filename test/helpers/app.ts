@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../src/app';
+import { createHttpServer, ServerTimeouts } from '../../src/http/server';
 import { Config, loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { Account } from '../../src/modules/accounts/account.entity';
@@ -38,6 +39,8 @@ export interface TestAppOptions {
   agents?: Partial<Pick<AgentRunnerOptions, 'clock' | 'pollIntervalMs' | 'scanIntervalMs' | 'concurrency' | 'leaseMs'>>;
   /** How webhook URL hosts resolve, for the app and its dispatcher (system DNS by default). */
   resolveHost?: HostResolver;
+  /** The HTTP server's timeouts (SERVER_TIMEOUTS by default); slow-client tests shorten them. */
+  serverTimeouts?: ServerTimeouts;
   /** Options of the lead-score trainer (`app.trainer`), such as a small rescoring batch. */
   trainer?: Pick<ModelTrainerOptions, 'rescoreBatchSize'>;
 }
@@ -45,8 +48,15 @@ export interface TestAppOptions {
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
 export const TEST_ENCRYPTION_KEY_HEX = '6b1f0e3d9c2a48576e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d';
 
+/**
+ * The address guard off, as a local developer sets it (WEBHOOK_ALLOW_PRIVATE_URLS defaults to
+ * false everywhere): for tests whose webhooks go to loopback receivers or to names no DNS here
+ * answers. Tests of the guard itself leave it on.
+ */
+export const LOCAL_RECEIVERS = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } as const;
+
 /** Generous allowances so functional tests are never throttled; rate-limit tests pass the real ones. */
-export const ROOMY_QUOTA: QuotaSettings = { testMode: { perMinute: 1_000_000, perDay: null }, unauthenticatedPerMinute: 1_000_000 };
+export const ROOMY_QUOTA: QuotaSettings = { testMode: { perMinute: 1_000_000, perDay: null }, unauthenticatedPerMinute: 1_000_000, signupsPerHour: 1_000_000 };
 
 /** REDIS_URL when set (CI), for tests that need several instances to agree. */
 export function testRedisUrl(): string | undefined {
@@ -98,8 +108,8 @@ let accountCounter = 0;
  * integration tests go through real HTTP, real Apollo and real PostgreSQL.
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const orm = await workerOrm();
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX, ...options.env });
+  const orm = await workerOrm(config.databaseTimeouts);
   const logger = createLogger(config.logLevel, options.logStream);
   let redis: Redis | undefined;
   if (options.redisNamespace) {
@@ -140,7 +150,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     : undefined;
   agentRunner?.start();
   const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+    const listening = createHttpServer(app, options.serverTimeouts).listen(0, '127.0.0.1', () => resolve(listening));
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/logger';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
-import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { HttpResponse, LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { eventually, WebhookReceiver } from '../helpers/receiver';
 
 /**
@@ -64,7 +64,7 @@ describe('GET /metrics: HTTP requests and rate limits', () => {
 
   beforeAll(async () => {
     app = await startTestApp({
-      quotaSettings: { testMode: { perMinute: 8, perDay: null }, unauthenticatedPerMinute: 2 },
+      quotaSettings: { testMode: { perMinute: 8, perDay: null }, unauthenticatedPerMinute: 2, signupsPerHour: 1_000 },
       operationLimits: { ...OPERATION_LIMITS, leadScore: { windowS: 60, max: 1 } },
     });
     await app.reset();
@@ -167,7 +167,7 @@ describe('GET /metrics: webhook deliveries and agent runs', () => {
 
   beforeAll(async () => {
     // Two attempts in all, no wait between them: a 500 is retried once, then the delivery fails.
-    app = await startTestApp({ webhooks: { retrySchedule: [0, 0], timeoutMs: 2_000 }, agents: {} });
+    app = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: [0, 0], timeoutMs: 2_000 }, agents: {} });
     await app.reset();
     owner = await app.createAccount();
     receiver = await new WebhookReceiver().start();

@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
 import { AccountService } from '../../src/modules/accounts/account.service';
-import { ApiKey } from '../../src/modules/accounts/api-key.entity';
-import { hashKey } from '../../src/modules/accounts/api-key.service';
 import { Plan } from '../../src/modules/accounts/plan';
 import { HttpResponse, startTestApp, TestAccount, TestApp, TestAppOptions, testRedisUrl } from '../helpers/app';
 
@@ -317,7 +315,7 @@ for (const backend of backends) {
     });
 
     describe('requests without a valid key', () => {
-      it('are limited to 30 per minute per address; then the address is refused, even with a valid key', async () => {
+      it('are limited to 30 per minute per address; a valid key from that address is judged by its own quota alone', async () => {
         const fresh = await start();
         const owner = await fresh.createAccount();
         // Valid keys do not count against the address.
@@ -334,27 +332,94 @@ for (const backend of backends) {
         expectThrottled(thirtyFirst);
         expect(rateLimit(thirtyFirst)).toMatchObject({ limit: 30, remaining: 0 });
         expectThrottled(await fresh.request('GET', '/v1/leads'));
+        expectThrottled(await fresh.request('GET', '/v1/leads', { key: 'sk_test_malformed' }));
 
-        // The address is blocked before any key lookup: if lookups went on, a right guess would
-        // stand out (200 among 429s) and guessing would continue at full speed. The price is that
-        // a valid key sharing the address waits out the minute.
-        const owner2 = await fresh.createAccount();
+        // Someone else behind the same address (an office, a NAT) with a valid key is not locked
+        // out by those failures: its own plan quota judges it, on REST and GraphQL alike.
+        const owner2 = await fresh.createAccount({ plan: Plan.starter });
         const withValidKey = await fresh.request('GET', '/v1/leads', { key: owner2.liveKey });
-        expectThrottled(withValidKey);
-        expect(rateLimit(withValidKey).limit).toBe(30);
+        expect(withValidKey.status).toBe(200);
+        expect(rateLimit(withValidKey)).toMatchObject({ limit: 60, remaining: 59 });
         const gql = await fresh.graphql('{ health { status } }', {}, owner2.liveKey);
-        expect(gql.status).toBe(429);
-        expect(gql.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', errorCode: 'rate_limit_exceeded' });
-        // The key was never looked up, so it was never marked as used.
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const keyRow = await fresh.orm.em.fork().findOneOrFail(ApiKey, { secretHash: hashKey(owner2.liveKey) });
-        expect(keyRow.lastUsedAt ?? null).toBeNull();
+        expect(gql.status).toBe(200);
+        expect(rateLimit(gql)).toMatchObject({ limit: 60, remaining: 58 });
+        // ...while the address stays refused for requests without a valid key.
+        expectThrottled(await fresh.request('GET', '/v1/leads', { key: `sk_live_${'R'.repeat(32)}` }));
 
         // Health checks for load balancers are not limited.
         for (let i = 0; i < 3; i++) {
           expect((await fresh.request('GET', '/healthz')).status).toBe(200);
           expect((await fresh.request('GET', '/readyz')).status).toBe(200);
         }
+      });
+
+      it('count IPv6 clients by their /64', async () => {
+        const fresh = await start({ env: { TRUST_PROXY: 'loopback' } });
+        const from = (address: string) => ({ 'x-forwarded-for': address });
+        for (let i = 0; i < 30; i++) {
+          const guess = await fresh.request('GET', '/v1/leads', { headers: from(`2001:db8:1:2::${(i + 1).toString(16)}`) });
+          expect(guess.status).toBe(401);
+        }
+        // Another address of the same /64 has no fresh allowance; another /64 has.
+        expectThrottled(await fresh.request('GET', '/v1/leads', { headers: from('2001:db8:1:2:ffff:ffff:ffff:ffff') }));
+        expect((await fresh.request('GET', '/v1/leads', { headers: from('2001:db8:1:3::1') })).status).toBe(401);
+        // IPv4 addresses stay one each.
+        expect((await fresh.request('GET', '/v1/leads', { headers: from('198.51.100.7') })).status).toBe(401);
+      });
+    });
+
+    describe('GraphQL root fields', () => {
+      const cost = (response: HttpResponse) => intHeader(response, 'x-ratelimit-cost');
+      let counter = 0;
+      const creates = (n: number) =>
+        Array.from({ length: n }, () => {
+          counter += 1;
+          return `c${counter}: createLead(input: { company: "Root ${counter}", contactEmail: "root${counter}@root.test" }) { id }`;
+        }).join(' ');
+      const leadCount = async (owner: TestAccount) =>
+        (await app.orm.em.getConnection().execute<Array<{ n: number }>>('select count(*)::int as n from leads where account_id = ?', [owner.account.id]))[0].n;
+
+      it('charge a request once per root field it selects, aliases and fragments included, and say so in the headers', async () => {
+        const owner = await app.createAccount({ plan: Plan.starter });
+        const key = owner.liveKey;
+        const five = await app.graphql('query { a: health { status } b: health { status } c: leads { hasMore } ...More } fragment More on Query { d: deals { hasMore } ... on Query { e: agents { hasMore } } }', {}, key);
+        expect(five.status).toBe(200);
+        expect(five.body.errors).toBeUndefined();
+        expect(cost(five)).toBe(5);
+        expect(rateLimit(five)).toMatchObject({ limit: 60, remaining: 55 });
+        const one = await app.graphql('{ health { status } }', {}, key);
+        expect(cost(one)).toBe(1);
+        expect(rateLimit(one)).toMatchObject({ remaining: 54 });
+        // A document that fails before its fields are known still counts once.
+        expect(rateLimit(await app.graphql('{ health { status ', {}, key))).toMatchObject({ remaining: 53 });
+        // REST routes stay one each.
+        expect(rateLimit(await app.request('GET', '/v1/leads', { key }))).toMatchObject({ remaining: 52 });
+      });
+
+      it('refuse a request the allowance cannot cover whole (429) before anything runs, and give its charge back', async () => {
+        const owner = await app.createAccount({ plan: Plan.starter });
+        await accounts().setLimits(owner.account.email, { perMinute: 10 });
+        const key = owner.liveKey;
+        for (let i = 0; i < 3; i++) expect((await app.request('GET', '/v1/leads', { key })).status).toBe(200);
+
+        const over = await app.graphql(`mutation { ${creates(8)} }`, {}, key);
+        expect(over.status).toBe(429);
+        expect(over.body.data ?? null).toBeNull();
+        expect(over.body.errors).toHaveLength(1);
+        expect(over.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', errorCode: 'rate_limit_exceeded', type: 'rate_limit_error' });
+        expect(over.body.errors[0].message).toMatch(/8 root fields/);
+        expect(intHeader(over, 'retry-after')).toBeGreaterThanOrEqual(1);
+        expect(cost(over)).toBe(8);
+        // Nothing ran, and only the gate's count of the request stays.
+        expect(await leadCount(owner)).toBe(0);
+        expect(rateLimit(over)).toMatchObject({ limit: 10, remaining: 6 });
+
+        const fits = await app.graphql(`mutation { ${creates(6)} }`, {}, key);
+        expect(fits.status).toBe(200);
+        expect(fits.body.errors).toBeUndefined();
+        expect(await leadCount(owner)).toBe(6);
+        expect(rateLimit(fits)).toMatchObject({ limit: 10, remaining: 0 });
+        expectThrottled(await app.request('GET', '/v1/leads', { key }));
       });
     });
 

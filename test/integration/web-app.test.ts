@@ -3,6 +3,8 @@ import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
 import { HttpResponse, startTestApp, TestApp } from '../helpers/app';
+import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
+import { Account } from '../../src/modules/accounts/account.entity';
 import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../helpers/chromium';
 
 /**
@@ -474,7 +476,7 @@ describe('web application', () => {
     });
 
     it('behind a proxy that says https (TRUST_PROXY), the cookie is also Secure', async () => {
-      const proxied = await startTestApp({ env: { TRUST_PROXY: 'true' } });
+      const proxied = await startTestApp({ env: { TRUST_PROXY: 'loopback' } });
       try {
         const host = new URL(proxied.baseUrl).host;
         const viaHttps = await http(proxied, 'POST', '/signup', {
@@ -601,6 +603,22 @@ describe('web application', () => {
       expect(right.headers.get('set-cookie')).toBeNull();
       const other = await signUp(app, uniqueEmail('neighbour'));
       expect((await http(app, 'POST', '/login', { form: { email: other.email, password: PASSWORD } })).status).toBe(303);
+    });
+
+    it('limits sign-ups per address (each account comes with fresh quotas): the 6th in an hour is 429 and makes no account', async () => {
+      const limited = await startTestApp({ quotaSettings: { ...DEFAULT_QUOTA_SETTINGS, signupsPerHour: 5 } });
+      try {
+        for (let i = 1; i <= 5; i++) await signUp(limited, uniqueEmail(`signup${i}`));
+        const email = uniqueEmail('sixth');
+        const sixth = await http(limited, 'POST', '/signup', { form: { name: 'Sixth', email, password: PASSWORD } });
+        expect(sixth.status).toBe(429);
+        expect(Number(sixth.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(sixth.text).toContain('Too many sign-ups');
+        expect(sixth.headers.get('set-cookie')).toBeNull();
+        expect(await limited.orm.em.fork().count(Account, { email })).toBe(0);
+      } finally {
+        await limited.close();
+      }
     });
   });
 });

@@ -81,7 +81,7 @@ describe('security', () => {
   beforeAll(async () => {
     app = await startTestApp({
       env: { LOG_LEVEL: 'debug', WEBHOOK_ALLOW_PRIVATE_URLS: 'false', TRUST_PROXY: 'loopback' },
-      quotaSettings: { testMode: { perMinute: 1_000_000, perDay: null }, unauthenticatedPerMinute: PER_ADDRESS },
+      quotaSettings: { testMode: { perMinute: 1_000_000, perDay: null }, unauthenticatedPerMinute: PER_ADDRESS, signupsPerHour: 1_000_000 },
       logStream: { write: (line: string) => void logLines.push(line) },
     });
     owner = await app.createAccount();

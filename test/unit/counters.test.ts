@@ -1,6 +1,7 @@
 import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { consume, Counters } from '../../src/limits/counters';
 import { DEFAULT_QUOTA_SETTINGS, Quota } from '../../src/limits/quota';
+import type { Authenticated } from '../../src/modules/accounts/api-key.service';
 
 /**
  * X-RateLimit-Reset is read as "now + time left in the window". The clock moves between the
@@ -64,32 +65,45 @@ describe('window reset seconds', () => {
 });
 
 /**
- * The gate asks whether an address is blocked before every key lookup. An address found not
- * blocked is taken as such for a second, so two instances sharing one count (here, one Counters)
- * agree within that second, and an instance that counts the blocking refusal itself knows at once.
+ * A /graphql request is charged once per root field. A charge the window cannot take is refused
+ * whole and given back, so it does not use up what smaller requests could still do.
  */
-describe('blocked addresses across instances', () => {
-  const settings = { ...DEFAULT_QUOTA_SETTINGS, unauthenticatedPerMinute: 3 };
-  let nowMs = 1_800_000_000_000;
-  beforeEach(() => {
-    jest.spyOn(Date, 'now').mockImplementation(() => nowMs);
+describe('charges of several requests at once', () => {
+  const account = (perMinute: number, perDay: number | null) =>
+    ({ account: { id: `acct_${Math.random()}`, liveLimits: () => ({ perMinute, perDay }) }, key: null, livemode: true }) as unknown as Authenticated;
+  const quota = () => new Quota(new Counters(undefined, `t${Math.random()}`), DEFAULT_QUOTA_SETTINGS);
+
+  it('lowers the remaining allowance by the charge', async () => {
+    const limits = quota();
+    const auth = account(10, null);
+    expect((await limits.consume(auth, 4)).window).toMatchObject({ limit: 10, remaining: 6 });
+    expect((await limits.consume(auth)).window).toMatchObject({ remaining: 5 });
   });
-  afterEach(() => jest.restoreAllMocks());
 
-  it('sees a block counted here at once, and one counted elsewhere within a second', async () => {
-    const shared = new Counters(undefined, `t${Math.random()}`);
-    const here = new Quota(shared, settings);
-    const elsewhere = new Quota(shared, settings);
-    expect(await here.isAddressBlocked('10.0.0.1')).toBe(false);
-    expect(await here.isAddressBlocked('10.0.0.2')).toBe(false);
+  it('refuses a charge over what is left, and gives it back', async () => {
+    const limits = quota();
+    const auth = account(10, null);
+    await limits.consume(auth, 7);
+    const refused = await limits.consume(auth, 4, { refundRefused: true });
+    expect(refused).toMatchObject({ allowed: false, code: 'rate_limit_exceeded', window: { remaining: 3 } });
+    expect(refused.retryAfterS).toBeGreaterThanOrEqual(1);
+    expect((await limits.consume(auth, 3)).allowed).toBe(true);
+    expect((await limits.consume(auth)).allowed).toBe(false);
+  });
 
-    for (let i = 0; i < 3; i++) await elsewhere.consumeUnauthenticated('10.0.0.1');
-    expect(await elsewhere.isAddressBlocked('10.0.0.1')).toBe(true);
-    expect(await here.isAddressBlocked('10.0.0.1')).toBe(false); // remembered for up to a second
-    nowMs += 1_001;
-    expect(await here.isAddressBlocked('10.0.0.1')).toBe(true);
+  it('gives back the minute as well when the daily cap refuses', async () => {
+    const limits = quota();
+    const auth = account(100, 5);
+    await limits.consume(auth, 3);
+    expect(await limits.consume(auth, 3, { refundRefused: true })).toMatchObject({ allowed: false, code: 'daily_quota_exceeded', window: { limit: 5, remaining: 2 } });
+    expect((await limits.consume(auth, 2)).window).toMatchObject({ limit: 5, remaining: 0 });
+  });
 
-    for (let i = 0; i < 3; i++) await here.consumeUnauthenticated('10.0.0.2');
-    expect(await here.isAddressBlocked('10.0.0.2')).toBe(true); // no wait for its own refusals
+  it('keeps a refused single request counted (the gate): a client knocking past its limit stays refused', async () => {
+    const limits = quota();
+    const auth = account(2, null);
+    await limits.consume(auth, 2);
+    expect((await limits.consume(auth)).allowed).toBe(false);
+    expect((await limits.consume(auth, 1, { refundRefused: true })).allowed).toBe(false);
   });
 });
