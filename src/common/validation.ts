@@ -1,5 +1,50 @@
+import { ValidateBy, ValidateIf } from 'class-validator';
+import { Extensions } from 'type-graphql';
+
 /** For @ValidateIf on partial updates: a field left out is skipped, a field sent as null is checked (and refused where null is not allowed). */
 export const sentAndNotUndefined = (_: object, value: unknown): boolean => value !== undefined;
 
 /** A text made of spaces only would be stored empty. */
 export const NOT_BLANK = /\S/;
+
+/** The GraphQL extension that marks an update field as NotNull (read by nullArguments and the OpenAPI document). */
+export const NOT_NULL_EXTENSION = 'notNull';
+
+/**
+ * The one rule for null in partial updates (REST and GraphQL alike): a field left out keeps its
+ * value; null clears an optional field; a field the resource cannot be without (a lead's company,
+ * a deal's value) is marked NotNull, and null for it is refused before validation with a message
+ * that says so (src/graphql/null-arguments.ts), rather than whichever constraint meets null first.
+ */
+export function NotNull(): PropertyDecorator {
+  return (target, property) => {
+    Extensions({ [NOT_NULL_EXTENSION]: true })(target, property);
+    ValidateIf(sentAndNotUndefined)(target, property);
+  };
+}
+
+/** A host name alone (`acme.com`, `www.acme.co.uk:8443/about`): what people paste as a website. */
+const BARE_HOST = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+(?::\d{1,5})?(?:[/?#]\S*)?$/i;
+
+/** True for an http(s) URL with a host, or a bare host name; never another scheme (`javascript:`, `data:`). */
+export function isWebsite(value: unknown): boolean {
+  if (typeof value !== 'string' || /\s/.test(value)) return false;
+  if (!/^https?:\/\//i.test(value)) return BARE_HOST.test(value);
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A website a browser may open from our pages and clients' CRMs: http(s) only (see isWebsite). */
+export function IsWebsite(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isWebsite',
+    validator: {
+      validate: isWebsite,
+      defaultMessage: () => '$property must be an http or https URL, or a domain such as acme.com',
+    },
+  });
+}

@@ -22,7 +22,9 @@ function firstViolation(errors: ValidationError[], prefix = ''): { param: string
   for (const error of errors) {
     const param = prefix ? `${prefix}.${error.property}` : error.property;
     const message = error.constraints ? Object.values(error.constraints)[0] : undefined;
-    if (message) return { param, message };
+    // class-validator names the property alone (`unitPrice must be…`); name the whole path, which
+    // REST then renders in its own names (`line_items[0][unit_price] must be…`).
+    if (message) return { param, message: message.startsWith(`${error.property} `) ? `${param}${message.slice(error.property.length)}` : message };
     const nested = firstViolation(error.children ?? [], param);
     if (nested) return nested;
   }

@@ -9,6 +9,7 @@ import { EventResolver } from '../events/event.resolver';
 import { DealProposalsResolver, ProposalResolver } from '../modules/proposals/proposal.resolver';
 import { AgentResolver } from '../modules/agents/agent.resolver';
 import { ScoringResolver } from '../modules/scoring/scoring.resolver';
+import { nullArguments } from './null-arguments';
 
 export const RESOLVERS = [HealthResolver, LeadResolver, DealResolver, IntegrationResolver, WebhookResolver, EventResolver, ProposalResolver, DealProposalsResolver, AgentResolver, ScoringResolver] as const;
 
@@ -16,11 +17,13 @@ export const RESOLVERS = [HealthResolver, LeadResolver, DealResolver, Integratio
  * Builds the typed schema from the resolvers; class-validator runs on every input. type-graphql
  * turns on `skipMissingProperties` unless told otherwise, which skips every rule for a null value:
  * an update's `company: null` would then reach the database. Optional fields say so with
- * @IsOptional / @ValidateIf, so null and undefined are checked like any other value.
+ * @IsOptional / @NotNull, so null and undefined are checked like any other value. nullArguments
+ * runs before validation: an optional argument sent as null is one left out.
  */
 export function createSchema(): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers: RESOLVERS,
+    globalMiddlewares: [nullArguments],
     validate: { forbidUnknownValues: false, stopAtFirstError: true, skipMissingProperties: false },
   });
 }

@@ -6,7 +6,16 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Far more than any input of the API needs (a proposal's line item sits 3 levels down, 5 in a GraphQL body). */
 export const MAX_BODY_DEPTH = 64;
 
-const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: true, type: () => true });
+// strict: false, so a body that is valid JSON but not an object (`"x"`, `1`, `null`) is parsed and
+// then refused for what it is, not called invalid JSON.
+const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () => true });
+
+const kindOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
+
+/** The refusal of a JSON body that is not an object (REST takes objects only; /graphql also takes arrays, as batches it refuses itself). */
+export function bodyNotAnObject(value: unknown): ApiError {
+  return new ApiError('parameter_invalid', `The request body must be a JSON object, not ${kindOf(value)}`);
+}
 
 /**
  * True when arrays and objects nest deeper than `max`. Walked with a stack of its own, because the
@@ -42,6 +51,7 @@ export function jsonBody(onError: (res: Response, error: ApiError) => void) {
   }
   parseJson(req, res, (error?: unknown) => {
     if (!error) {
+      if (req.body === null || typeof req.body !== 'object') return onError(res, bodyNotAnObject(req.body));
       if (!nestsDeeperThan(req.body, MAX_BODY_DEPTH)) return next();
       return onError(res, new ApiError('invalid_json', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`));
     }

@@ -12,6 +12,7 @@ import {
   isObjectType,
 } from 'graphql';
 import { ERROR_CODES } from '../common/errors';
+import { NOT_NULL_EXTENSION } from '../common/validation';
 import { camelToSnake } from './case-mapping';
 import { RestRoute } from './routes';
 import { restFields } from './selection';
@@ -37,18 +38,26 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: a parameter is missing, unknown or invalid, or the body is not valid JSON',
   401: 'No API key, or an unknown, malformed or revoked key',
   404: 'No such object in this account and mode',
+  408: 'The request did not arrive within the server\'s timeouts (10 s for the head, 30 s in all)',
   409: 'Conflict with the current state (duplicate, invalid transition, already registered, idempotent request in progress)',
   413: 'The request body is larger than 1 MiB',
   415: 'The request body is not application/json',
+  431: 'The request line and headers are larger than 16 KiB',
   422: 'The request is well-formed but cannot be carried out (eligibility, agent config, Idempotency-Key reused with another body)',
   429: 'Rate limit or daily quota exceeded; retry after Retry-After seconds',
   500: 'Internal error (never shows internals)',
-  503: 'Service temporarily unavailable (database unreachable)',
+  503: 'Service temporarily unavailable (database unreachable or overloaded, a statement over its time limit, or a full queue)',
 };
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+/** A GraphQL description as REST readers need it: the fields it names (`contactEmail`) in their REST names (`contact_email`). */
+export const restText = (text: string): string => text.replace(/\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g, camelToSnake);
+
 const withDescription = (schema: JsonSchema, description?: string | null): JsonSchema =>
-  description ? { ...schema, description } : schema;
+  description ? { ...schema, description: restText(description) } : schema;
+
+const NOT_NULL_NOTE = 'Cannot be null: leave it out to keep the current value.';
 
 /** `{type: x}` → `{type: [x, "null"]}`; a reference or enum becomes `anyOf` with null. */
 function nullable(schema: JsonSchema): JsonSchema {
@@ -94,10 +103,18 @@ class SchemaBuilder {
     return ref(type.name);
   }
 
-  /** A request body: the input type's fields in snake_case, non-null ones required, nothing else accepted. */
+  /**
+   * A request body: the input type's fields in snake_case, non-null ones required, nothing else
+   * accepted. Optional fields take null (on an update, null clears them), except NotNull ones.
+   */
   input(type: GraphQLInputObjectType): JsonSchema {
     const fields = Object.values(type.getFields());
-    const properties = Object.fromEntries(fields.map((f) => [camelToSnake(f.name), withDescription(this.of(f.type), f.description)]));
+    const property = (f: (typeof fields)[number]) => {
+      const notNull = f.extensions?.[NOT_NULL_EXTENSION] === true;
+      const description = notNull ? [f.description, NOT_NULL_NOTE].filter(Boolean).join(' ') : f.description;
+      return withDescription(this.of(f.type, !notNull), description);
+    };
+    const properties = Object.fromEntries(fields.map((f) => [camelToSnake(f.name), property(f)]));
     const required = fields.filter((f) => isNonNullType(f.type)).map((f) => camelToSnake(f.name));
     return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
   }
@@ -124,7 +141,7 @@ function errorStatuses(route: RestRoute): number[] {
   if (route.operation.type === 'mutation') statuses.push(409);
   if (route.method === 'POST' || route.method === 'PUT') statuses.push(413, 415);
   if (route.method === 'POST') statuses.push(422);
-  statuses.push(429, 500);
+  statuses.push(408, 429, 431, 500);
   if (!route.statusFrom) statuses.push(503);
   return statuses;
 }
@@ -152,7 +169,7 @@ function operation(route: RestRoute, schema: GraphQLSchema, types: SchemaBuilder
         name: camelToSnake(f.name),
         in: 'query',
         required: isNonNullType(f.type),
-        ...(f.description ? { description: f.description } : {}),
+        ...(f.description ? { description: restText(f.description) } : {}),
         schema: schemaOf,
         ...(schemaOf.type === 'array' ? { style: 'form', explode: false } : {}),
       });
@@ -186,7 +203,7 @@ function operation(route: RestRoute, schema: GraphQLSchema, types: SchemaBuilder
   return {
     operationId: field.name,
     summary: route.summary,
-    ...(field.description ? { description: field.description } : {}),
+    ...(field.description ? { description: restText(field.description) } : {}),
     tags: [route.path.split('/')[2]],
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),

@@ -1,4 +1,4 @@
-import { IsIn, IsISO4217CurrencyCode, IsISO8601, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { IsIn, IsISO4217CurrencyCode, IsISO8601, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
@@ -6,7 +6,7 @@ import { SortedPageInput } from '../../common/page.input';
 import { CoSellStatus } from './deal.entity';
 import { DealStage } from './deal-stage';
 import { MAX_VALUE } from './money';
-import { NOT_BLANK, sentAndNotUndefined } from '../../common/validation';
+import { NOT_BLANK, NotNull } from '../../common/validation';
 
 /** YYYY-MM-DD from year 0001 (PostgreSQL has no year 0); IsISO8601 strict then refuses days a month lacks (2026-02-30). */
 const DATE = /^(?!0000)\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
@@ -59,8 +59,7 @@ export class DealCreateInput {
 @InputType({ description: 'A partial update: only the fields sent change; null clears an optional field.' })
 export class DealUpdateInput {
   @Field({ nullable: true })
-  @ValidateIf(sentAndNotUndefined)
-  @IsString({ message: '$property cannot be null' })
+  @NotNull()
   @Length(1, 200, { message: '$property must be 1 to 200 characters' })
   @Matches(NOT_BLANK, { message: '$property must not be blank' })
   name?: string;
@@ -71,18 +70,18 @@ export class DealUpdateInput {
   leadId?: string | null;
 
   @Field(() => Float, { nullable: true })
-  @ValidateIf(sentAndNotUndefined)
+  @NotNull()
   @Min(0, { message: '$property must be 0 or more' })
   @Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` })
   value?: number;
 
   @Field(() => String, { nullable: true })
-  @ValidateIf(sentAndNotUndefined)
+  @NotNull()
   @IsISO4217CurrencyCode({ message: '$property must be an ISO 4217 currency code such as USD' })
   currency?: string;
 
   @Field(() => DealStage, { nullable: true })
-  @ValidateIf(sentAndNotUndefined)
+  @NotNull()
   @IsIn(Object.values(DealStage), { message: `$property must be one of ${Object.values(DealStage).join(', ')}` })
   stage?: DealStage;
 
@@ -98,7 +97,7 @@ export class DealUpdateInput {
   owner?: string | null;
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current metadata; a null value removes its key.' })
-  @ValidateIf(sentAndNotUndefined)
+  @NotNull()
   @IsMetadata({ allowNullValues: true })
   metadata?: Record<string, string | null>;
 }

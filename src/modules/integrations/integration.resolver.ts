@@ -44,7 +44,7 @@ export class IntegrationResolver {
 
   @Mutation(() => DeletedObject, {
     complexity: MUTATION_COST,
-    description: 'What DELETE /v1/integrations/{id} runs: disconnects like disconnectIntegration and answers in the DELETE shape of CONTRACT §3.',
+    description: 'Disconnects the integration and destroys its credentials, answering in the DELETE shape of CONTRACT §3 (what DELETE /v1/integrations/{id} runs).',
   })
   async deleteIntegration(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     const integration = await ctx.services.integrations.disconnect(id);

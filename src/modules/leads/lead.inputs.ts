@@ -10,7 +10,7 @@ import {
   MaxLength,
   Min,
   MinDate,
-  ValidateIf,
+
 } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType, Int } from 'type-graphql';
@@ -18,7 +18,7 @@ import { IsMetadata } from '../../common/metadata';
 import { SortedPageInput } from '../../common/page.input';
 import { LeadScoreLabel } from './lead.entity';
 import { LeadStatus } from './lead-status';
-import { NOT_BLANK, sentAndNotUndefined } from '../../common/validation';
+import { IsWebsite, NOT_BLANK, NotNull } from '../../common/validation';
 
 const MAX_EMPLOYEES = 10_000_000;
 
@@ -59,6 +59,7 @@ export class LeadCreateInput {
   @Field(() => String, { nullable: true })
   @IsOptional()
   @Length(1, 2048, { message: '$property must be 1 to 2048 characters' })
+  @IsWebsite()
   website?: string | null;
 
   @Field(() => String, { nullable: true })
@@ -87,15 +88,13 @@ export class LeadCreateInput {
 @InputType({ description: 'A partial update: only the fields sent change; null clears an optional field.' })
 export class LeadUpdateInput {
   @Field({ nullable: true })
-  @ValidateIf(sentAndNotUndefined)
-  @IsString({ message: '$property cannot be null' })
+  @NotNull()
   @Length(1, 200, { message: '$property must be 1 to 200 characters' })
   @Matches(NOT_BLANK, { message: '$property must not be blank' })
   company?: string;
 
   @Field({ nullable: true })
-  @ValidateIf(sentAndNotUndefined)
-  @IsString({ message: '$property cannot be null' })
+  @NotNull()
   @MaxLength(254, { message: '$property must be at most 254 characters' })
   @IsEmail({}, { message: '$property must be an email address' })
   contactEmail?: string;
@@ -120,6 +119,7 @@ export class LeadUpdateInput {
   @Field(() => String, { nullable: true })
   @IsOptional()
   @Length(1, 2048, { message: '$property must be 1 to 2048 characters' })
+  @IsWebsite()
   website?: string | null;
 
   @Field(() => String, { nullable: true })
@@ -133,14 +133,14 @@ export class LeadUpdateInput {
   source?: string | null;
 
   @Field(() => LeadStatus, { nullable: true })
-  @ValidateIf(sentAndNotUndefined)
+  @NotNull()
   @IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], {
     message: '$property must be new, contacted, qualified or disqualified',
   })
   status?: LeadStatus;
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current metadata; a null value removes its key.' })
-  @ValidateIf(sentAndNotUndefined)
+  @NotNull()
   @IsMetadata({ allowNullValues: true })
   metadata?: Record<string, string | null>;
 }

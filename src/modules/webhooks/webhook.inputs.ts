@@ -1,7 +1,7 @@
-import { ArrayNotEmpty, ArrayUnique, IsIn, IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { ArrayNotEmpty, ArrayUnique, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { Field, InputType } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
-import { sentAndNotUndefined } from '../../common/validation';
+import { NotNull } from '../../common/validation';
 import { ALL_EVENTS, EVENT_TYPES } from '../../events/event-types';
 import { WebhookStatus } from './webhook.entity';
 
@@ -30,13 +30,12 @@ export class WebhookCreateInput {
 @InputType({ description: 'A partial update: only the fields sent change. Setting status enabled re-enables a subscription the service disabled.' })
 export class WebhookUpdateInput {
   @Field(() => String, { nullable: true })
-  @ValidateIf(sentAndNotUndefined)
-  @IsString({ message: '$property cannot be null' })
+  @NotNull()
   @MaxLength(2048, { message: '$property must be at most 2048 characters' })
   url?: string;
 
   @Field(() => [String], { nullable: true })
-  @ValidateIf(sentAndNotUndefined)
+  @NotNull()
   @ArrayNotEmpty({ message: '$property must name at least one event, or "*"' })
   @ArrayUnique({ message: '$property names an event more than once' })
   @IsIn(EVENT_NAMES, { each: true, message: EVENT_NAME_MESSAGE })
@@ -48,7 +47,7 @@ export class WebhookUpdateInput {
   description?: string | null;
 
   @Field(() => WebhookStatus, { nullable: true })
-  @ValidateIf(sentAndNotUndefined)
+  @NotNull()
   @IsIn(Object.values(WebhookStatus), { message: '$property must be enabled or disabled' })
   status?: WebhookStatus;
 }
