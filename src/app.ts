@@ -15,11 +15,12 @@ import { sendGraphQLError } from './graphql/errors';
 import { createFormatError } from './graphql/format-error';
 import { textGuardPlugin } from './graphql/plugins/text-guard';
 import { createSchema } from './graphql/schema';
-import { costLimitPlugin, createCostCheck, depthLimitRule } from './graphql/plugins/cost-limit';
+import { costLimitPlugin, createCostCheck, depthLimitRule, MAX_DOCUMENT_TOKENS } from './graphql/plugins/cost-limit';
+import { quotaChargePlugin } from './graphql/plugins/quota-charge';
 import { idempotency } from './idempotency/idempotency.middleware';
 import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
 import { accessLog } from './http/access-log';
-import { errorHandler, routeNotFound } from './http/error-handler';
+import { errorHandler, methodNotAllowed, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { Metrics, RouteLabels } from './http/metrics';
 import { requestId } from './http/request-id';
@@ -62,11 +63,15 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const routes = new RouteLabels(ROUTES);
   const schema = await createSchema();
   const checks = { cost: createCostCheck(schema), formatError: createFormatError(deps.logger) };
+  const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS, deps.config.rateLimits);
+  const rejected = metrics.rateLimitRejected.bind(metrics);
   const apollo = new ApolloServer<RequestContext>({
     schema,
     formatError: checks.formatError,
     introspection: true,
     includeStacktraceInErrorResponses: false,
+    // Parsing stops at this many tokens, so no document is big enough to make validation slow.
+    parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
     validationRules: [depthLimitRule()],
     // main.ts owns shutdown (HTTP, then Apollo, then the pool, then PostgreSQL), in that order.
     stopOnTerminationSignals: false,
@@ -76,6 +81,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       ApolloServerPluginCacheControlDisabled(),
       textGuardPlugin(),
       costLimitPlugin(checks.cost),
+      quotaChargePlugin(quota, rejected),
       deps.config.isProduction
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: true }),
@@ -107,9 +113,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   });
   // Prometheus: METRICS_TOKEN as a bearer token when set, else loopback clients only.
   app.get('/metrics', metrics.handler(deps.config.metricsToken));
+  for (const path of ['/healthz', '/readyz', '/metrics']) app.all(path, methodNotAllowed(['GET', 'HEAD']));
 
-  const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS, deps.config.rateLimits);
-  const rejected = metrics.rateLimitRejected.bind(metrics);
   const graphqlAuth = authenticate(deps.orm, quota, sendGraphQLError, rejected);
   const sessionAuth = sessionGraphQLAuth(deps.orm, quota, sendGraphQLError, rejected);
   app.use(createWebRouter({ orm: deps.orm, config: deps.config, counters: deps.counters, quota, logger: deps.logger }));

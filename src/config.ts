@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { DatabaseTimeouts } from './db/orm';
 
 /** Service configuration (CONTRACT §15), read once from the environment and checked at start. */
 export interface Config {
@@ -20,11 +21,13 @@ export interface Config {
   dataDir: string;
   version: string;
   /** express `trust proxy`: which proxies' X-Forwarded-For to believe for the client address. */
-  trustProxy: boolean | number | string;
+  trustProxy: false | number | string;
   /** Bearer token for GET /metrics; unset: /metrics answers loopback clients only. */
   metricsToken?: string;
   /** RATE_LIMITS=off turns plan quotas and per-operation limits off (the benchmark's comparison); on by default. */
   rateLimits: boolean;
+  /** statement_timeout and idle_in_transaction_session_timeout of the service's connections. */
+  databaseTimeouts: DatabaseTimeouts;
 }
 
 export class ConfigError extends Error {}
@@ -37,6 +40,14 @@ function parseBoolean(name: string, value: string | undefined, fallback: boolean
   if (/^(true|1|yes|on)$/i.test(value)) return true;
   if (/^(false|0|no|off)$/i.test(value)) return false;
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+function parseMilliseconds(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 3_600_000) {
+    throw new ConfigError(`${name} must be a whole number of milliseconds from 1 to 3600000, got "${value}"`);
+  }
+  return Number(value);
 }
 
 function parseUrl(name: string, value: string, protocols: string[]): string {
@@ -102,22 +113,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     encryptionKey,
     logLevel,
-    webhookAllowPrivateUrls: parseBoolean('WEBHOOK_ALLOW_PRIVATE_URLS', env.WEBHOOK_ALLOW_PRIVATE_URLS, !isProduction),
+    webhookAllowPrivateUrls: parseBoolean('WEBHOOK_ALLOW_PRIVATE_URLS', env.WEBHOOK_ALLOW_PRIVATE_URLS, false),
     webhookRetrySchedule,
     dataDir: path.resolve(env.DATA_DIR || '.data'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     version: packageVersion(),
     metricsToken,
     rateLimits: parseBoolean('RATE_LIMITS', env.RATE_LIMITS, true),
+    databaseTimeouts: {
+      statementMs: parseMilliseconds('DATABASE_STATEMENT_TIMEOUT_MS', env.DATABASE_STATEMENT_TIMEOUT_MS, 5_000),
+      idleInTransactionMs: parseMilliseconds('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 10_000),
+    },
   };
 }
 
-/** `false` (default), `true`, a hop count, or express's names/addresses (`loopback`, `10.0.0.0/8`). */
-function parseTrustProxy(value: string | undefined): boolean | number | string {
+/**
+ * `false` (default), a hop count, or express's names and addresses of the proxies to believe
+ * (`loopback`, `10.0.0.0/8`). `true` would believe X-Forwarded-For from anyone, so any client could
+ * choose the address its per-address limits count: refused.
+ */
+function parseTrustProxy(value: string | undefined): false | number | string {
   if (value === undefined || value === '' || /^false$/i.test(value)) return false;
-  if (/^true$/i.test(value)) return true;
+  if (/^true$/i.test(value)) {
+    throw new ConfigError('TRUST_PROXY=true would let any client choose its address with X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)');
+  }
   if (/^\d+$/.test(value)) return Number(value);
-  if (!/^[\w.:/, -]+$/.test(value)) throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or addresses, got "${value}"`);
+  if (!/^[\w.:/, -]+$/.test(value)) throw new ConfigError(`TRUST_PROXY must be false, a hop count or proxy addresses, got "${value}"`);
   return value;
 }
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { createApp } from './app';
+import { createHttpServer } from './http/server';
 import { Config, ConfigError, ensureEncryptionKey, loadConfig } from './config';
 import { resolveDatabase } from './db/database-url';
 import { initOrm } from './db/orm';
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
   if (!config.rateLimits) logger.warn('RATE_LIMITS=off: plan quotas and per-operation limits are not enforced (meant for benchmarks)');
 
   const database = await resolveDatabase(config, (message) => logger.debug({ component: 'embedded-postgres' }, message));
-  const orm = await initOrm({ clientUrl: database.url, log: (message) => logger.info({ component: 'mikro-orm' }, message) });
+  const orm = await initOrm({ clientUrl: database.url, timeouts: config.databaseTimeouts, log: (message) => logger.info({ component: 'mikro-orm' }, message) });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   redis?.on('error', (error) => logger.warn({ err: error.message }, 'redis unavailable: counting in memory until it is back'));
   if (redis && !(await redisReady(redis, REDIS_CONNECT_TIMEOUT_MS))) {
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
   });
   const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
 
-  const server = app.listen(config.port, () => {
+  const server = createHttpServer(app).listen(config.port, () => {
     logger.info(
       { port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})`, version: config.version },
       `sales-pipeline-api listening on ${config.publicUrl} (REST /v1, GraphQL /graphql)`,

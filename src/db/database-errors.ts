@@ -35,6 +35,18 @@ const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT
 const UNSTORABLE_TEXT_CODES = new Set(['22021', '22P05']);
 
 /**
+ * A statement that ran past statement_timeout (57014 query_canceled) or a transaction left idle
+ * past idle_in_transaction_session_timeout (25P03, its connection closed): the request held the
+ * database too long (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS).
+ */
+const TIMED_OUT_CODES = new Set(['57014', '25P03']);
+
+export function isDatabaseTimeout(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TIMED_OUT_CODES.has(code);
+}
+
+/**
  * True for errors that mean the database is unreachable rather than that the request was wrong.
  * pg's "Client has encountered a connection error" and knex's "Transaction query already complete"
  * are what a query meets on a connection (or in a transaction) that the outage already broke.
@@ -69,6 +81,9 @@ export function mapDatabaseError(error: unknown): ApiError | undefined {
   }
   if (error instanceof DriverException && UNSTORABLE_TEXT_CODES.has(String((error as { code?: unknown }).code))) {
     return new ApiError('parameter_invalid', 'Text values must not contain the character U+0000');
+  }
+  if (isDatabaseTimeout(error)) {
+    return new ApiError('service_unavailable', 'The request took too long in the database and was stopped; retry, or ask for less (a smaller page, narrower filters)');
   }
   if (error instanceof NotFoundError) {
     return new ApiError('resource_missing', 'No such resource');

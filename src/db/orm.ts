@@ -48,9 +48,20 @@ const TENANT_ENTITIES = [Lead, IdempotencyKey, Deal, DealStageChange, Integratio
 export interface OrmOptions {
   clientUrl: string;
   poolMax?: number;
+  /**
+   * Limits on every connection of the pool (PostgreSQL's statement_timeout and
+   * idle_in_transaction_session_timeout): no request can hold a connection, or the locks of its
+   * transaction, for longer. Migrations run on a connection without them.
+   */
+  timeouts?: DatabaseTimeouts;
   debug?: boolean;
   /** Where MikroORM's own messages (migrations applied) go; silent when not given. */
   log?: (message: string) => void;
+}
+
+export interface DatabaseTimeouts {
+  statementMs: number;
+  idleInTransactionMs: number;
 }
 
 export function ormConfig(options: OrmOptions): Options {
@@ -77,7 +88,12 @@ export function ormConfig(options: OrmOptions): Options {
     },
     pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },
     driverOptions: {
-      connection: { connectionTimeoutMillis: 5_000 },
+      connection: {
+        connectionTimeoutMillis: 5_000,
+        ...(options.timeouts
+          ? { statement_timeout: options.timeouts.statementMs, idle_in_transaction_session_timeout: options.timeouts.idleInTransactionMs }
+          : {}),
+      },
       // knex would print pool and connection warnings with console.log; they join our logs instead.
       log: { warn: log, error: log, deprecate: log, debug: () => undefined },
     },
@@ -90,9 +106,21 @@ export function ormConfig(options: OrmOptions): Options {
   });
 }
 
-/** Connects and brings the schema up to date with the committed migrations (never schema sync). */
+/**
+ * Connects and brings the schema up to date with the committed migrations (never schema sync).
+ * With timeouts, the migrations run first on a pool of their own without them: building an index
+ * over a million rows is not a request.
+ */
 export async function initOrm(options: OrmOptions): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormConfig(options));
-  await orm.getMigrator().up();
-  return orm;
+  const { timeouts, ...untimed } = options;
+  const migrator = await MikroORM.init(ormConfig(timeouts ? { ...untimed, poolMax: 1 } : options));
+  try {
+    await migrator.getMigrator().up();
+  } catch (error) {
+    await migrator.close();
+    throw error;
+  }
+  if (!timeouts) return migrator;
+  await migrator.close();
+  return MikroORM.init(ormConfig(options));
 }

@@ -24,3 +24,17 @@ export function errorHandler(logger: Logger) {
 export function routeNotFound(req: Request, res: Response): void {
   sendApiError(res, new ApiError('resource_missing', `Unrecognized request URL (${req.method} ${req.baseUrl}${req.path})`), res.locals.requestId);
 }
+
+/**
+ * The answer of a known path asked with a method it lacks: 405 with `Allow` (OPTIONS gets 204 with
+ * `Allow`), in the contract's shape, rather than "unrecognized URL".
+ */
+export function methodNotAllowed(methods: Iterable<string>) {
+  const allow = [...methods].join(', ');
+  return (req: Request, res: Response): void => {
+    res.setHeader('Allow', allow);
+    if (req.method === 'OPTIONS') return void res.status(204).end();
+    const error = new ApiError('method_not_allowed', `${req.method} is not allowed on ${req.baseUrl}${req.path}; use ${allow}`);
+    sendApiError(res, error, res.locals.requestId);
+  };
+}

@@ -51,7 +51,7 @@ const HSTS = 'max-age=31536000';
  * and the web app is same-origin.
  */
 export function securityHeaders(options: { isSandboxLandingPage: (req: Request) => boolean }) {
-  const api = headersOf(helmet({ ...COMMON, contentSecurityPolicy: { useDefaults: false, directives: API_POLICY } }));
+  const api = apiSecurityHeaders();
   const sandbox = headersOf(
     helmet({
       ...COMMON,
@@ -65,6 +65,13 @@ export function securityHeaders(options: { isSandboxLandingPage: (req: Request) 
     for (const [name, value] of options.isSandboxLandingPage(req) ? sandbox : api) res.setHeader(name, value);
     next();
   };
+}
+
+let apiHeaders: Array<[string, string]> | undefined;
+
+/** The headers of every API answer, also for those written before express sees a request (src/http/server.ts). */
+export function apiSecurityHeaders(): Array<[string, string]> {
+  return (apiHeaders ??= headersOf(helmet({ ...COMMON, contentSecurityPolicy: { useDefaults: false, directives: API_POLICY } })));
 }
 
 /**

@@ -14,6 +14,8 @@ import { ApiError } from '../common/errors';
 import type { FileDownload } from '../common/file-download';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import { PreparedChecks, PreparedOperation, prepareOperation } from '../graphql/prepared-operation';
+import { methodNotAllowed } from '../http/error-handler';
+import { bodyNotAnObject } from '../http/json-body';
 import { camelToSnake, paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
 import { restError, sendApiError, sendRestError } from './errors';
 import { RestRoute } from './routes';
@@ -132,7 +134,7 @@ function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unk
       value = req.params[arg.name];
     } else if (arg.name === operation.body) {
       const body: unknown = req.body ?? {};
-      if (!isPlainObject(body)) throw new ApiError('parameter_invalid', 'The request body must be a JSON object');
+      if (!isPlainObject(body)) throw bodyNotAnObject(body);
       value = toGraphQLInput(body, arg.type, 'body');
     } else if (arg.name === operation.query) {
       for (const [key, item] of Object.entries(query)) {
@@ -168,6 +170,12 @@ function sendFile(req: Request, res: Response, file: FileDownload): void {
  */
 export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependencies): Router {
   const router = Router();
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const methods = methodsByPath.get(route.path) ?? methodsByPath.set(route.path, new Set()).get(route.path)!;
+    methods.add(route.method);
+    if (route.method === 'GET') methods.add('HEAD');
+  }
   for (const route of routes) {
     const compiled = compile(route, deps.schema, deps.checks);
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
@@ -196,5 +204,7 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
       }
     });
   }
+  // A known path asked with a method it lacks is 405 with the methods it has, not "unrecognized URL".
+  for (const [path, methods] of methodsByPath) router.all(path.replace(/^\/v1/, ''), methodNotAllowed(methods));
   return router;
 }

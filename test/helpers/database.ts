@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { initOrm } from '../../src/db/orm';
+import { DatabaseTimeouts, initOrm } from '../../src/db/orm';
 
 /** The server every test talks to (set by global-setup when not given). */
 export function serverUrl(): string {
@@ -37,9 +37,9 @@ export async function workerDatabaseUrl(suffix = ''): Promise<string> {
   return url.toString();
 }
 
-/** Connects to this worker's database and applies the migrations, as the service does on start. */
-export async function workerOrm(): Promise<MikroORM> {
-  return initOrm({ clientUrl: await workerDatabaseUrl(), poolMax: 5 });
+/** Connects to this worker's database and applies the migrations, as the service does on start (with its timeouts when given). */
+export async function workerOrm(timeouts?: DatabaseTimeouts): Promise<MikroORM> {
+  return initOrm({ clientUrl: await workerDatabaseUrl(), poolMax: 5, timeouts });
 }
 
 /**

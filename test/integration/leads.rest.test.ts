@@ -849,17 +849,39 @@ describe('REST lead routes', () => {
       for (const [method, path] of [
         ['GET', '/v1/nope'],
         ['GET', '/v1/leads/lead_x/nope'],
-        ['PATCH', '/v1/leads'],
-        ['POST', '/v1/leads/lead_x/score'],
         ['GET', '/v2/leads'],
       ] as const) {
         expectError(await app.request(method, path, { key: testKey }), 404, 'resource_missing', undefined);
       }
     });
 
-    it('a path or method outside the route table is 404 resource_missing, still behind authentication', async () => {
+    it('a known path asked with a method it lacks is 405 method_not_allowed with Allow, still behind authentication', async () => {
+      for (const [method, path, allow] of [
+        ['PATCH', '/v1/leads', 'GET, HEAD, POST'],
+        ['POST', '/v1/leads/lead_x/score', 'GET, HEAD'],
+        ['PATCH', '/v1/agents', 'GET, HEAD, POST'],
+        ['POST', '/v1/leads/lead_x', 'GET, HEAD, PUT, DELETE'],
+        ['DELETE', '/v1/deals', 'GET, HEAD, POST'],
+      ] as const) {
+        const res = await app.request(method, path, { key: testKey, body: { name: 'x' } });
+        expectError(res, 405, 'method_not_allowed', undefined);
+        expect(res.headers.get('allow')).toBe(allow);
+        expect(res.body.error.message).toContain(allow);
+      }
+      const options = await app.request('OPTIONS', '/v1/leads', { key: testKey });
+      expect(options.status).toBe(204);
+      expect(options.headers.get('allow')).toBe('GET, HEAD, POST');
+      expect((await app.request('HEAD', '/v1/leads', { key: testKey })).status).toBe(200);
+      expectError(await app.request('PATCH', '/v1/leads'), 401, 'api_key_missing', undefined, 'authentication_error');
+      // The service's own probes too.
+      const healthz = await app.request('POST', '/healthz');
+      expect(healthz.status).toBe(405);
+      expect(healthz.headers.get('allow')).toBe('GET, HEAD');
+      expect(healthz.body.error).toMatchObject({ type: 'invalid_request_error', code: 'method_not_allowed' });
+    });
+
+    it('a path outside the route table is 404 resource_missing, still behind authentication', async () => {
       expectError(await app.request('GET', '/v1/gadgets', { key: testKey }), 404, 'resource_missing', undefined);
-      expectError(await app.request('PATCH', '/v1/agents', { key: testKey, body: { name: 'x' } }), 404, 'resource_missing', undefined);
       expectError(await app.request('GET', '/v1/gadgets'), 401, 'api_key_missing', undefined, 'authentication_error');
     });
 

@@ -30,9 +30,11 @@ describe('loadConfig', () => {
       publicUrl: 'http://localhost:3000',
       encryptionKey: undefined,
       logLevel: 'info',
-      webhookAllowPrivateUrls: true,
+      webhookAllowPrivateUrls: false,
       webhookRetrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
       version: packageVersion,
+      trustProxy: false,
+      databaseTimeouts: { statementMs: 5_000, idleInTransactionMs: 10_000 },
     });
     expect(config.dataDir).toBe(path.resolve('.data'));
   });
@@ -106,15 +108,34 @@ describe('loadConfig', () => {
     }
   });
 
-  it('defaults WEBHOOK_ALLOW_PRIVATE_URLS to false in production and true otherwise', () => {
+  it('defaults WEBHOOK_ALLOW_PRIVATE_URLS to false in every environment', () => {
+    // A deployment that forgets NODE_ENV=production must not read internal services through deliveries.
     expect(loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: KEY_HEX }).webhookAllowPrivateUrls).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'development' }).webhookAllowPrivateUrls).toBe(true);
-    expect(loadConfig({ NODE_ENV: 'test' }).webhookAllowPrivateUrls).toBe(true);
-    expect(loadConfig({}).webhookAllowPrivateUrls).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'development' }).webhookAllowPrivateUrls).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'test' }).webhookAllowPrivateUrls).toBe(false);
+    expect(loadConfig({}).webhookAllowPrivateUrls).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: KEY_HEX, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls).toBe(true);
-    expect(loadConfig({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE_URLS: 'false' }).webhookAllowPrivateUrls).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).webhookAllowPrivateUrls).toBe(true);
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: '0' }).webhookAllowPrivateUrls).toBe(false);
     expect(configError({ WEBHOOK_ALLOW_PRIVATE_URLS: 'maybe' }).message).toMatch(/^WEBHOOK_ALLOW_PRIVATE_URLS must be true or false/);
+  });
+
+  it('refuses TRUST_PROXY=true (any client would choose its address) and takes hop counts and proxy addresses', () => {
+    expect(configError({ TRUST_PROXY: 'true' }).message).toMatch(/^TRUST_PROXY=true would let any client choose its address with X-Forwarded-For/);
+    expect(configError({ TRUST_PROXY: 'TRUE' }).message).toMatch(/^TRUST_PROXY=true/);
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe('loopback, 10.0.0.0/8');
+    expect(configError({ TRUST_PROXY: 'every;one' }).message).toMatch(/^TRUST_PROXY must be false, a hop count or proxy addresses/);
+  });
+
+  it('takes the database timeouts in milliseconds, with defaults', () => {
+    expect(loadConfig({}).databaseTimeouts).toEqual({ statementMs: 5_000, idleInTransactionMs: 10_000 });
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '250', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '900' }).databaseTimeouts).toEqual({ statementMs: 250, idleInTransactionMs: 900 });
+    for (const bad of ['0', '-5', '1.5', 'soon', '3600001']) {
+      expect(configError({ DATABASE_STATEMENT_TIMEOUT_MS: bad }).message).toMatch(/^DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds/);
+    }
   });
 
   it('takes METRICS_TOKEN when long enough and without spaces, and never echoes a bad one', () => {
