@@ -1,4 +1,4 @@
-import { startTestApp } from '../helpers/app';
+import { LOCAL_RECEIVERS, startTestApp } from '../helpers/app';
 
 /**
  * Odd JSON values (null, arrays, NUL, huge and tiny numbers, operator-looking objects) in every field
@@ -6,7 +6,7 @@ import { startTestApp } from '../helpers/app';
  * error shape, never a 5xx (CONTRACT §3).
  */
 it('answers odd input to the proposal, agent and webhook routes with 2xx or a 4xx error, never 5xx', async () => {
-  const app = await startTestApp();
+  const app = await startTestApp({ env: LOCAL_RECEIVERS });
   try {
     const o = await app.createAccount();
     const deal = await app.request('POST', '/v1/deals', { key: o.testKey, body: { name: 'D', value: 10 } });

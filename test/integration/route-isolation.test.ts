@@ -1,7 +1,7 @@
 import { getNamedType, GraphQLSchema, isObjectType } from 'graphql';
 import { createSchema } from '../../src/graphql/schema';
 import { ROUTES } from '../../src/rest/routes';
-import { startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
 /**
  * Every route of the table that addresses an object by id answers 404 for another account's
@@ -22,7 +22,7 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
   };
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ env: LOCAL_RECEIVERS });
     owner = await app.createAccount();
     stranger = await app.createAccount();
     ids.leads = await made('/v1/leads', { company: 'Owned', contact_email: 'owned@example.test' });

@@ -1,5 +1,5 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { eventually, WebhookReceiver } from '../helpers/receiver';
 
 /** Fast retries so a test sees several attempts in well under a second each. */
@@ -52,7 +52,7 @@ describe('webhooks', () => {
   let owner: TestAccount;
 
   beforeAll(async () => {
-    app = await startTestApp({ webhooks: { retrySchedule: FAST_RETRIES, timeoutMs: 2_000 } });
+    app = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: FAST_RETRIES, timeoutMs: 2_000 } });
   });
   afterAll(() => app.close());
   beforeEach(async () => {
@@ -290,7 +290,7 @@ describe('webhooks', () => {
     beforeAll(async () => {
       // Only this app's dispatcher may send here: the outer one (2 s timeout) would wait the answer out.
       await app.dispatcher!.stop();
-      slow = await startTestApp({ webhooks: { retrySchedule: [0, 0.1], timeoutMs: 300 } });
+      slow = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: [0, 0.1], timeoutMs: 300 } });
     });
     afterAll(async () => {
       await slow.close();
@@ -320,8 +320,8 @@ describe('webhook dispatchers together and across restarts', () => {
   afterEach(() => receiver?.stop());
 
   it('two dispatchers on one database deliver each event exactly once to a healthy receiver', async () => {
-    const first = await startTestApp({ webhooks: { retrySchedule: [0, 5], concurrency: 4, pollIntervalMs: 20 } });
-    const second = await startTestApp({ webhooks: { retrySchedule: [0, 5], concurrency: 4, pollIntervalMs: 20 } });
+    const first = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: [0, 5], concurrency: 4, pollIntervalMs: 20 } });
+    const second = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: [0, 5], concurrency: 4, pollIntervalMs: 20 } });
     try {
       await first.reset();
       const account = await first.createAccount();
@@ -348,7 +348,7 @@ describe('webhook dispatchers together and across restarts', () => {
 
   it('stopping mid-delivery loses nothing: what was not sent goes out after restart', async () => {
     receiver.answer = () => ({ status: 200, delayMs: 150 });
-    const before = await startTestApp({ webhooks: { retrySchedule: [0, 5], concurrency: 1 } });
+    const before = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: [0, 5], concurrency: 1 } });
     await before.reset();
     const account = await before.createAccount();
     await subscribe(before, account.testKey, receiver.url(), ['lead.created']);
@@ -359,7 +359,7 @@ describe('webhook dispatchers together and across restarts', () => {
     const sentBefore = receiver.requests.length;
     expect(sentBefore).toBeLessThan(8);
 
-    const after = await startTestApp({ webhooks: { retrySchedule: [0, 5], concurrency: 4 } });
+    const after = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: [0, 5], concurrency: 4 } });
     try {
       await eventually(() => expect(new Set(receiver.events().map((e) => e.data.object.id))).toEqual(new Set(made.map((l) => l.id))));
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -370,14 +370,14 @@ describe('webhook dispatchers together and across restarts', () => {
   });
 
   it('a claim held by a dispatcher that died expires, and another dispatcher sends it', async () => {
-    const app = await startTestApp();
+    const app = await startTestApp({ env: LOCAL_RECEIVERS });
     await app.reset();
     const account = await app.createAccount();
     await subscribe(app, account.testKey, receiver.url(), ['lead.created']);
     const lead = await createLead(app, account.testKey);
     await app.close();
     // A real dispatcher fans the event out (with no room to send), then stops.
-    const fanOutOnly = await startTestApp({ webhooks: { concurrency: 0 } });
+    const fanOutOnly = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { concurrency: 0 } });
     const knex = fanOutOnly.orm.em.getKnex();
     await eventually(async () => expect(await knex('webhook_deliveries').select('status')).toEqual([{ status: 'pending' }]));
     await fanOutOnly.close();

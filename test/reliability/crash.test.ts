@@ -84,6 +84,7 @@ describe('kill -9 during a burst of idempotent writes', () => {
       LOG_LEVEL: 'warn',
       // A quick retry for an attempt that failed (the crash may cut one off mid-way).
       WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     });
   });

@@ -83,7 +83,7 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
     // Migrated before the instances start together (README: a release with migrations starts one first).
     orm = await migratedOrm(databaseUrl);
     await receiver.start();
-    const env = serviceEnv(databaseUrl, dataDir.dir, { REDIS_URL: REDIS_URL!, LOG_LEVEL: 'warn', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1' });
+    const env = serviceEnv(databaseUrl, dataDir.dir, { REDIS_URL: REDIS_URL!, LOG_LEVEL: 'warn', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
     const started = await Promise.allSettled(Array.from({ length: INSTANCES }, () => ServiceProcess.start({ env })));
     for (const result of started) if (result.status === 'fulfilled') services.push(result.value);
     const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');

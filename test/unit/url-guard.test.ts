@@ -51,6 +51,13 @@ describe('isPublicAddress', () => {
     ['::ffff:10.0.0.1', 'IPv4-mapped private'],
     ['64:ff9b::a00:1', 'NAT64 embedding 10.0.0.1'],
     ['2002:7f00:1::1', '6to4 embedding 127.0.0.1'],
+    ['::127.0.0.1', 'IPv4-compatible loopback (::/96)'],
+    ['::169.254.169.254', 'IPv4-compatible metadata address'],
+    ['::10.0.0.1', 'IPv4-compatible private'],
+    ['::a9fe:a9fe', 'IPv4-compatible metadata address, in hex'],
+    ['100::1', 'IPv6 discard-only (100::/64)'],
+    ['4000::1', 'IPv6 outside global unicast (2000::/3)'],
+    ['fec0::1', 'IPv6 site-local (deprecated)'],
   ])('is false for %s (%s)', (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
@@ -116,6 +123,9 @@ describe('checkPublicUrl', () => {
     ['http://2130706433/'],
     ['http://0x7f.1/'],
     ['http://0.0.0.0/'],
+    ['http://[::127.0.0.1]/'],
+    ['http://[::169.254.169.254]/latest/meta-data'],
+    ['http://[::10.0.0.1]/'],
   ])('refuses the literal address in %s without asking the resolver', async (url) => {
     const resolve = fakeResolver({});
     await expect(checkPublicUrl(url, resolve)).rejects.toBeInstanceOf(UrlRefused);

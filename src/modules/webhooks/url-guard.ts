@@ -14,14 +14,20 @@ export class UrlRefused extends Error {}
  * Only public unicast addresses may receive webhooks when the guard is on: loopback, private
  * (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16 with the cloud metadata
  * address, fe80::/10), carrier-grade NAT, multicast, reserved, and IPv6 forms that embed IPv4
- * (mapped, NAT64, 6to4, Teredo) are all refused. ipaddr.js names the ranges, so the list is
+ * (mapped, compatible, NAT64, 6to4, Teredo) are all refused; IPv6 must be global unicast. ipaddr.js names the ranges, so the list is
  * theirs, not a hand-kept set of masks.
  */
 export function isPublicAddress(address: string): boolean {
   // net.isIP first: ipaddr.js also accepts legacy forms ("8.8.8", "134744072") no resolver answers with.
   if (!isIP(address) || !ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.process(address);
+  if (parsed.range() !== 'unicast') return false;
+  // ipaddr.js calls what no range names "unicast", IPv4-compatible IPv6 (::/96, `[::127.0.0.1]`)
+  // among them; for IPv6, only global unicast (2000::/3) is public.
+  return parsed.kind() === 'ipv4' || (parsed as ipaddr.IPv6).match(GLOBAL_UNICAST);
 }
+
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
 
 /** Problems with the URL itself, before any lookup: null when it is a usable http(s) URL. */
 export function webhookUrlProblem(text: string): string | null {
