@@ -1,4 +1,4 @@
-import { GraphQLField, getNamedType, isInputObjectType } from 'graphql';
+import { GraphQLField, GraphQLInputType, getNamedType, isInputObjectType, isListType, isNonNullType } from 'graphql';
 import type { MiddlewareFn } from 'type-graphql';
 import { ApiError } from '../common/errors';
 import { NOT_NULL_EXTENSION } from '../common/validation';
@@ -23,16 +23,37 @@ function notNullOf(field: GraphQLField<unknown, unknown>): Array<{ arg: string; 
   return found;
 }
 
+/** Removes the fields of input objects sent as null, at every depth (JSON scalars are left as sent). */
+function withoutNulls(value: unknown, type: GraphQLInputType): unknown {
+  if (isNonNullType(type)) return withoutNulls(value, type.ofType);
+  if (value === null || typeof value !== 'object') return value;
+  if (isListType(type)) return (value as unknown[]).map((item) => withoutNulls(item, type.ofType));
+  if (!isInputObjectType(type)) return value;
+  const fields = type.getFields();
+  for (const [name, item] of Object.entries(value)) {
+    if (item === null) delete (value as Record<string, unknown>)[name];
+    else if (fields[name]) withoutNulls(item, fields[name].type);
+  }
+  return value;
+}
+
 /**
  * type-graphql's global middleware for every resolver with arguments, run before they are
- * converted and validated. An optional argument sent as null is the same as one left out (as
- * generated clients send `filter: null` through variables, for instance), so no resolver meets a
- * null it did not ask for; and null for a NotNull field of an input (common/validation.ts) is
- * refused, naming the field, whatever other constraints it has.
+ * converted and validated. The one rule for null in arguments:
+ * - An optional argument sent as null is the same as one left out (as generated clients send
+ *   `filter: null` through variables), so no resolver meets a null it did not ask for.
+ * - In what reads (queries and field arguments: filters, pages), null means left out at every
+ *   depth (`filter: { window: null }`); only writes give null a meaning of its own.
+ * - In a mutation's input, null clears an optional field of an update and takes the default on a
+ *   create; null for a NotNull field (common/validation.ts) is refused, naming the field.
  */
 export const nullArguments: MiddlewareFn = ({ args, info }, next) => {
   for (const name in args) if (args[name] === null) delete args[name];
   const field = info.parentType.getFields()[info.fieldName];
+  if (field && info.parentType !== info.schema.getMutationType()) {
+    for (const arg of field.args) if (args[arg.name] !== undefined) withoutNulls(args[arg.name], arg.type);
+    return next();
+  }
   if (field) {
     for (const { arg, fields } of notNullOf(field)) {
       const value = args[arg] as Record<string, unknown> | undefined;

@@ -43,7 +43,7 @@ export function describeExchange(request: WireRequest, response?: WireResponse):
   const headers = Object.entries(request.headers)
     .map(([name, value]) => `${name}: ${name === 'authorization' && /sk_(test|live)_[A-Za-z0-9]{32}$/.test(value) ? `${value.slice(0, 15)}…` : clip(JSON.stringify(value), 80)}`)
     .join('; ');
-  const body = request.body === undefined ? '(none)' : Buffer.isBuffer(request.body) ? `bytes ${clip(request.body.toString('hex'), 120)}` : clip(JSON.stringify(request.body), 300);
+  const body = request.body === undefined ? '(none)' : Buffer.isBuffer(request.body) ? `bytes ${clip(request.body.toString('hex'), 120)}` : clip(JSON.stringify(request.body), 1500);
   const lines = [`${request.method} ${clip(request.path, 300)}`, `  headers: ${headers || '(none)'}`, `  body: ${body}`];
   if (response) lines.push(`  -> ${response.status} ${response.headers.get('content-type') ?? ''} ${clip(response.text, 500)}`);
   return lines.join('\n');
@@ -148,4 +148,29 @@ export class DatabaseSnapshots {
   static changes(before: Map<string, string>, after: Map<string, string>, ignore: ReadonlySet<string> = new Set()): string[] {
     return [...before.keys()].filter((table) => !ignore.has(table) && before.get(table) !== after.get(table)).map((table) => `${table}: ${before.get(table)} -> ${after.get(table)}`);
   }
+}
+
+/** The camelCase field and argument names of the schema (`contactEmail`, `unitPrice`): GraphQL's names, not REST's. */
+export function graphqlOnlyNames(schema: import('graphql').GraphQLSchema): Set<string> {
+  const names = new Set<string>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__') || !('getFields' in type)) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (/[A-Z]/.test(field.name)) names.add(field.name);
+      for (const arg of 'args' in field ? field.args : []) if (/[A-Z]/.test(arg.name)) names.add(arg.name);
+    }
+  }
+  return names;
+}
+
+/**
+ * A REST error message that names a field by its GraphQL name (`unitPrice must be…`) where REST
+ * calls it `unit_price`, unless the client itself sent that name (an unknown parameter is echoed).
+ */
+export function restNameProblem(request: WireRequest, response: WireResponse, graphqlNames: ReadonlySet<string>): string | undefined {
+  const message = (response.json as { error?: { message?: unknown } } | undefined)?.error?.message;
+  if (typeof message !== 'string') return undefined;
+  const sent = `${request.path} ${typeof request.body === 'string' ? request.body : ''}`;
+  const named = message.match(/\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g)?.find((word) => graphqlNames.has(word) && !sent.includes(word));
+  return named ? `the REST message names ${named}, a GraphQL name` : undefined;
 }

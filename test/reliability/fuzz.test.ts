@@ -8,7 +8,9 @@ import { RestRoute, ROUTES } from '../../src/rest/routes';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import * as arb from './fuzz-arbitraries';
 import { graphqlCase, graphqlRequest } from './fuzz-graphql';
-import { DatabaseSnapshots, describeExchange, graphqlProblem, requestIdProblem, restErrorProblem, send, WireRequest, WireResponse } from './fuzz-harness';
+import { DatabaseSnapshots, describeExchange, graphqlOnlyNames, graphqlProblem, requestIdProblem, restErrorProblem, restNameProblem, send, WireRequest, WireResponse } from './fuzz-harness';
+import { aliasDocument, schemaOperations } from './fuzz-schema';
+import { MAX_ROOT_FIELDS } from '../../src/graphql/plugins/cost-limit';
 
 /**
  * Property-based fuzzing of every route of the REST table, and of /graphql, with hostile input:
@@ -34,6 +36,7 @@ import { DatabaseSnapshots, describeExchange, graphqlProblem, requestIdProblem, 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 const GRAPHQL_RUNS = Number(process.env.FUZZ_GRAPHQL_RUNS ?? 400);
+const SCHEMA_RUNS = Number(process.env.FUZZ_SCHEMA_RUNS ?? 600);
 
 const assertOptions = <T>(numRuns: number): fc.Parameters<T> => ({
   seed: SEED,
@@ -58,6 +61,7 @@ interface RouteStats {
 describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUNS} runs per route)`, () => {
   let app: TestApp;
   let schema: GraphQLSchema;
+  let graphqlNames: Set<string>;
   let owner: TestAccount;
   let stranger: TestAccount;
   let snapshots: DatabaseSnapshots;
@@ -99,6 +103,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
 
   beforeAll(async () => {
     schema = await createSchema();
+    graphqlNames = graphqlOnlyNames(schema);
     app = await startTestApp({
       // The address guard on, with a resolver of our own: no DNS query leaves the machine.
       env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'false' },
@@ -331,6 +336,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
               if (r.status >= 400) {
                 const shape = restErrorProblem(r);
                 if (shape) problems.push(`error shape: ${shape}`);
+                const names = restNameProblem(request, r, graphqlNames);
+                if (names) problems.push(names);
               } else if (r.status < 300 && route.file) {
                 if (r.headers.get('content-type') !== 'application/pdf') problems.push(`content-type ${r.headers.get('content-type')} is not application/pdf`);
               } else if (r.status < 300 && (!r.json || typeof r.json !== 'object' || Array.isArray(r.json))) {
@@ -368,6 +375,62 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
         );
       }),
       assertOptions(GRAPHQL_RUNS),
+    );
+  }, 120_000);
+
+  it(`every operation of the schema, its arguments as variables generated from their input types (nulls and omissions included), ${SCHEMA_RUNS} runs`, async () => {
+    const operations = schemaOperations(schema, fixtures);
+    const seen = new Set<string>();
+    const headers = { authorization: `Bearer ${owner.testKey}`, 'content-type': 'application/json' };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...operations).chain(({ name, document, variables }) => variables.map((values) => ({ name, document, variables: values }))),
+        async (operation) => {
+          seen.add(operation.name);
+          const request: WireRequest = { method: 'POST', path: '/graphql', headers, body: arb.toJsonText({ query: operation.document, variables: operation.variables }) };
+          totals.graphql += 1;
+          await exchange(
+            request,
+            (r) => {
+              const problems: string[] = [];
+              if (!((r.status >= 200 && r.status < 300) || (r.status >= 400 && r.status < 500))) problems.push(`status ${r.status}`);
+              const shape = graphqlProblem(r);
+              if (shape) problems.push(`GraphQL shape (${operation.name}): ${shape}`);
+              return problems;
+            },
+            (r) => r.status >= 300 || (r.json as { errors?: unknown } | undefined)?.errors !== undefined,
+          );
+        },
+      ),
+      assertOptions(SCHEMA_RUNS),
+    );
+    // Every operation was sent at least once (they are few against the runs).
+    expect(operations.map((o) => o.name).filter((name) => !seen.has(name))).toEqual([]);
+    expect(operations.map((o) => o.name)).toEqual(expect.arrayContaining(['Query.leads', 'Mutation.deployAgent', 'Agent.runs', 'Deal.proposals', 'Webhook.attempts']));
+  }, 180_000);
+
+  it(`documents of many aliased root fields: more than ${MAX_ROOT_FIELDS} never run; the rest are charged what they select`, async () => {
+    const headers = { authorization: `Bearer ${owner.testKey}`, 'content-type': 'application/json' };
+    await fc.assert(
+      fc.asyncProperty(aliasDocument, async (document) => {
+        const request: WireRequest = { method: 'POST', path: '/graphql', headers, body: JSON.stringify({ query: document.query }) };
+        totals.graphql += 1;
+        await exchange(
+          request,
+          (r) => {
+            const problems: string[] = [];
+            const shape = graphqlProblem(r);
+            if (shape) problems.push(`GraphQL shape: ${shape}`);
+            const errorCode = (r.json as { errors?: Array<{ extensions?: { errorCode?: string } }> } | undefined)?.errors?.[0]?.extensions?.errorCode;
+            if (document.roots > MAX_ROOT_FIELDS && (r.status !== 400 || errorCode !== 'query_too_complex')) problems.push(`${document.roots} root fields answered ${r.status} ${errorCode ?? ''}`);
+            if (r.status === 200 && r.headers.get('x-ratelimit-cost') !== String(document.roots)) problems.push(`charged ${r.headers.get('x-ratelimit-cost')} for ${document.roots} root fields`);
+            if (r.status >= 500) problems.push(`status ${r.status}`);
+            return problems;
+          },
+          (r) => r.status >= 300,
+        );
+      }),
+      assertOptions(60),
     );
   }, 120_000);
 
