@@ -43,7 +43,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'The request is well-formed but cannot be carried out (eligibility, agent config, Idempotency-Key reused with another body)',
   429: 'Rate limit or daily quota exceeded; retry after Retry-After seconds',
   500: 'Internal error (never shows internals)',
-  503: 'Service temporarily unavailable (database unreachable)',
+  503: 'Service temporarily unavailable (database unreachable, or this instance at capacity rendering PDFs)',
 };
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
