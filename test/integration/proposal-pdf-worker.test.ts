@@ -76,13 +76,15 @@ describe('proposal PDFs in worker threads, rendered once', () => {
     const pending = getPdf(owner.testKey, id).finally(() => (settled = true));
     // /healthz samples taken while a render was admitted both before and after them.
     const during: number[] = [];
+    let before = await admitted();
     while (!settled) {
-      const before = await admitted();
       const sent = performance.now();
       const health = await app.request('GET', '/healthz');
       const ms = performance.now() - sent;
       expect(health.status).toBe(200);
-      if (before >= 1 && (await admitted()) >= 1) during.push(ms);
+      const after = await admitted();
+      if (before >= 1 && after >= 1) during.push(ms);
+      before = after;
     }
     const pdf = await pending;
     const totalMs = performance.now() - started;
