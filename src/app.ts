@@ -30,6 +30,8 @@ import { createDocsRouter } from './rest/docs';
 import { sendApiError } from './rest/errors';
 import { ROUTES } from './rest/routes';
 import { createWebRouter } from './web/web.router';
+import { ProposalPdfPool } from './modules/proposals/proposal-pdf.pool';
+import { ProposalPdfService } from './modules/proposals/proposal-pdf.service';
 import { sessionGraphQLAuth } from './web/session-graphql';
 
 export interface App {
@@ -59,7 +61,11 @@ const isLandingPage = (req: Request): boolean =>
 export async function createApp(deps: AppDependencies): Promise<App> {
   const metrics = deps.metrics ?? new Metrics();
   metrics.watchPool(deps.orm);
-  deps = { ...deps, metrics };
+  const { logger } = deps;
+  const pdfPool = new ProposalPdfPool(deps.pdfPoolBounds, metrics, (error) => logger.error({ err: error }, 'PDF worker pool failed'));
+  metrics.watchPdfPool(pdfPool);
+  const services = { ...deps, metrics, proposalPdfs: new ProposalPdfService(pdfPool, metrics) };
+  deps = services;
   const routes = new RouteLabels(ROUTES);
   const schema = await createSchema();
   const checks = { cost: createCostCheck(schema), formatError: createFormatError(deps.logger) };
@@ -88,7 +94,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ],
   });
   await apollo.start();
-  const createContext = createContextFactory(deps, schema);
+  const createContext = createContextFactory(services, schema);
 
   const app = express();
   app.disable('x-powered-by');
@@ -143,5 +149,10 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   app.use(routeNotFound);
   app.use(errorHandler(deps.logger));
 
-  return { app, apollo, schema, servicesFor: createServiceFactory(deps, schema), metrics, stop: () => apollo.stop() };
+  const stop = async () => {
+    await apollo.stop();
+    // After the HTTP server (callers close it first), so no request is left waiting on a thread.
+    await services.proposalPdfs.close();
+  };
+  return { app, apollo, schema, servicesFor: createServiceFactory(services, schema), metrics, stop };
 }

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     await Promise.all([dispatcher.stop(), agents.stop(), trainer.stop()]);
     logger.debug('webhook dispatcher, agent runner and model trainer stopped');
     await stop();
-    logger.debug('graphql server stopped');
+    logger.debug('graphql server and PDF worker threads stopped');
     await orm.close();
     redis?.disconnect();
     logger.debug('database pool closed');

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Field, ObjectType } from 'type-graphql';
 
+/** The strong ETag of a file's bytes (quoted): SHA-256, base64url. */
+export function strongEtag(bytes: Buffer): string {
+  return `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+}
+
 /**
  * A file answered through GraphQL (base64) that REST routes marked `file` send as raw bytes with
  * Content-Type, Content-Disposition and ETag, so both surfaces share one resolver.
@@ -19,10 +24,11 @@ export class FileDownload {
   @Field({ description: 'Strong ETag of the bytes (quoted).' })
   etag: string;
 
-  constructor(filename: string, contentType: string, bytes: Buffer) {
+  /** `etag` when it was computed before (a stored file's), else from the bytes. */
+  constructor(filename: string, contentType: string, bytes: Buffer, etag = strongEtag(bytes)) {
     this.filename = filename;
     this.contentType = contentType;
     this.contentBase64 = bytes.toString('base64');
-    this.etag = `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+    this.etag = etag;
   }
 }

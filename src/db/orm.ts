@@ -10,6 +10,7 @@ import { Webhook } from '../modules/webhooks/webhook.entity';
 import { WebhookAttempt, WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity';
 import { Event } from '../events/event.entity';
 import { Proposal, ProposalNumber } from '../modules/proposals/proposal.entity';
+import { ProposalPdf } from '../modules/proposals/proposal-pdf.entity';
 import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from '../modules/agents/agent.entity';
 import { LeadModel } from '../modules/scoring/lead-model.entity';
 import { WebSession } from '../web/web-session.entity';
@@ -35,6 +36,7 @@ export const ENTITIES = [
   WebhookAttempt,
   Proposal,
   ProposalNumber,
+  ProposalPdf,
   Agent,
   AgentVersion,
   AgentRun,
@@ -43,7 +45,7 @@ export const ENTITIES = [
   LeadModel,
   WebSession,
 ];
-const TENANT_ENTITIES = [Lead, IdempotencyKey, Deal, DealStageChange, Integration, Event, Webhook, WebhookDelivery, WebhookAttempt, Proposal, Agent, AgentRun, AgentTask, LeadModel];
+const TENANT_ENTITIES = [Lead, IdempotencyKey, Deal, DealStageChange, Integration, Event, Webhook, WebhookDelivery, WebhookAttempt, Proposal, ProposalPdf, Agent, AgentRun, AgentTask, LeadModel];
 
 export interface OrmOptions {
   clientUrl: string;

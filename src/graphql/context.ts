@@ -16,6 +16,8 @@ import { EventRecorder } from '../events/event-recorder';
 import { EventService } from '../events/event.service';
 import { WebhookService } from '../modules/webhooks/webhook.service';
 import { ProposalService } from '../modules/proposals/proposal.service';
+import { PdfPoolBounds, ProposalPdfPool } from '../modules/proposals/proposal-pdf.pool';
+import { ProposalPdfService } from '../modules/proposals/proposal-pdf.service';
 import { AgentService } from '../modules/agents/agent.service';
 import { ScoringService } from '../modules/scoring/scoring.service';
 import { HostResolver, systemResolver } from '../modules/webhooks/url-guard';
@@ -37,6 +39,8 @@ export interface AppDependencies {
   resolveHost?: HostResolver;
   /** This instance's Prometheus metrics; createApp makes one when none is given. */
   metrics?: Metrics;
+  /** Bounds of the PDF worker pool; defaultPdfPoolBounds() when not given. */
+  pdfPoolBounds?: PdfPoolBounds;
 }
 
 export interface Services {
@@ -77,11 +81,16 @@ export interface RequestInfo {
 /** The services of one tenant-scoped EntityManager: for a request's context, or an agent's run. */
 export type ServiceFactory = (em: EntityManager) => Services;
 
-export function createServiceFactory(deps: Pick<AppDependencies, 'config' | 'scorer' | 'resolveHost'>, schema: GraphQLSchema): ServiceFactory {
+/** What the service factory needs: the app's PDF service (createApp makes and stops it) when it has one. */
+type ServiceDependencies = Pick<AppDependencies, 'config' | 'scorer' | 'resolveHost'> & { proposalPdfs?: ProposalPdfService };
+
+export function createServiceFactory(deps: ServiceDependencies, schema: GraphQLSchema): ServiceFactory {
   // Checked once at start: a missing key would otherwise surface as a 500 on the first connect.
   const encryptionKey = deps.config.encryptionKey;
   if (!encryptionKey) throw new Error('config.encryptionKey is not set: set ENCRYPTION_KEY (main.ts generates one outside production)');
   const serializer = new RestSerializer(schema);
+  // Callers outside the app (the CLI's seed) render no PDF; the pool starts no thread until one does.
+  const pdfs = deps.proposalPdfs ?? new ProposalPdfService(new ProposalPdfPool());
   const webhookSettings = {
     allowPrivateUrls: deps.config.webhookAllowPrivateUrls,
     resolveHost: deps.resolveHost ?? systemResolver,
@@ -98,7 +107,7 @@ export function createServiceFactory(deps: Pick<AppDependencies, 'config' | 'sco
       integrations,
       webhooks: new WebhookService(em, webhookSettings),
       events: new EventService(em),
-      proposals: new ProposalService(em, events, deps.config.publicUrl),
+      proposals: new ProposalService(em, events, deps.config.publicUrl, pdfs),
       agents: new AgentService(em, events),
       recorder: events,
     };
@@ -106,7 +115,7 @@ export function createServiceFactory(deps: Pick<AppDependencies, 'config' | 'sco
 }
 
 /** The one context factory: a fresh, tenant-scoped EntityManager per request, and services over it. */
-export function createContextFactory(deps: AppDependencies, schema: GraphQLSchema): (request: RequestInfo) => RequestContext {
+export function createContextFactory(deps: AppDependencies & ServiceDependencies, schema: GraphQLSchema): (request: RequestInfo) => RequestContext {
   const operationLimiter = new OperationLimiter(deps.counters, deps.operationLimits, () => deps.metrics?.rateLimitRejected('operation'), deps.config.rateLimits);
   const servicesFor = createServiceFactory(deps, schema);
   return ({ auth, requestId, em: given }) => {

@@ -15,6 +15,13 @@ export const UNMATCHED = 'unmatched';
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const WEBHOOK_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 
+/** Why a PDF request was turned away before rendering. */
+export type PdfRefusal = 'account_busy' | 'queue_full';
+
+interface PdfPool {
+  stats(): { admitted: number; waitingForAccount: number };
+}
+
 interface Pool {
   numUsed(): number;
   numFree(): number;
@@ -34,7 +41,11 @@ export class Metrics {
   private readonly webhookDeliveries: Counter<'outcome'>;
   private readonly webhookDuration: Histogram<'outcome'>;
   private readonly agentRuns: Counter<'type' | 'outcome'>;
+  private readonly pdfRenders: Counter;
+  private readonly pdfStoredHits: Counter;
+  private readonly pdfRefusals: Counter<'reason'>;
   private pool?: () => Pool | undefined;
+  private pdfPool?: PdfPool;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -77,7 +88,35 @@ export class Metrics {
       labelNames: ['type', 'outcome'],
       registers,
     });
+    this.pdfRenders = new Counter({
+      name: 'proposal_pdf_renders_total',
+      help: 'Proposal PDFs rendered (in the worker threads); each proposal renders once, then its stored bytes are sent.',
+      registers,
+    });
+    this.pdfStoredHits = new Counter({
+      name: 'proposal_pdf_stored_hits_total',
+      help: 'Proposal PDF requests answered from the stored bytes, without rendering.',
+      registers,
+    });
+    this.pdfRefusals = new Counter({
+      name: 'proposal_pdf_refusals_total',
+      help: 'Proposal PDF renders refused: account_busy (429, the account has too many under way) or queue_full (503, the instance is at capacity).',
+      labelNames: ['reason'],
+      registers,
+    });
     const metrics = this;
+    new Gauge({
+      name: 'proposal_pdf_renders_in_progress',
+      help: 'Proposal PDF renders read at scrape time: admitted (running in a worker thread or queued for one), and waiting behind their account\'s bound.',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const stats = metrics.pdfPool?.stats();
+        if (!stats) return;
+        this.set({ state: 'admitted' }, stats.admitted);
+        this.set({ state: 'waiting_for_account' }, stats.waitingForAccount);
+      },
+    });
     new Gauge({
       name: 'db_pool_connections',
       help: 'Database pool connections, read at scrape time: used, free, and pending (acquires waiting).',
@@ -102,6 +141,23 @@ export class Metrics {
         return undefined; // closed or not connected: no gauge values this scrape
       }
     };
+  }
+
+  /** Reads the PDF worker pool's queues at each scrape. */
+  watchPdfPool(pool: PdfPool): void {
+    this.pdfPool = pool;
+  }
+
+  pdfRendered(): void {
+    this.pdfRenders.inc();
+  }
+
+  pdfStoredHit(): void {
+    this.pdfStoredHits.inc();
+  }
+
+  pdfRefused(reason: PdfRefusal): void {
+    this.pdfRefusals.inc({ reason });
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {

@@ -46,7 +46,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'The request is well-formed but cannot be carried out (eligibility, agent config, Idempotency-Key reused with another body)',
   429: 'Rate limit or daily quota exceeded; retry after Retry-After seconds',
   500: 'Internal error (never shows internals)',
-  503: 'Service temporarily unavailable (database unreachable or overloaded, a statement over its time limit, or a full queue)',
+  503: 'Service temporarily unavailable (database unreachable, a statement over its time limit, or this instance at capacity rendering PDFs)',
 };
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });

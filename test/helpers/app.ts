@@ -23,6 +23,7 @@ import type { HostResolver } from '../../src/modules/webhooks/url-guard';
 import { RestSerializer } from '../../src/rest/serialize';
 import { AgentRunner, AgentRunnerOptions } from '../../src/modules/agents/agent-runner';
 import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
+import type { PdfPoolBounds } from '../../src/modules/proposals/proposal-pdf.pool';
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -43,6 +44,8 @@ export interface TestAppOptions {
   serverTimeouts?: ServerTimeouts;
   /** Options of the lead-score trainer (`app.trainer`), such as a small rescoring batch. */
   trainer?: Pick<ModelTrainerOptions, 'rescoreBatchSize'>;
+  /** Bounds of the PDF worker pool (the instance's defaults when not given). */
+  pdfPoolBounds?: PdfPoolBounds;
 }
 
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
@@ -128,6 +131,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     quotaSettings: options.quotaSettings ?? ROOMY_QUOTA,
     operationLimits: options.operationLimits,
     resolveHost: options.resolveHost,
+    pdfPoolBounds: options.pdfPoolBounds,
   });
   const dispatcher = options.webhooks
     ? new WebhookDispatcher({

@@ -8,8 +8,12 @@ import { Proposal } from './proposal.entity';
 import { ProposalCreateInput, ProposalListInput } from './proposal.inputs';
 import { ProposalList } from './proposal.types';
 
-/** Rendering a PDF costs far more than reading a row. */
-const PDF_COST = 50;
+/**
+ * A PDF may cost a render (hundreds of milliseconds of a worker thread) and a few hundred kB of
+ * base64, against microseconds for a field. Priced so only a handful fit one document (four under a
+ * cost limit of 10,000): aliases cannot turn one request into a storm of renders.
+ */
+const PDF_COST = 2000;
 
 @Resolver(() => Proposal)
 export class ProposalResolver {

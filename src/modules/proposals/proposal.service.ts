@@ -7,7 +7,7 @@ import { createScoped, tenantOf } from '../../db/tenant';
 import type { EventRecorder } from '../../events/event-recorder';
 import { Account } from '../accounts/account.entity';
 import { Deal } from '../deals/deal.entity';
-import { renderProposalPdf } from './proposal-pdf';
+import type { ProposalPdfService } from './proposal-pdf.service';
 import { computeTotals, toThousandths } from './proposal-totals';
 import { Proposal, ProposalCustomer, ProposalLineItem } from './proposal.entity';
 import { ProposalCreateInput, ProposalListInput } from './proposal.inputs';
@@ -21,6 +21,7 @@ export class ProposalService {
     private readonly em: EntityManager,
     private readonly events: EventRecorder,
     private readonly publicUrl: string,
+    private readonly pdfs: ProposalPdfService,
   ) {}
 
   /**
@@ -83,28 +84,11 @@ export class ProposalService {
     return page;
   }
 
-  /** The PDF, rendered from the frozen proposal: the same bytes every time. */
+  /** The PDF of the frozen proposal: rendered the first time, the stored bytes ever after. */
   async pdf(id: string): Promise<FileDownload> {
     const proposal = await this.get(id);
-    const bytes = await renderProposalPdf({
-      accountName: proposal.issuerName,
-      number: proposal.number,
-      title: proposal.title,
-      issuedOn: proposal.createdAt,
-      validUntil: proposal.validUntil,
-      currency: proposal.currency,
-      customer: proposal.customer ?? null,
-      dealName: String(proposal.dealSnapshot.name ?? ''),
-      lines: proposal.lineItems,
-      subtotalMinor: proposal.subtotalMinor,
-      discountPercentThousandths: proposal.discountPercentThousandths,
-      discountMinor: proposal.discountMinor,
-      taxPercentThousandths: proposal.taxPercentThousandths,
-      taxMinor: proposal.taxMinor,
-      totalMinor: proposal.totalMinor,
-      notes: proposal.notes,
-    });
-    return new FileDownload(`${proposal.number}.pdf`, 'application/pdf', bytes);
+    const { bytes, etag } = await this.pdfs.pdfOf(this.em, proposal);
+    return new FileDownload(`${proposal.number}.pdf`, 'application/pdf', bytes, etag);
   }
 
   private async nextNumber(em: EntityManager, issuedAt: Date): Promise<string> {

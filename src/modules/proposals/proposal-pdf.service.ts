@@ -1,0 +1,91 @@
+import type { EntityManager } from '@mikro-orm/core';
+import { strongEtag } from '../../common/file-download';
+import { tenantOf } from '../../db/tenant';
+import type { ProposalDocument } from './proposal-pdf';
+import { ProposalPdfPool } from './proposal-pdf.pool';
+import { findStoredPdf, StoredPdf, storePdf } from './proposal-pdf.repository';
+import type { Proposal } from './proposal.entity';
+
+/** What the service tells the metrics besides the pool's renders. */
+export interface PdfStoreObserver {
+  pdfStoredHit(): void;
+}
+
+/** The PDF's content, from the proposal's frozen figures. */
+function documentOf(proposal: Proposal): ProposalDocument {
+  return {
+    accountName: proposal.issuerName,
+    number: proposal.number,
+    title: proposal.title,
+    issuedOn: proposal.createdAt,
+    validUntil: proposal.validUntil,
+    currency: proposal.currency,
+    customer: proposal.customer ? { company: proposal.customer.company, contactName: proposal.customer.contactName, contactEmail: proposal.customer.contactEmail } : null,
+    dealName: String(proposal.dealSnapshot.name ?? ''),
+    // Plain objects: the document is copied to a worker thread, which takes data, not entity instances.
+    lines: proposal.lineItems.map(({ description, quantityThousandths, unitPriceMinor, amountMinor }) => ({ description, quantityThousandths, unitPriceMinor, amountMinor })),
+    subtotalMinor: proposal.subtotalMinor,
+    discountPercentThousandths: proposal.discountPercentThousandths,
+    discountMinor: proposal.discountMinor,
+    taxPercentThousandths: proposal.taxPercentThousandths,
+    taxMinor: proposal.taxMinor,
+    totalMinor: proposal.totalMinor,
+    notes: proposal.notes,
+  };
+}
+
+/**
+ * Proposals' PDFs, produced once and kept (one per instance, shared by every request). A proposal
+ * is frozen, so its first rendering is stored in proposal_pdfs and every later request, on any
+ * instance, sends the stored bytes. Concurrent first requests in this instance share one render
+ * (single flight); renders run in the pool's worker threads under its bounds.
+ */
+export class ProposalPdfService {
+  /** Renders under way in this instance, by proposal id (ids are unique across tenants). */
+  private readonly flights = new Map<string, Promise<StoredPdf>>();
+
+  constructor(
+    readonly pool: ProposalPdfPool,
+    private readonly observer?: PdfStoreObserver,
+  ) {}
+
+  /**
+   * The PDF of a proposal the caller has already loaded through its tenant-scoped EntityManager
+   * (so another account's or mode's id never gets here): stored bytes when there are some, else one
+   * render shared by every request that asks meanwhile.
+   */
+  async pdfOf(em: EntityManager, proposal: Proposal): Promise<StoredPdf> {
+    const flying = this.flights.get(proposal.id);
+    if (flying) return flying;
+    const stored = await findStoredPdf(em, proposal.id);
+    if (stored) {
+      this.observer?.pdfStoredHit();
+      return stored;
+    }
+    // A render may have started while the read was under way.
+    return this.flights.get(proposal.id) ?? this.startFlight(em, proposal);
+  }
+
+  private startFlight(em: EntityManager, proposal: Proposal): Promise<StoredPdf> {
+    const flight = this.produce(em, proposal).finally(() => this.flights.delete(proposal.id));
+    this.flights.set(proposal.id, flight);
+    return flight;
+  }
+
+  private produce(em: EntityManager, proposal: Proposal): Promise<StoredPdf> {
+    return this.pool.forAccount(tenantOf(em), async () => {
+      // Another instance may have stored it while this request waited behind its account's renders.
+      const stored = await findStoredPdf(em, proposal.id);
+      if (stored) {
+        this.observer?.pdfStoredHit();
+        return stored;
+      }
+      const bytes = await this.pool.render(documentOf(proposal));
+      return storePdf(em, proposal.id, { bytes, etag: strongEtag(bytes) });
+    });
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
