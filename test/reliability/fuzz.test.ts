@@ -354,25 +354,29 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     }, 120_000);
   }
 
+  /** A /graphql exchange: never a 5xx, the X-Request-Id and GraphQL error shape right, and a failed operation changed nothing. */
+  const exchangeGraphQL = (request: WireRequest, label: string) =>
+    exchange(
+      request,
+      (r) => {
+        const problems: string[] = [];
+        if (!((r.status >= 200 && r.status < 300) || (r.status >= 400 && r.status < 500))) problems.push(`status ${r.status}`);
+        const idProblem = requestIdProblem(request, r);
+        if (idProblem) problems.push(idProblem);
+        const shape = graphqlProblem(r);
+        if (shape) problems.push(`${label}: ${shape}`);
+        return problems;
+      },
+      (r) => r.status >= 300 || (r.json as { errors?: unknown } | undefined)?.errors !== undefined,
+    );
+
   it('POST and GET /graphql: never a 5xx, errors in the GraphQL error shape, failed operations change nothing', async () => {
     const operations = ROUTES.map((route) => ({ route, field: rootField(route), body: seedFor(route) }));
     await fc.assert(
       fc.asyncProperty(graphqlCase(operations, fixtures), async (c) => {
         const request = graphqlRequest(c, headersFor(c.auth, c.faults, c.transport.startsWith('post')));
         totals.graphql += 1;
-        await exchange(
-          request,
-          (r) => {
-            const problems: string[] = [];
-            if (!((r.status >= 200 && r.status < 300) || (r.status >= 400 && r.status < 500))) problems.push(`status ${r.status}`);
-            const idProblem = requestIdProblem(request, r);
-            if (idProblem) problems.push(idProblem);
-            const shape = graphqlProblem(r);
-            if (shape) problems.push(`GraphQL shape: ${shape}`);
-            return problems;
-          },
-          (r) => r.status >= 300 || (r.json as { errors?: unknown } | undefined)?.errors !== undefined,
-        );
+        await exchangeGraphQL(request, 'GraphQL shape');
       }),
       assertOptions(GRAPHQL_RUNS),
     );
@@ -389,17 +393,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
           seen.add(operation.name);
           const request: WireRequest = { method: 'POST', path: '/graphql', headers, body: arb.toJsonText({ query: operation.document, variables: operation.variables }) };
           totals.graphql += 1;
-          await exchange(
-            request,
-            (r) => {
-              const problems: string[] = [];
-              if (!((r.status >= 200 && r.status < 300) || (r.status >= 400 && r.status < 500))) problems.push(`status ${r.status}`);
-              const shape = graphqlProblem(r);
-              if (shape) problems.push(`GraphQL shape (${operation.name}): ${shape}`);
-              return problems;
-            },
-            (r) => r.status >= 300 || (r.json as { errors?: unknown } | undefined)?.errors !== undefined,
-          );
+          await exchangeGraphQL(request, `GraphQL shape (${operation.name})`);
         },
       ),
       assertOptions(SCHEMA_RUNS),
