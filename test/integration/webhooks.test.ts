@@ -2,6 +2,9 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { eventually, WebhookReceiver } from '../helpers/receiver';
 
+/** The receivers are on loopback, which only this setting allows. */
+const LOOPBACK = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+
 /** Fast retries so a test sees several attempts in well under a second each. */
 const FAST_RETRIES = [0, 0.2, 0.2, 0.2, 0.2];
 
@@ -52,7 +55,7 @@ describe('webhooks', () => {
   let owner: TestAccount;
 
   beforeAll(async () => {
-    app = await startTestApp({ webhooks: { retrySchedule: FAST_RETRIES, timeoutMs: 2_000 } });
+    app = await startTestApp({ env: LOOPBACK, webhooks: { retrySchedule: FAST_RETRIES, timeoutMs: 2_000 } });
   });
   afterAll(() => app.close());
   beforeEach(async () => {
@@ -243,7 +246,11 @@ describe('webhooks', () => {
       await eventually(async () => expect((await deliveryRows(app, sub.id))[0]?.status).toBe('failed'));
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(receiver.requests).toHaveLength(FAST_RETRIES.length);
-      expect((await attemptsOf(app, owner.testKey, sub.id)).attempts.data).toHaveLength(FAST_RETRIES.length);
+      const webhook = await attemptsOf(app, owner.testKey, sub.id);
+      expect(webhook.attempts.data).toHaveLength(FAST_RETRIES.length);
+      // Nothing succeeded since that delivery's first attempt: the endpoint is disabled (webhook-fairness.test.ts).
+      expect(webhook.status).toBe('disabled');
+      expect(webhook.disabledReason).toMatch(/used up all 5 attempts of the retry schedule/);
     });
 
     it('410 Gone disables the subscription: no retry, nothing more sent until it is enabled again', async () => {
@@ -290,7 +297,7 @@ describe('webhooks', () => {
     beforeAll(async () => {
       // Only this app's dispatcher may send here: the outer one (2 s timeout) would wait the answer out.
       await app.dispatcher!.stop();
-      slow = await startTestApp({ webhooks: { retrySchedule: [0, 0.1], timeoutMs: 300 } });
+      slow = await startTestApp({ env: LOOPBACK, webhooks: { retrySchedule: [0, 0.1], timeoutMs: 300 } });
     });
     afterAll(async () => {
       await slow.close();
@@ -320,8 +327,8 @@ describe('webhook dispatchers together and across restarts', () => {
   afterEach(() => receiver?.stop());
 
   it('two dispatchers on one database deliver each event exactly once to a healthy receiver', async () => {
-    const first = await startTestApp({ webhooks: { retrySchedule: [0, 5], concurrency: 4, pollIntervalMs: 20 } });
-    const second = await startTestApp({ webhooks: { retrySchedule: [0, 5], concurrency: 4, pollIntervalMs: 20 } });
+    const first = await startTestApp({ env: LOOPBACK, webhooks: { retrySchedule: [0, 5], concurrency: 4, pollIntervalMs: 20 } });
+    const second = await startTestApp({ env: LOOPBACK, webhooks: { retrySchedule: [0, 5], concurrency: 4, pollIntervalMs: 20 } });
     try {
       await first.reset();
       const account = await first.createAccount();
@@ -348,7 +355,7 @@ describe('webhook dispatchers together and across restarts', () => {
 
   it('stopping mid-delivery loses nothing: what was not sent goes out after restart', async () => {
     receiver.answer = () => ({ status: 200, delayMs: 150 });
-    const before = await startTestApp({ webhooks: { retrySchedule: [0, 5], concurrency: 1 } });
+    const before = await startTestApp({ env: LOOPBACK, webhooks: { retrySchedule: [0, 5], concurrency: 1 } });
     await before.reset();
     const account = await before.createAccount();
     await subscribe(before, account.testKey, receiver.url(), ['lead.created']);
@@ -359,7 +366,7 @@ describe('webhook dispatchers together and across restarts', () => {
     const sentBefore = receiver.requests.length;
     expect(sentBefore).toBeLessThan(8);
 
-    const after = await startTestApp({ webhooks: { retrySchedule: [0, 5], concurrency: 4 } });
+    const after = await startTestApp({ env: LOOPBACK, webhooks: { retrySchedule: [0, 5], concurrency: 4 } });
     try {
       await eventually(() => expect(new Set(receiver.events().map((e) => e.data.object.id))).toEqual(new Set(made.map((l) => l.id))));
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -370,23 +377,23 @@ describe('webhook dispatchers together and across restarts', () => {
   });
 
   it('a claim held by a dispatcher that died expires, and another dispatcher sends it', async () => {
-    const app = await startTestApp();
+    const app = await startTestApp({ env: LOOPBACK });
     await app.reset();
     const account = await app.createAccount();
     await subscribe(app, account.testKey, receiver.url(), ['lead.created']);
     const lead = await createLead(app, account.testKey);
     await app.close();
     // A real dispatcher fans the event out (with no room to send), then stops.
-    const fanOutOnly = await startTestApp({ webhooks: { concurrency: 0 } });
+    const fanOutOnly = await startTestApp({ env: LOOPBACK, webhooks: { concurrency: 0 } });
     const knex = fanOutOnly.orm.em.getKnex();
     await eventually(async () => expect(await knex('webhook_deliveries').select('status')).toEqual([{ status: 'pending' }]));
     await fanOutOnly.close();
     // The claim a dispatcher with a 1 s lease makes before sending; then it dies without sending.
-    const dead = await startTestApp();
+    const dead = await startTestApp({ env: LOOPBACK });
     await dead.orm.em.getKnex().raw(`update webhook_deliveries set attempt_count = attempt_count + 1, next_attempt_at = now() + interval '1 second'`);
     await dead.close();
 
-    const survivor = await startTestApp({ webhooks: { retrySchedule: [0, 5] } });
+    const survivor = await startTestApp({ env: LOOPBACK, webhooks: { retrySchedule: [0, 5] } });
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(receiver.requests).toHaveLength(0); // still held by the dead one's lease

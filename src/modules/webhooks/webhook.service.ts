@@ -69,8 +69,10 @@ export class WebhookService {
     if (input.description !== undefined) webhook.description = input.description?.trim() || null;
     if (input.status !== undefined && input.status !== webhook.status) {
       webhook.status = input.status;
-      // A reason is kept only while the service's own decision stands.
+      // A reason is kept only while the service's own decision stands; a re-enabled endpoint starts afresh.
       webhook.disabledReason = null;
+      webhook.consecutiveFailures = 0;
+      webhook.backoffUntil = null;
     }
     await this.em.flush();
     return webhook;
