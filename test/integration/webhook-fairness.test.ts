@@ -4,12 +4,14 @@ import { eventually, WebhookReceiver } from '../helpers/receiver';
 /**
  * One tenant's webhooks must not delay another's (an outside penetration test held one account's
  * delivery for more than 100 s with 20 subscriptions to a receiver that sleeps): claims are bounded
- * per endpoint and per account across instances, failing endpoints back off, and an endpoint that
- * fails for a whole retry schedule is disabled. Every wait below waits for a condition, with a deadline.
+ * per endpoint and per account across instances, failing endpoints back off, an endpoint that
+ * fails for a whole retry schedule is disabled, and an account has at most 16 enabled
+ * subscriptions per mode. Every wait below waits for a condition, with a deadline.
  */
 
 /** The receivers are on loopback, which only this setting allows. */
 const LOOPBACK = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+const CAP_MESSAGE = /at most 16 enabled webhook subscriptions per account and mode/;
 
 let leadCounter = 0;
 
@@ -228,5 +230,73 @@ describe('fair webhook delivery', () => {
     await createLead(app, account.testKey, 'Lucky');
     await eventually(async () => expect((await deliveriesOf(app, sub.id)).map((delivery) => delivery.status)).toEqual(['failed', 'succeeded']), 10_000);
     expect(await endpointState(app, sub.id)).toMatchObject({ status: 'enabled', disabled_reason: null });
+  });
+});
+
+describe('at most 16 enabled webhook subscriptions per account and mode', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ env: LOOPBACK });
+  });
+  afterAll(() => app.close());
+  beforeEach(() => app.reset());
+
+  const CREATE = 'mutation ($input: WebhookCreateInput!) { createWebhook(input: $input) { id status } }';
+  const UPDATE = 'mutation ($id: ID!, $input: WebhookUpdateInput!) { updateWebhook(id: $id, input: $input) { id status } }';
+  const url = (i: number | string) => `http://127.0.0.1:9/hooks/${i}`;
+
+  it('refuses a 17th on REST and GraphQL alike; a disabled one does not count, re-enabling it over the cap is refused', async () => {
+    const account = await app.createAccount();
+    const made: Array<{ id: string }> = [];
+    for (let i = 0; i < 16; i++) made.push(await subscribe(app, account.testKey, url(i)));
+
+    const rest = await app.request('POST', '/v1/webhooks', { key: account.testKey, body: { url: url(17), events: ['*'] } });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid' });
+    expect(rest.body.error.message).toMatch(CAP_MESSAGE);
+    const graphql = await app.graphql(CREATE, { input: { url: url(17), events: ['*'] } }, account.testKey);
+    expect(graphql.body.data?.createWebhook ?? null).toBeNull();
+    expect(graphql.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', errorCode: 'parameter_invalid' });
+    expect(graphql.body.errors[0].message).toMatch(CAP_MESSAGE);
+    // The other mode has its own 16.
+    await subscribe(app, account.liveKey, url('live'));
+
+    // Disabled subscriptions do not count: one disabled makes room for a new one…
+    const disabled = await app.request('PUT', `/v1/webhooks/${made[0].id}`, { key: account.testKey, body: { status: 'disabled' } });
+    expect(disabled.status).toBe(200);
+    await subscribe(app, account.testKey, url('replacement'));
+    // … and enabling it again would make 17.
+    const again = await app.request('PUT', `/v1/webhooks/${made[0].id}`, { key: account.testKey, body: { status: 'enabled' } });
+    expect(again.status).toBe(400);
+    expect(again.body.error).toMatchObject({ code: 'parameter_invalid', param: 'status' });
+    expect(again.body.error.message).toMatch(CAP_MESSAGE);
+    const againGraphql = await app.graphql(UPDATE, { id: made[0].id, input: { status: 'enabled' } }, account.testKey);
+    expect(againGraphql.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', errorCode: 'parameter_invalid', param: 'status' });
+    expect(againGraphql.body.errors[0].message).toMatch(CAP_MESSAGE);
+    // Other changes to an enabled one, and to the disabled one, are still fine.
+    expect((await app.request('PUT', `/v1/webhooks/${made[1].id}`, { key: account.testKey, body: { description: 'still fine' } })).status).toBe(200);
+    expect((await app.request('PUT', `/v1/webhooks/${made[0].id}`, { key: account.testKey, body: { url: url('moved') } })).body.status).toBe('disabled');
+
+    const [{ enabled }] = await sql<{ enabled: number }>(
+      app,
+      "select cast(count(*) as int) as enabled from webhooks where account_id = ? and livemode = false and status = 'enabled'",
+      [account.account.id],
+    );
+    expect(enabled).toBe(16);
+  });
+
+  it('lets no 17th through when creates race', async () => {
+    const account = await app.createAccount();
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => app.request('POST', '/v1/webhooks', { key: account.testKey, body: { url: url(i), events: ['*'] } })),
+    );
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(16);
+    const refused = answers.filter((answer) => answer.status !== 201);
+    expect(refused).toHaveLength(8);
+    for (const answer of refused) expect(answer.body.error.message).toMatch(CAP_MESSAGE);
+    const [{ enabled }] = await sql<{ enabled: number }>(app, "select cast(count(*) as int) as enabled from webhooks where account_id = ? and status = 'enabled'", [
+      account.account.id,
+    ]);
+    expect(enabled).toBe(16);
   });
 });
