@@ -390,14 +390,18 @@ describe('webhook dispatchers together and across restarts', () => {
     await fanOutOnly.close();
     // The claim a dispatcher with a 1 s lease makes before sending; then it dies without sending.
     const dead = await startTestApp({ env: LOOPBACK });
-    await dead.orm.em.getKnex().raw(`update webhook_deliveries set attempt_count = attempt_count + 1, next_attempt_at = now() + interval '1 second'`);
+    const claimed = await dead.orm.em.getKnex().raw<{ rows: Array<{ lease_ends_ms: string }> }>(
+      `update webhook_deliveries set attempt_count = attempt_count + 1, leased_at = now(), next_attempt_at = now() + interval '1 second'
+       returning extract(epoch from next_attempt_at) * 1000 as lease_ends_ms`,
+    );
+    const leaseEnds = Number(claimed.rows[0].lease_ends_ms);
     await dead.close();
 
     const survivor = await startTestApp({ env: LOOPBACK, webhooks: { retrySchedule: [0, 5] } });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(receiver.requests).toHaveLength(0); // still held by the dead one's lease
       await eventually(() => expect(receiver.events().map((e) => e.data.object.id)).toEqual([lead.id]), 5_000);
+      // Held by the dead one's lease until it ran out (whenever the survivor started).
+      expect(receiver.requests[0].receivedAt).toBeGreaterThanOrEqual(leaseEnds);
       await eventually(async () =>
         expect(await survivor.orm.em.getConnection().execute('select status, attempt_count from webhook_deliveries')).toEqual([
           { status: 'succeeded', attempt_count: 2 },
