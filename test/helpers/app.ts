@@ -34,8 +34,13 @@ export interface TestAppOptions {
   redisNamespace?: string;
   /** Where log lines go (with env LOG_LEVEL), so a test can read what the app logged. */
   logStream?: DestinationStream;
-  /** Runs a webhook dispatcher beside the app, as main.ts does, with these settings (fast polls by default). */
-  webhooks?: Partial<Pick<DispatcherOptions, 'timeoutMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retrySchedule'>>;
+  /** Runs a webhook dispatcher beside the app, as main.ts does, with these settings (fast polls and endpoint backoff by default). */
+  webhooks?: Partial<
+    Pick<
+      DispatcherOptions,
+      'timeoutMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retrySchedule' | 'perEndpointConcurrency' | 'perAccountConcurrency' | 'backoffBaseMs' | 'backoffMaxMs'
+    >
+  >;
   /** Runs the agent runner beside the app, as main.ts does (fast polls by default; a clock tests can move). */
   agents?: Partial<Pick<AgentRunnerOptions, 'clock' | 'pollIntervalMs' | 'scanIntervalMs' | 'concurrency' | 'leaseMs'>>;
   /** How webhook URL hosts resolve, for the app and its dispatcher (system DNS by default). */
@@ -144,6 +149,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         resolveHost: options.resolveHost,
         userAgent: 'sales-pipeline-api-webhooks/test',
         pollIntervalMs: 100,
+        // Short, so tests of retry schedules measured in fractions of a second are not held up by it.
+        backoffBaseMs: 50,
+        backoffMaxMs: 1_000,
         metrics,
         ...options.webhooks,
       })

@@ -6,6 +6,8 @@ export interface ReceivedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** Date.now() when the whole request had arrived. */
+  receivedAt: number;
 }
 
 export interface Answer {
@@ -13,6 +15,8 @@ export interface Answer {
   body?: string;
   /** Wait this long before answering (to outlast a sender's timeout). */
   delayMs?: number;
+  /** Never answer: the request stays open until the sender gives up or the receiver stops. */
+  hang?: boolean;
 }
 
 /**
@@ -25,15 +29,20 @@ export class WebhookReceiver {
   answer: (request: ReceivedRequest, index: number) => Answer = () => ({ status: 200, body: 'ok' });
   private server?: Server;
   private port = 0;
+  /** Requests open at each moment: +1 when one has arrived, -1 when its connection is done. */
+  private readonly openings: Array<{ path: string; change: 1 | -1 }> = [];
 
   async start(): Promise<this> {
     const server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+        const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
         const index = this.requests.push(request) - 1;
+        this.openings.push({ path: request.path, change: 1 });
+        res.on('close', () => this.openings.push({ path: request.path, change: -1 }));
         const answer = this.answer(request, index);
+        if (answer.hang) return;
         const reply = () => {
           if (res.destroyed) return;
           res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
@@ -59,6 +68,23 @@ export class WebhookReceiver {
   url(path = '/hook'): string {
     if (!this.port) throw new Error('start the receiver first');
     return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  /** Requests open right now, at paths that `matches` accepts (all by default). */
+  openNow(matches: (path: string) => boolean = () => true): number {
+    return this.openings.reduce((open, step) => (matches(step.path) ? open + step.change : open), 0);
+  }
+
+  /** The most requests that were ever open at once, at paths that `matches` accepts (all by default). */
+  peakOpen(matches: (path: string) => boolean = () => true): number {
+    let open = 0;
+    let peak = 0;
+    for (const step of this.openings) {
+      if (!matches(step.path)) continue;
+      open += step.change;
+      peak = Math.max(peak, open);
+    }
+    return peak;
   }
 
   /** Parsed bodies of the requests received so far. */

@@ -243,7 +243,11 @@ describe('webhooks', () => {
       await eventually(async () => expect((await deliveryRows(app, sub.id))[0]?.status).toBe('failed'));
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(receiver.requests).toHaveLength(FAST_RETRIES.length);
-      expect((await attemptsOf(app, owner.testKey, sub.id)).attempts.data).toHaveLength(FAST_RETRIES.length);
+      const webhook = await attemptsOf(app, owner.testKey, sub.id);
+      expect(webhook.attempts.data).toHaveLength(FAST_RETRIES.length);
+      // Nothing succeeded since that delivery's first attempt: the endpoint is disabled (webhook-fairness.test.ts).
+      expect(webhook.status).toBe('disabled');
+      expect(webhook.disabledReason).toMatch(/used up all 5 attempts of the retry schedule/);
     });
 
     it('410 Gone disables the subscription: no retry, nothing more sent until it is enabled again', async () => {
@@ -382,15 +386,19 @@ describe('webhook dispatchers together and across restarts', () => {
     await eventually(async () => expect(await knex('webhook_deliveries').select('status')).toEqual([{ status: 'pending' }]));
     await fanOutOnly.close();
     // The claim a dispatcher with a 1 s lease makes before sending; then it dies without sending.
-    const dead = await startTestApp();
-    await dead.orm.em.getKnex().raw(`update webhook_deliveries set attempt_count = attempt_count + 1, next_attempt_at = now() + interval '1 second'`);
+    const dead = await startTestApp({ env: LOCAL_RECEIVERS });
+    const claimed = await dead.orm.em.getKnex().raw<{ rows: Array<{ lease_ends_ms: string }> }>(
+      `update webhook_deliveries set attempt_count = attempt_count + 1, leased_at = now(), next_attempt_at = now() + interval '1 second'
+       returning extract(epoch from next_attempt_at) * 1000 as lease_ends_ms`,
+    );
+    const leaseEnds = Number(claimed.rows[0].lease_ends_ms);
     await dead.close();
 
-    const survivor = await startTestApp({ webhooks: { retrySchedule: [0, 5] } });
+    const survivor = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: [0, 5] } });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(receiver.requests).toHaveLength(0); // still held by the dead one's lease
       await eventually(() => expect(receiver.events().map((e) => e.data.object.id)).toEqual([lead.id]), 5_000);
+      // Held by the dead one's lease until it ran out (whenever the survivor started).
+      expect(receiver.requests[0].receivedAt).toBeGreaterThanOrEqual(leaseEnds);
       await eventually(async () =>
         expect(await survivor.orm.em.getConnection().execute('select status, attempt_count from webhook_deliveries')).toEqual([
           { status: 'succeeded', attempt_count: 2 },

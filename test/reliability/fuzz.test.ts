@@ -98,7 +98,13 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
       const connected = (listed.json as { data: Array<{ id: string }> }).data[0];
       return connected?.id ?? created('/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: `pat-na1-${randomUUID()}` } });
     },
-    webhooks: () => created('/v1/webhooks', { url: 'https://hooks.example.com/fresh', events: ['*'] }),
+    webhooks: async () => {
+      // At most 16 enabled subscriptions per account and mode: when fuzzed creates have taken them all, one of theirs makes room.
+      const enabled = (await setup('GET', '/v1/webhooks?status=enabled&limit=100')).json as { data: Array<{ id: string }> };
+      const spare = enabled.data.find((webhook) => webhook.id !== fixtures.webhooks);
+      if (enabled.data.length >= 16 && spare) await setup('PUT', `/v1/webhooks/${spare.id}`, { status: 'disabled' });
+      return created('/v1/webhooks', { url: 'https://hooks.example.com/fresh', events: ['*'] });
+    },
   };
 
   beforeAll(async () => {

@@ -9,6 +9,7 @@ import { Migration20261122060813 } from './Migration20261122060813';
 import { Migration20261122062545 } from './Migration20261122062545';
 import { Migration20261122095255 } from './Migration20261122095255';
 import { Migration20261122095624 } from './Migration20261122095624';
+import { Migration20261123100000 } from './Migration20261123100000';
 import { Migration20261123110000 } from './Migration20261123110000';
 
 /** Every migration, in order. A new migration is generated with `npm run migration:create` and listed here. */
@@ -23,5 +24,6 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261122062545', class: Migration20261122062545 },
   { name: 'Migration20261122095255', class: Migration20261122095255 },
   { name: 'Migration20261122095624', class: Migration20261122095624 },
+  { name: 'Migration20261123100000', class: Migration20261123100000 },
   { name: 'Migration20261123110000', class: Migration20261123110000 },
 ];

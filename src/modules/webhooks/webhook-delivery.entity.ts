@@ -17,16 +17,19 @@ registerEnumType(DeliveryStatus, {
 });
 
 /**
- * One event owed to one subscription. The dispatcher claims due rows with FOR UPDATE SKIP LOCKED
- * and pushes next_attempt_at past the send's timeout (a lease): a dispatcher that dies mid-send
- * leaves the row due again once the lease runs out, so nothing is lost.
+ * One event owed to one subscription. The dispatcher claims due rows with FOR UPDATE SKIP LOCKED,
+ * marks them leased and pushes next_attempt_at past the send's timeout (a lease): a dispatcher
+ * that dies mid-send leaves the row due again once the lease runs out, so nothing is lost. Rows
+ * leased and not yet due are the attempts in flight that the fair claim counts.
  */
 @ObjectType({ simpleResolvers: true, description: 'An event owed to a webhook subscription, and how sending it went.' })
 @Entity({ tableName: 'webhook_deliveries' })
 @Index({ name: 'webhook_deliveries_due', expression: 'create index "webhook_deliveries_due" on "webhook_deliveries" ("next_attempt_at") where "status" = \'pending\'' })
+@Index({ name: 'webhook_deliveries_pending', expression: 'create index "webhook_deliveries_pending" on "webhook_deliveries" ("webhook_id", "next_attempt_at") where "status" = \'pending\'' })
+@Index({ name: 'webhook_deliveries_leased', expression: 'create index "webhook_deliveries_leased" on "webhook_deliveries" ("webhook_id") where "leased_at" is not null' })
 @Index({ name: 'webhook_deliveries_by_webhook', properties: ['webhook', 'createdAt', 'id'] })
 @Unique({ name: 'webhook_deliveries_event_webhook_unique', properties: ['event', 'webhook'] })
-export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'deliveredAt' | 'nextAttemptAt'> {
+export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'deliveredAt' | 'nextAttemptAt' | 'leasedAt'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('delivery');
@@ -57,6 +60,10 @@ export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'd
   @Field(() => Date, { nullable: true })
   @Property({ type: 'datetime', length: 3, nullable: true })
   deliveredAt?: Date | null;
+
+  /** When the attempt under way was claimed; null when none is. It is in flight while next_attempt_at (its lease) is ahead. */
+  @Property({ type: 'datetime', length: 3, nullable: true, hidden: true })
+  leasedAt?: Date | null;
 }
 
 /** One HTTP attempt, kept for dashboards and support: what the endpoint answered and how fast. */

@@ -16,7 +16,7 @@ registerEnumType(WebhookStatus, { name: 'WebhookStatus', description: 'Only enab
 @ObjectType({ simpleResolvers: true, description: 'A URL that receives the account\'s events of one mode.' })
 @Entity({ tableName: 'webhooks' })
 @Index({ name: 'webhooks_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
-export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 'disabledReason'> {
+export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 'disabledReason' | 'consecutiveFailures' | 'backoffUntil' | 'lastClaimedAt'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('webhook');
@@ -45,6 +45,18 @@ export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 
   @Field(() => String, { nullable: true, description: 'Why the service disabled it (e.g. the endpoint answered 410 Gone); null otherwise.' })
   @Property({ type: 'text', nullable: true })
   disabledReason?: string | null;
+
+  /** Failed attempts since the last success; each one doubles the endpoint's backoff (webhook-dispatcher.ts). */
+  @Property({ type: 'integer', hidden: true })
+  consecutiveFailures: number = 0;
+
+  /** No attempt is claimed for this endpoint before then, so a failing endpoint does not burn its deliveries' retries. */
+  @Property({ type: 'datetime', length: 3, nullable: true, hidden: true })
+  backoffUntil?: Date | null;
+
+  /** When the dispatcher last took work for it: the tie-break that makes claims take accounts and endpoints in turn. */
+  @Property({ type: 'datetime', length: 3, nullable: true, hidden: true })
+  lastClaimedAt?: Date | null;
 
   /** AES-256-GCM of {secret}; see common/crypto.ts. */
   @Property({ type: 'text', hidden: true, lazy: true })

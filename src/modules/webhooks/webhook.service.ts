@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../../common/errors';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
 import { PageInput } from '../../common/page.input';
-import { createScoped } from '../../db/tenant';
+import { createScoped, tenantOf } from '../../db/tenant';
 import { ALL_EVENTS } from '../../events/event-types';
 import { checkPublicUrl, HostResolver, UrlRefused, webhookUrlProblem } from './url-guard';
 import { WebhookAttempt } from './webhook-delivery.entity';
@@ -24,6 +24,9 @@ function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
+/** Enabled subscriptions an account may have per mode (Stripe caps endpoints alike): each one is owed a share of delivery slots. */
+export const MAX_ENABLED_WEBHOOKS = 16;
+
 /** `*` already means every event; listing others beside it would only mislead. */
 const normalizedEvents = (events: string[]): string[] => (events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events);
 
@@ -37,16 +40,20 @@ export class WebhookService {
   async create(input: WebhookCreateInput): Promise<CreatedWebhook> {
     await this.checkUrl(input.url);
     const secret = newSecret();
-    const webhook = createScoped(this.em, Webhook, {
-      url: input.url,
-      events: normalizedEvents(input.events),
-      description: input.description?.trim() || null,
-      status: WebhookStatus.enabled,
-      secretEncrypted: encryptJson({ secret }, this.settings.encryptionKey),
+    return this.em.transactional(async (em) => {
+      await this.lockSubscriptions(em);
+      await this.checkRoomForOneMore(em);
+      const webhook = createScoped(em, Webhook, {
+        url: input.url,
+        events: normalizedEvents(input.events),
+        description: input.description?.trim() || null,
+        status: WebhookStatus.enabled,
+        secretEncrypted: encryptJson({ secret }, this.settings.encryptionKey),
+      });
+      await em.flush();
+      // Only this response carries the secret; it is not a stored field of the entity.
+      return Object.assign(webhook, { secret }) as CreatedWebhook;
     });
-    await this.em.flush();
-    // Only this response carries the secret; it is not a stored field of the entity.
-    return Object.assign(webhook, { secret }) as CreatedWebhook;
   }
 
   async get(id: string): Promise<Webhook> {
@@ -60,20 +67,29 @@ export class WebhookService {
   }
 
   async update(id: string, input: WebhookUpdateInput): Promise<Webhook> {
-    const webhook = await this.get(id);
-    if (input.url !== undefined) {
-      await this.checkUrl(input.url);
-      webhook.url = input.url;
-    }
-    if (input.events !== undefined) webhook.events = normalizedEvents(input.events);
-    if (input.description !== undefined) webhook.description = input.description?.trim() || null;
-    if (input.status !== undefined && input.status !== webhook.status) {
-      webhook.status = input.status;
-      // A reason is kept only while the service's own decision stands.
-      webhook.disabledReason = null;
-    }
-    await this.em.flush();
-    return webhook;
+    await this.get(id); // 404 before anything else
+    if (input.url !== undefined) await this.checkUrl(input.url);
+    return this.em.transactional(async (em) => {
+      const enabling = input.status === WebhookStatus.enabled;
+      // Taken before the status is read, so two re-enables cannot both see room for one.
+      if (enabling) await this.lockSubscriptions(em);
+      const webhook = await em.findOne(Webhook, { id }, { refresh: true });
+      if (!webhook) throw notFound('webhook', id);
+      // Before any change, so a refused update leaves the entity as it was.
+      if (enabling && webhook.status !== WebhookStatus.enabled) await this.checkRoomForOneMore(em, 'status');
+      if (input.url !== undefined) webhook.url = input.url;
+      if (input.events !== undefined) webhook.events = normalizedEvents(input.events);
+      if (input.description !== undefined) webhook.description = input.description?.trim() || null;
+      if (input.status !== undefined && input.status !== webhook.status) {
+        webhook.status = input.status;
+        // A reason is kept only while the service's own decision stands; a re-enabled endpoint starts afresh.
+        webhook.disabledReason = null;
+        webhook.consecutiveFailures = 0;
+        webhook.backoffUntil = null;
+      }
+      await em.flush();
+      return webhook;
+    });
   }
 
   /** Deletes the subscription with its pending deliveries and attempt history. */
@@ -93,6 +109,29 @@ export class WebhookService {
   async secretOf(webhook: Webhook): Promise<string> {
     await this.em.populate(webhook, ['secretEncrypted']);
     return decryptJson<{ secret: string }>(webhook.secretEncrypted, this.settings.encryptionKey).secret;
+  }
+
+  /** Refuses a 17th enabled subscription; call it holding lockSubscriptions. */
+  private async checkRoomForOneMore(em: EntityManager, param?: string): Promise<void> {
+    const enabled = await em.count(Webhook, { status: WebhookStatus.enabled });
+    if (enabled >= MAX_ENABLED_WEBHOOKS) {
+      throw new ApiError(
+        'parameter_invalid',
+        `at most ${MAX_ENABLED_WEBHOOKS} enabled webhook subscriptions per account and mode; delete or disable one first`,
+        { param },
+      );
+    }
+  }
+
+  /**
+   * The account-and-mode lock, held to the end of the transaction: concurrent creates and
+   * re-enables count the enabled subscriptions one after another, so none slips past the cap.
+   */
+  private async lockSubscriptions(em: EntityManager): Promise<void> {
+    const { accountId, livemode } = tenantOf(em);
+    await em
+      .getConnection()
+      .execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`webhooks:${accountId}:${livemode}`], 'all', em.getTransactionContext());
   }
 
   private async checkUrl(url: string): Promise<void> {
