@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { RequestHandler, Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
+import { methodNotAllowed } from '../http/error-handler';
 import { buildOpenApi } from './openapi';
 import { ROUTES } from './routes';
 
@@ -77,5 +78,6 @@ export function createDocsRouter(schema: GraphQLSchema, options: DocsOptions): R
     if (!SWAGGER_UI_FILES.includes(req.params.file)) return next();
     res.sendFile(req.params.file, { root: SWAGGER_UI_DIR, maxAge: '1h' });
   });
+  router.all(['/v1/openapi.json', '/docs', '/docs/'], methodNotAllowed(['GET', 'HEAD']));
   return router;
 }

@@ -873,11 +873,15 @@ describe('REST lead routes', () => {
       expect(options.headers.get('allow')).toBe('GET, HEAD, POST');
       expect((await app.request('HEAD', '/v1/leads', { key: testKey })).status).toBe(200);
       expectError(await app.request('PATCH', '/v1/leads'), 401, 'api_key_missing', undefined, 'authentication_error');
-      // The service's own probes too.
-      const healthz = await app.request('POST', '/healthz');
-      expect(healthz.status).toBe(405);
-      expect(healthz.headers.get('allow')).toBe('GET, HEAD');
-      expect(healthz.body.error).toMatchObject({ type: 'invalid_request_error', code: 'method_not_allowed' });
+      // The service's own probes and public documents too; /graphql answers Apollo's 405 in the GraphQL shape.
+      for (const path of ['/healthz', '/readyz', '/v1/openapi.json', '/docs']) {
+        const res = await app.request('POST', path);
+        expect([path, res.status, res.headers.get('allow')]).toEqual([path, 405, 'GET, HEAD']);
+        expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'method_not_allowed' });
+      }
+      const graphql = await app.request('PUT', '/graphql', { key: testKey, body: { query: '{ __typename }' } });
+      expect([graphql.status, graphql.headers.get('allow')]).toEqual([405, 'GET, POST']);
+      expect(graphql.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     });
 
     it('a path outside the route table is 404 resource_missing, still behind authentication', async () => {
