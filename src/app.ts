@@ -8,31 +8,31 @@ import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/di
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { Express, NextFunction, Request, Response } from 'express';
 import { GraphQLSchema } from 'graphql';
+import { AppDependencies, createContextFactory, createServiceFactory, ServiceFactory } from './app/composition';
 import { authenticate, limitByAddress } from './auth/authenticate';
-import { checkDatabase } from './modules/health/health.resolver';
-import { AppDependencies, createContextFactory, createServiceFactory, RequestContext, ServiceFactory } from './graphql/context';
-import { sendGraphQLError } from './graphql/errors';
+import { depthLimitRule } from './graphql/checks/depth-limit';
+import { MAX_DOCUMENT_TOKENS } from './graphql/checks/cost-limit';
+import type { RequestContext } from './graphql/context';
 import { createFormatError } from './graphql/format-error';
-import { textGuardPlugin } from './graphql/plugins/text-guard';
+import { operationChecks, operationChecksPlugin } from './graphql/operation-checks';
 import { createSchema } from './graphql/schema';
-import { costLimitPlugin, createCostCheck, depthLimitRule, MAX_DOCUMENT_TOKENS } from './graphql/plugins/cost-limit';
-import { quotaChargePlugin } from './graphql/plugins/quota-charge';
-import { idempotency } from './idempotency/idempotency.middleware';
-import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
 import { accessLog } from './http/access-log';
 import { errorHandler, methodNotAllowed, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { Metrics, RouteLabels } from './http/metrics';
 import { requestId } from './http/request-id';
 import { securityHeaders } from './http/security-headers';
-import { createRestRouter } from './rest/adapter';
-import { createDocsRouter } from './rest/docs';
-import { sendApiError } from './rest/errors';
-import { ROUTES } from './rest/routes';
-import { createWebRouter } from './web/web.router';
+import { graphqlErrors, restErrors } from './http/send-error';
+import { idempotency } from './idempotency/idempotency.middleware';
+import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
+import { checkDatabase } from './modules/health/health.resolver';
 import { ProposalPdfPool } from './modules/proposals/proposal-pdf.pool';
 import { ProposalPdfService } from './modules/proposals/proposal-pdf.service';
+import { createRestRouter } from './rest/adapter';
+import { createDocsRouter } from './rest/docs';
+import { ROUTES } from './rest/routes';
 import { sessionGraphQLAuth } from './web/session-graphql';
+import { createWebRouter } from './web/web.router';
 
 export interface App {
   app: Express;
@@ -45,9 +45,6 @@ export interface App {
   stop(): Promise<void>;
 }
 
-/** Errors raised by the HTTP middlewares (auth, body, Idempotency-Key) already name REST parameters and headers. */
-const restError = (res: Response, error: Parameters<typeof sendApiError>[1]) => sendApiError(res, error, res.locals.requestId, 'rest');
-
 /**
  * A GET of /graphql from a browser: Apollo Sandbox's landing page, which needs no key. The same
  * rule as Apollo's own (HTML preferred to every GraphQL answer type): a client that accepts
@@ -59,21 +56,22 @@ const isLandingPage = (req: Request): boolean =>
 
 /** Builds the express application (without listening), so tests can boot it on any port. */
 export async function createApp(deps: AppDependencies): Promise<App> {
+  const { config, logger, orm } = deps;
   const metrics = deps.metrics ?? new Metrics();
-  metrics.watchPool(deps.orm);
-  const { logger } = deps;
+  metrics.watchPool(orm);
   const pdfPool = new ProposalPdfPool(deps.pdfPoolBounds, metrics, (error) => logger.error({ err: error }, 'PDF worker pool failed'));
   metrics.watchPdfPool(pdfPool);
-  const services = { ...deps, metrics, proposalPdfs: new ProposalPdfService(pdfPool, metrics) };
-  deps = services;
+  const proposalPdfs = new ProposalPdfService(pdfPool, metrics);
   const routes = new RouteLabels(ROUTES);
   const schema = await createSchema();
-  const checks = { cost: createCostCheck(schema), formatError: createFormatError(deps.logger) };
-  const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS, deps.config.rateLimits);
+  const servicesFor = createServiceFactory({ config, scorer: deps.scorer, resolveHost: deps.resolveHost, proposalPdfs }, schema);
+  const createContext = createContextFactory({ ...deps, metrics }, servicesFor);
+  const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS, config.rateLimits);
   const rejected = metrics.rateLimitRejected.bind(metrics);
+  const prepared = { checks: operationChecks(schema, quota, rejected), formatError: createFormatError(logger) };
   const apollo = new ApolloServer<RequestContext>({
     schema,
-    formatError: checks.formatError,
+    formatError: prepared.formatError,
     introspection: true,
     includeStacktraceInErrorResponses: false,
     // Parsing stops at this many tokens, so no document is big enough to make validation slow.
@@ -85,31 +83,28 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       // On by default, it wraps every field's resolver to compute cache hints nobody reads (no CDN
       // caches this API): most of the time of a 50-row list went there.
       ApolloServerPluginCacheControlDisabled(),
-      textGuardPlugin(),
-      costLimitPlugin(checks.cost),
-      quotaChargePlugin(quota, rejected),
-      deps.config.isProduction
+      operationChecksPlugin(prepared.checks),
+      config.isProduction
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: true }),
     ],
   });
   await apollo.start();
-  const createContext = createContextFactory(services, schema);
 
   const app = express();
   app.disable('x-powered-by');
   // No ETag on JSON answers (Stripe sends none; clients do not revalidate API reads), which saves
   // hashing every body; file downloads set their own.
   app.set('etag', false);
-  app.set('trust proxy', deps.config.trustProxy);
+  app.set('trust proxy', config.trustProxy);
   // Security headers first, so every answer carries them, errors included. No CORS middleware, on
   // purpose: secret keys never live in browsers, and the web app calls /graphql from its own origin.
   app.use(securityHeaders({ isSandboxLandingPage: (req) => /^\/graphql\/?$/.test(req.path) && isLandingPage(req) }));
   app.use(requestId);
-  app.use(accessLog(deps.logger, routes));
+  app.use(accessLog(logger, routes));
   app.use(metrics.middleware(routes));
 
-  const ping = () => deps.orm.em.getConnection().execute('select 1');
+  const ping = () => orm.em.getConnection().execute('select 1');
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -118,41 +113,41 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     res.status(database === 'ok' ? 200 : 503).json({ status: database === 'ok' ? 'ready' : 'unavailable', database });
   });
   // Prometheus: METRICS_TOKEN as a bearer token when set, else loopback clients only.
-  app.get('/metrics', metrics.handler(deps.config.metricsToken));
+  app.get('/metrics', metrics.handler(config.metricsToken));
   for (const path of ['/healthz', '/readyz', '/metrics']) app.all(path, methodNotAllowed(['GET', 'HEAD']));
 
-  const graphqlAuth = authenticate(deps.orm, quota, sendGraphQLError, rejected);
-  const sessionAuth = sessionGraphQLAuth(deps.orm, quota, sendGraphQLError, rejected);
-  app.use(createWebRouter({ orm: deps.orm, config: deps.config, counters: deps.counters, quota, logger: deps.logger }));
+  const graphqlAuth = authenticate(orm, quota, graphqlErrors, rejected);
+  const sessionAuth = sessionGraphQLAuth(orm, quota, graphqlErrors, rejected);
+  app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger }));
   app.use(
     '/graphql',
     (req: Request, res: Response, next: NextFunction) =>
       isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
-    jsonBody(sendGraphQLError),
-    idempotency(deps.orm, sendGraphQLError, deps.logger, deps.config.encryptionKey),
+    jsonBody(graphqlErrors),
+    idempotency(orm, graphqlErrors, logger, config.encryptionKey),
     expressMiddleware(apollo, {
       context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId, em: res.locals.em }),
     }),
   );
 
   // The OpenAPI document and its Swagger UI are public, like any API reference, and limited per client address.
-  const docsLimit = limitByAddress(quota, restError, rejected);
-  app.use(createDocsRouter(schema, { version: deps.config.version, serverUrl: deps.config.publicUrl, limit: docsLimit }));
+  const docsLimit = limitByAddress(quota, restErrors, rejected);
+  app.use(createDocsRouter(schema, { version: config.version, serverUrl: config.publicUrl, limit: docsLimit }));
   app.use(
     '/v1',
-    authenticate(deps.orm, quota, restError, rejected),
-    jsonBody(restError),
-    idempotency(deps.orm, restError, deps.logger, deps.config.encryptionKey),
-    createRestRouter(ROUTES, { schema, checks, createContext }),
+    authenticate(orm, quota, restErrors, rejected),
+    jsonBody(restErrors),
+    idempotency(orm, restErrors, logger, config.encryptionKey),
+    createRestRouter(ROUTES, { schema, checks: prepared, createContext }),
     routeNotFound,
   );
   app.use(routeNotFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(logger));
 
   const stop = async () => {
     await apollo.stop();
     // After the HTTP server (callers close it first), so no request is left waiting on a thread.
-    await services.proposalPdfs.close();
+    await proposalPdfs.close();
   };
-  return { app, apollo, schema, servicesFor: createServiceFactory(services, schema), metrics, stop };
+  return { app, apollo, schema, servicesFor, metrics, stop };
 }

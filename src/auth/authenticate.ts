@@ -1,6 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError } from '../common/errors';
+import { ApiError } from '../common/api-error';
 import { clientAddress } from '../http/client-address';
 import type { RateLimitKind } from '../http/metrics';
 import { isDatabaseUnavailable, mapDatabaseError } from '../db/database-errors';

@@ -2,7 +2,7 @@ import { SingleBar } from 'cli-progress';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { ensureEncryptionKey, loadConfig } from '../config';
 import { scopeTo } from '../db/tenant';
-import { createServiceFactory } from '../graphql/context';
+import { createServiceFactory } from '../app/composition';
 import { createSchema } from '../graphql/schema';
 import { Account } from '../modules/accounts/account.entity';
 import { DealCreateInput } from '../modules/deals/deal.inputs';

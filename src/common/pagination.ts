@@ -2,7 +2,7 @@ import { EntityClass, EntityManager, FilterQuery, QueryOrder } from '@mikro-orm/
 import { findLean } from '../db/lean';
 import { ClassType, Field, ObjectType } from 'type-graphql';
 import { camelToSnake } from './case';
-import { ApiError } from './errors';
+import { ApiError } from './api-error';
 
 /** CONTRACT §4: `limit` 1–100, default 20. */
 export const DEFAULT_PAGE_SIZE = 20;

@@ -5,25 +5,17 @@ import {
   NotFoundError,
   UniqueConstraintViolationException,
 } from '@mikro-orm/core';
-import { ApiError } from '../common/errors';
+import { ApiError } from '../common/api-error';
+import { registeredModules } from '../modules/registry';
+import type { ConflictMeaning } from '../modules/module';
 
-interface ConstraintMeaning {
-  param: string;
-  message: string;
+let conflictMeanings: Map<string, ConflictMeaning> | undefined;
+
+/** What a named unique constraint means to a client: declared by the module that owns it (`conflicts`). */
+function meaningOf(constraint: string): ConflictMeaning | undefined {
+  conflictMeanings ??= new Map(registeredModules().flatMap((module) => Object.entries(module.conflicts ?? {})));
+  return conflictMeanings.get(constraint);
 }
-
-/** What a named unique constraint means to a client; entities name their constraints for this. */
-const UNIQUE_CONSTRAINTS: Record<string, ConstraintMeaning> = {
-  leads_contact_email_unique: {
-    param: 'contactEmail',
-    message: 'A lead with this contactEmail already exists',
-  },
-  accounts_email_unique: { param: 'email', message: 'An account with this email already exists' },
-  integrations_connected_provider_unique: {
-    param: 'provider',
-    message: 'An integration with this provider is already connected in this mode; disconnect it first',
-  },
-};
 
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03']);
 
@@ -71,7 +63,7 @@ export function mapDatabaseError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error instanceof UniqueConstraintViolationException) {
     const constraint = (error as unknown as { constraint?: string }).constraint ?? '';
-    const meaning = UNIQUE_CONSTRAINTS[constraint];
+    const meaning = meaningOf(constraint);
     return new ApiError('resource_conflict', meaning?.message ?? 'The resource conflicts with an existing one', {
       param: meaning?.param,
     });

@@ -1,51 +1,16 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, MikroORM, Options } from '@mikro-orm/postgresql';
-import { Account } from '../modules/accounts/account.entity';
-import { ApiKey } from '../modules/accounts/api-key.entity';
-import { Lead } from '../modules/leads/lead.entity';
-import { IdempotencyKey } from '../idempotency/idempotency-key.entity';
-import { CoSellRegistration, Deal, DealStageChange } from '../modules/deals/deal.entity';
-import { Integration } from '../modules/integrations/integration.entity';
-import { Webhook } from '../modules/webhooks/webhook.entity';
-import { WebhookAttempt, WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity';
-import { Event } from '../events/event.entity';
-import { Proposal, ProposalNumber } from '../modules/proposals/proposal.entity';
-import { ProposalPdf } from '../modules/proposals/proposal-pdf.entity';
-import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from '../modules/agents/agent.entity';
-import { LeadModel } from '../modules/scoring/lead-model.entity';
-import { WebSession } from '../web/web-session.entity';
 import { OutboxSubscriber } from '../events/outbox.subscriber';
+import { MODULES } from '../modules';
 import { TenantEntity, TimestampedEntity } from './base.entity';
 import { migrations } from './migrations';
 import { tenantFilter } from './tenant';
 
-export const ENTITIES = [
-  TimestampedEntity,
-  TenantEntity,
-  Account,
-  ApiKey,
-  Lead,
-  IdempotencyKey,
-  Deal,
-  CoSellRegistration,
-  DealStageChange,
-  Integration,
-  Event,
-  Webhook,
-  WebhookDelivery,
-  WebhookAttempt,
-  Proposal,
-  ProposalNumber,
-  ProposalPdf,
-  Agent,
-  AgentVersion,
-  AgentRun,
-  AgentTask,
-  AgentFollowUp,
-  LeadModel,
-  WebSession,
-];
-const TENANT_ENTITIES = [Lead, IdempotencyKey, Deal, DealStageChange, Integration, Event, Webhook, WebhookDelivery, WebhookAttempt, Proposal, ProposalPdf, Agent, AgentRun, AgentTask, LeadModel];
+/** Every entity: the base classes, then each module's. */
+export const ENTITIES = [TimestampedEntity, TenantEntity, ...MODULES.flatMap((module) => module.entities ?? [])];
+
+/** The entities the tenant filter scopes: every one that extends TenantEntity, known from the class itself. */
+export const TENANT_ENTITIES = ENTITIES.filter((entity) => entity.prototype instanceof TenantEntity);
 
 export interface OrmOptions {
   clientUrl: string;

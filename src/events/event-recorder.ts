@@ -4,7 +4,7 @@ import { insertLean } from '../db/lean-insert';
 import { createScoped } from '../db/tenant';
 import type { RestSerializer } from '../rest/serialize';
 import { Event, EventData } from './event.entity';
-import type { EventType } from './event-types';
+import type { EventType } from './event-catalog';
 import { outboxSignal } from './outbox.subscriber';
 
 /** What an object looked like before a change, in REST shape (from EventRecorder.snapshot). */

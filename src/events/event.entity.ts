@@ -3,7 +3,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, ObjectType } from 'type-graphql';
 import { newId } from '../common/ids';
 import { TenantEntity } from '../db/base.entity';
-import { API_VERSION } from './event-types';
+import { API_VERSION } from './event-catalog';
 
 /** `data` of an event: the object in its REST shape, and on updates the values that changed. */
 export interface EventData {
@@ -26,7 +26,7 @@ export interface EventData {
 export class Event extends TenantEntity<'object' | 'apiVersion' | 'fannedOutAt'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
-  id: string = newId('event');
+  id: string = newId('evt');
 
   @Field({ description: 'Always "event".' })
   get object(): 'event' {

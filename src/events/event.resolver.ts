@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
 import type { RequestContext } from '../graphql/context';
-import { listComplexity } from '../graphql/plugins/cost-limit';
+import { listComplexity } from '../graphql/checks/cost-limit';
 import { Event } from './event.entity';
 import { EventListInput } from './event.inputs';
 import { EventList } from './event.types';

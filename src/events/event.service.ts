@@ -1,5 +1,5 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { notFound } from '../common/errors';
+import { notFound } from '../common/api-error';
 import { isId } from '../common/ids';
 import { findPage, Page } from '../common/pagination';
 import { Event } from './event.entity';
@@ -10,7 +10,7 @@ export class EventService {
   constructor(private readonly em: EntityManager) {}
 
   async get(id: string): Promise<Event> {
-    const event = isId('event', id) ? await this.em.findOne(Event, { id }) : null;
+    const event = isId('evt', id) ? await this.em.findOne(Event, { id }) : null;
     if (!event) throw notFound('event', id);
     return event;
   }

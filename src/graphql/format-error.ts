@@ -2,7 +2,7 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, GraphQLFormattedError } from 'graphql';
 import { ArgumentValidationError } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
-import { ApiError, ERROR_CODES, ErrorCode } from '../common/errors';
+import { ApiError, ERROR_CODES, ErrorCode, internalError } from '../common/api-error';
 import { mapDatabaseError } from '../db/database-errors';
 import type { Logger } from '../logger';
 
@@ -77,6 +77,6 @@ export function createFormatError(logger: Logger) {
       };
     }
     logger.error({ err: unwrapResolverError(error), path: formatted.path }, 'unexpected error in GraphQL operation');
-    return shape(new ApiError('internal_error', 'An unexpected error occurred. It has been logged; retry or contact support.'), formatted);
+    return shape(internalError(), formatted);
   };
 }

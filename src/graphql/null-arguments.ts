@@ -1,6 +1,6 @@
 import { GraphQLField, GraphQLInputType, getNamedType, isInputObjectType, isListType, isNonNullType } from 'graphql';
 import type { MiddlewareFn } from 'type-graphql';
-import { ApiError } from '../common/errors';
+import { ApiError } from '../common/api-error';
 import { NOT_NULL_EXTENSION } from '../common/validation';
 
 /** Per root or field resolver: its input-object arguments and their NotNull fields. */

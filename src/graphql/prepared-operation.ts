@@ -1,7 +1,8 @@
 import { DocumentNode, GraphQLFormattedError, GraphQLSchema, parse, specifiedRules, validate } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
-import { CostCheck, depthLimitRule } from './plugins/cost-limit';
-import { assertStorableText } from './plugins/text-guard';
+import { depthLimitRule } from './checks/depth-limit';
+import type { RequestContext } from './context';
+import type { OperationCheck } from './operation-checks';
 
 export type FormatError = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 
@@ -11,37 +12,36 @@ export interface PreparedResult {
   error?: GraphQLFormattedError;
 }
 
-export type PreparedOperation = <Context>(variables: Record<string, unknown>, contextValue: Context) => Promise<PreparedResult>;
+export type PreparedOperation = (variables: Record<string, unknown>, context: RequestContext, setHeader: (name: string, value: string) => void) => Promise<PreparedResult>;
 
+/** What /graphql applies to every operation, applied to prepared ones too. */
 export interface PreparedChecks {
-  cost: CostCheck;
+  /** The same list the Apollo plugin runs (operation-checks.ts). */
+  checks: readonly OperationCheck[];
   formatError: FormatError;
 }
 
 /**
  * An operation the server itself sends (each REST route's), parsed and validated once at start
  * with the rules /graphql applies (GraphQL's, the depth limit) instead of on every request. A
- * request then runs what /graphql runs after those steps: the text guard on its variables, the
- * cost check (a lookup once the document is known to fit), the same resolvers (compiled by
- * graphql-jit, so no per-field interpretation), and errors through the same formatError.
- * Apollo's request pipeline (hashing the text for its document cache, plugin hooks, response
- * headers) is for documents clients send.
+ * request then runs what /graphql runs after those steps: every operation check (text, cost,
+ * charge), the same resolvers (compiled by graphql-jit, so no per-field interpretation), and
+ * errors through the same formatError. Apollo's request pipeline (hashing the text for its
+ * document cache, plugin hooks) is for documents clients send.
  */
-export function prepareOperation(schema: GraphQLSchema, source: string, checks: PreparedChecks): PreparedOperation {
-  const { cost, formatError } = checks;
+export function prepareOperation(schema: GraphQLSchema, source: string, { checks, formatError }: PreparedChecks): PreparedOperation {
   const document: DocumentNode = parse(source);
   const invalid = validate(schema, document, [...specifiedRules, depthLimitRule()]);
   if (invalid.length) throw new Error(`prepared operation does not validate: ${invalid.map((e) => e.message).join('; ')}\n${source}`);
   const compiled = compileQuery(schema, document, undefined, { disablingCapturingStackErrors: true });
   if (!isCompiledQuery(compiled)) throw new Error(`prepared operation does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}\n${source}`);
-  return async (variables, contextValue) => {
+  return async (variables, context, setHeader) => {
     try {
-      assertStorableText(variables);
-      cost(document, undefined, variables);
+      for (const check of checks) await check({ document, variables, context, setHeader });
     } catch (error) {
       return { error: formatError({ message: error instanceof Error ? error.message : String(error) }, error) };
     }
-    const result = await compiled.query(undefined, contextValue, variables);
+    const result = await compiled.query(undefined, context, variables);
     const first = result.errors?.[0];
     return { data: result.data as Record<string, unknown> | null | undefined, error: first ? formatError(first.toJSON(), first) : undefined };
   };

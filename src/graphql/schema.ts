@@ -1,17 +1,11 @@
 import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
-import { HealthResolver } from '../modules/health/health.resolver';
-import { LeadResolver } from '../modules/leads/lead.resolver';
-import { DealResolver } from '../modules/deals/deal.resolver';
-import { IntegrationResolver } from '../modules/integrations/integration.resolver';
-import { WebhookResolver } from '../modules/webhooks/webhook.resolver';
-import { EventResolver } from '../events/event.resolver';
-import { DealProposalsResolver, ProposalResolver } from '../modules/proposals/proposal.resolver';
-import { AgentResolver } from '../modules/agents/agent.resolver';
-import { ScoringResolver } from '../modules/scoring/scoring.resolver';
+import { MODULES } from '../modules';
 import { nullArguments } from './null-arguments';
 
-export const RESOLVERS = [HealthResolver, LeadResolver, DealResolver, IntegrationResolver, WebhookResolver, EventResolver, ProposalResolver, DealProposalsResolver, AgentResolver, ScoringResolver] as const;
+/** Every module's resolvers. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql takes resolver classes as Function
+export const RESOLVERS = MODULES.flatMap((module) => module.resolvers ?? []) as [Function, ...Function[]];
 
 /**
  * Builds the typed schema from the resolvers; class-validator runs on every input. type-graphql

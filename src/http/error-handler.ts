@@ -1,28 +1,28 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError } from '../common/errors';
+import { ApiError, internalError } from '../common/api-error';
 import { mapDatabaseError } from '../db/database-errors';
 import type { Logger } from '../logger';
-import { sendApiError } from '../rest/errors';
+import { sendError } from './send-error';
 
 /** Last resort: known errors get their status; anything else is logged and answered as a bare 500. */
 export function errorHandler(logger: Logger) {
   return (error: unknown, _req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent) return next(error);
     const known = mapDatabaseError(error);
-    if (known) return sendApiError(res, known, res.locals.requestId);
+    if (known) return sendError(res, known, 'rest');
     if (error instanceof URIError) {
       // The router could not percent-decode a path parameter (`/v1/leads/%E0%A4%A`): an id of no
       // possible shape, so not found (CONTRACT §1), rather than the 500 express would answer.
       const message = 'No such resource: the request URL is not valid percent-encoded UTF-8';
-      return sendApiError(res, new ApiError('resource_missing', message), res.locals.requestId);
+      return sendError(res, new ApiError('resource_missing', message), 'rest');
     }
     logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');
-    sendApiError(res, new ApiError('internal_error', 'An unexpected error occurred. It has been logged; retry or contact support.'), res.locals.requestId);
+    sendError(res, internalError(), 'rest');
   };
 }
 
 export function routeNotFound(req: Request, res: Response): void {
-  sendApiError(res, new ApiError('resource_missing', `Unrecognized request URL (${req.method} ${req.baseUrl}${req.path})`), res.locals.requestId);
+  sendError(res, new ApiError('resource_missing', `Unrecognized request URL (${req.method} ${req.baseUrl}${req.path})`), 'rest');
 }
 
 /**
@@ -35,6 +35,6 @@ export function methodNotAllowed(methods: Iterable<string>) {
     res.setHeader('Allow', allow);
     if (req.method === 'OPTIONS') return void res.status(204).end();
     const error = new ApiError('method_not_allowed', `${req.method} is not allowed on ${req.baseUrl}${req.path}; use ${allow}`);
-    sendApiError(res, error, res.locals.requestId);
+    sendError(res, error, 'rest');
   };
 }

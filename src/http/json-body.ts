@@ -1,5 +1,5 @@
 import express, { NextFunction, Request, Response } from 'express';
-import { ApiError } from '../common/errors';
+import { ApiError } from '../common/api-error';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

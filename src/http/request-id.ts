@@ -6,7 +6,7 @@ const SANE = /^[A-Za-z0-9._:\-]{1,128}$/;
 
 export function requestId(req: Request, res: Response, next: NextFunction): void {
   const given = req.get('x-request-id');
-  const id = given && SANE.test(given) ? given : newId('request');
+  const id = given && SANE.test(given) ? given : newId('req');
   res.locals.requestId = id;
   res.setHeader('X-Request-Id', id);
   next();

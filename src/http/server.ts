@@ -1,8 +1,8 @@
 import http, { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, ErrorCode } from '../common/errors';
+import { ApiError, ErrorCode } from '../common/api-error';
 import { newId } from '../common/ids';
-import { restError } from '../rest/errors';
+import { restError } from '../rest/rest-error';
 import { apiSecurityHeaders } from './security-headers';
 
 export interface ServerTimeouts {
@@ -51,7 +51,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const { code, status, reason, message } = clientErrorOf(error);
-  const requestId = newId('request');
+  const requestId = newId('req');
   const body = JSON.stringify(restError({ message, extensions: new ApiError(code, message).extensions }, requestId).body);
   const headers = [
     ...apiSecurityHeaders(),

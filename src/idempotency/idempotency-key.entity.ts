@@ -17,7 +17,7 @@ export enum IdempotencyState {
 @Index({ name: 'idempotency_keys_expires_at', properties: ['expiresAt'] })
 export class IdempotencyKey extends TenantEntity<'state'> {
   @PrimaryKey({ type: 'text' })
-  id: string = newId('idempotencyKey');
+  id: string = newId('idem');
 
   @Property({ type: 'text' })
   key!: string;

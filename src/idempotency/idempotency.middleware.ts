@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { EntityManager, MikroORM, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError } from '../common/errors';
+import { ApiError, internalError } from '../common/api-error';
 import { decryptJson, encryptJson } from '../common/crypto';
 import { mapDatabaseError } from '../db/database-errors';
 import { createScoped, scopeTo, tenantOf } from '../db/tenant';
@@ -165,7 +165,7 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
         if (error instanceof UniqueConstraintViolationException) return onError(res, inProgress()); // an earlier version's claim, made meanwhile
         const known = mapDatabaseError(error);
         if (!known) logger.error({ err: error, requestId: res.locals.requestId }, 'could not commit an idempotent request');
-        onError(res, known ?? new ApiError('internal_error', 'An unexpected error occurred. It has been logged; retry or contact support.'));
+        onError(res, known ?? internalError());
         return;
       }
       // Workers in this process look for the events now that they are visible (the nudge of the flush came before the commit).

@@ -3,29 +3,23 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { getGraphQLRateLimiter, Identity, Store } from 'graphql-rate-limit';
 import { Redis } from 'ioredis';
 import { createMethodMiddlewareDecorator } from 'type-graphql';
-import { ApiError } from '../common/errors';
-import type { RequestContext } from '../graphql/context';
-import { requestError } from '../graphql/plugins/text-guard';
+import { ApiError } from '../common/api-error';
+import { requestError } from '../graphql/request-error';
 import { Counters } from './counters';
-
-/** The expensive operations, each limited per account and mode on top of the plan quota. */
-export type LimitedOperation = 'leadScore' | 'generateProposal' | 'proposalPdf' | 'registerDeal' | 'deployAgent' | 'connectIntegration';
 
 export interface OperationLimit {
   windowS: number;
   max: number;
 }
 
-export type OperationLimits = Record<LimitedOperation, OperationLimit>;
+/** Limits by operation name (the GraphQL field). */
+export type OperationLimits = Record<string, OperationLimit>;
 
-export const OPERATION_LIMITS: OperationLimits = {
-  leadScore: { windowS: 60, max: 60 },
-  generateProposal: { windowS: 60, max: 20 },
-  proposalPdf: { windowS: 60, max: 120 },
-  registerDeal: { windowS: 60, max: 10 },
-  deployAgent: { windowS: 60, max: 10 },
-  connectIntegration: { windowS: 60, max: 10 },
-};
+/**
+ * The expensive operations and their limits per account and mode, on top of the plan quota: filled
+ * by @OperationLimited where each resolver declares its own, so no list is kept by hand.
+ */
+export const OPERATION_LIMITS: OperationLimits = {};
 
 /** How long a lock may be held before it is given up (a call that died between read and write). */
 const LOCK_MS = 2_000;
@@ -111,33 +105,42 @@ class ExactStore implements Store {
 
 type Check = ReturnType<typeof getGraphQLRateLimiter>;
 
+/** What the limiter needs of a request's context: whose count it is, and the limiter itself. */
+interface LimitedContext {
+  auth: { account: { id: string }; livemode: boolean };
+  operationLimiter: OperationLimiter;
+}
+
 export class OperationLimiter {
   private readonly check: Check;
 
   constructor(
     counters: Counters,
-    readonly limits: OperationLimits = OPERATION_LIMITS,
+    /** Limits that replace the operations' own (tests raise or lower them). */
+    private readonly overrides: Partial<OperationLimits> = {},
     /** Told of each call refused (for the rate-limit metrics). */
     private readonly onRejected?: () => void,
     /** false with RATE_LIMITS=off: nothing is counted or refused. */
     private readonly enabled = true,
   ) {
     this.check = getGraphQLRateLimiter({
-      identifyContext: (context: RequestContext) => `${context.auth.account.id}:${context.auth.livemode ? 'live' : 'test'}`,
+      identifyContext: (context: LimitedContext) => `${context.auth.account.id}:${context.auth.livemode ? 'live' : 'test'}`,
       store: new ExactStore(counters.redis, counters.namespace),
       formatError: ({ fieldName, max, window }) =>
         `Too many ${fieldName} calls: at most ${max} per ${Math.round(window / 1000)} s for this account and mode`,
     });
   }
 
-  windowSeconds(operation: LimitedOperation): number {
-    return this.limits[operation].windowS;
+  limitOf(operation: string): OperationLimit {
+    const limit = this.overrides[operation] ?? OPERATION_LIMITS[operation];
+    if (!limit) throw new Error(`no limit is declared for the operation ${operation}`);
+    return limit;
   }
 
   /** Counts one call; resolves to an error message when the operation is over its limit. */
-  async exceeded(operation: LimitedOperation, call: { args: Record<string, unknown>; context: RequestContext; info: GraphQLResolveInfo }) {
+  async exceeded(operation: string, call: { args: Record<string, unknown>; context: LimitedContext; info: GraphQLResolveInfo }) {
     if (!this.enabled) return undefined;
-    const { windowS, max } = this.limits[operation];
+    const { windowS, max } = this.limitOf(operation);
     const message = await this.check({ parent: undefined, ...call }, { window: `${windowS}s`, max, uncountRejected: true });
     if (message) this.onRejected?.();
     return message ?? undefined;
@@ -145,15 +148,16 @@ export class OperationLimiter {
 }
 
 /**
- * Marks a resolver as an expensive operation (graphql-rate-limit through a type-graphql
- * middleware). Each call counts, whether it comes from REST or GraphQL and however many aliases
- * an operation uses; over the limit is 429 rate_limit_exceeded.
+ * Marks a resolver as an expensive operation with its limit per account and mode (graphql-rate-limit
+ * through a type-graphql middleware). Each call counts, whether it comes from REST or GraphQL and
+ * however many aliases an operation uses; over the limit is 429 rate_limit_exceeded.
  */
-export function OperationLimited(operation: LimitedOperation): MethodDecorator {
-  return createMethodMiddlewareDecorator<RequestContext>(async ({ args, context, info }, next) => {
+export function OperationLimited(operation: string, limit: OperationLimit): MethodDecorator {
+  OPERATION_LIMITS[operation] = limit;
+  return createMethodMiddlewareDecorator<LimitedContext>(async ({ args, context, info }, next) => {
     const message = await context.operationLimiter.exceeded(operation, { args, context, info });
     if (message) {
-      throw requestError(new ApiError('rate_limit_exceeded', message, { retryAfterS: context.operationLimiter.windowSeconds(operation) }));
+      throw requestError(new ApiError('rate_limit_exceeded', message, { retryAfterS: context.operationLimiter.limitOf(operation).windowS }));
     }
     return next();
   });

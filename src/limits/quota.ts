@@ -1,4 +1,4 @@
-import { ApiError } from '../common/errors';
+import { ApiError } from '../common/api-error';
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import { RateLimits, TEST_MODE_LIMITS } from '../modules/accounts/plan';
 import { consume, Counters, peek, refund, WindowResult } from './counters';

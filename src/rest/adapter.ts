@@ -10,14 +10,14 @@ import {
   isInputObjectType,
   isNonNullType,
 } from 'graphql';
-import { ApiError } from '../common/errors';
+import { ApiError } from '../common/api-error';
 import type { FileDownload } from '../common/file-download';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import { PreparedChecks, PreparedOperation, prepareOperation } from '../graphql/prepared-operation';
 import { methodNotAllowed } from '../http/error-handler';
 import { bodyNotAnObject } from '../http/json-body';
+import { sendError } from '../http/send-error';
 import { camelToSnake, paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
-import { restError, sendApiError, sendRestError } from './errors';
 import { RestRoute } from './routes';
 import { selectAll } from './selection';
 
@@ -168,7 +168,7 @@ function sendFile(req: Request, res: Response, file: FileDownload): void {
  * prepared once at start (same schema, resolvers, checks and errors as /graphql), then maps
  * the answer to snake_case and the error codes to HTTP statuses.
  */
-export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependencies): Router {
+export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapterDependencies): Router {
   const router = Router();
   const methodsByPath = new Map<string, Set<string>>();
   for (const route of routes) {
@@ -186,11 +186,8 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
         const variables = variablesFor(compiled, req);
         const contextValue = deps.createContext({ auth: res.locals.auth, requestId, em: res.locals.em });
         try {
-          const { data, error } = await compiled.run(variables, contextValue);
-          if (error) {
-            sendRestError(res, restError(error, requestId));
-            return;
-          }
+          const { data, error } = await compiled.run(variables, contextValue, (name, value) => res.setHeader(name, value));
+          if (error) return sendError(res, error, 'rest');
           if (route.file) return sendFile(req, res, (data as Record<string, FileDownload>)[compiled.field.name]);
           const result = toRestOutput((data as Record<string, unknown>)[compiled.field.name], compiled.field.type) as Record<string, unknown>;
           res.status(route.statusFrom ? route.statusFrom(result) : (route.status ?? 200)).json(result);
@@ -199,7 +196,7 @@ export function createRestRouter(routes: RestRoute[], deps: RestAdapterDependenc
         }
       } catch (error) {
         // The adapter's own errors already name REST parameters (`contact_email`, or an unknown `contactEmail`).
-        if (error instanceof ApiError) return sendApiError(res, error, requestId, 'rest');
+        if (error instanceof ApiError) return sendError(res, error, 'rest', 'rest');
         throw error;
       }
     });

@@ -7,7 +7,7 @@ import {
   isObjectType,
   isScalarType,
 } from 'graphql';
-import { ApiError } from '../common/errors';
+import { ApiError } from '../common/api-error';
 
 import { camelToSnake, snakeToCamel } from '../common/case';
 

@@ -11,7 +11,7 @@ import {
   isNonNullType,
   isObjectType,
 } from 'graphql';
-import { ERROR_CODES } from '../common/errors';
+import { ERROR_CODES } from '../common/api-error';
 import { NOT_NULL_EXTENSION } from '../common/validation';
 import { camelToSnake } from './case-mapping';
 import { RestRoute } from './routes';
@@ -212,7 +212,7 @@ function operation(route: RestRoute, schema: GraphQLSchema, types: SchemaBuilder
 }
 
 /** The OpenAPI 3.1 document of the REST routes. */
-export function buildOpenApi(schema: GraphQLSchema, routes: RestRoute[], options: OpenApiOptions): OpenApiDocument {
+export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[], options: OpenApiOptions): OpenApiDocument {
   const types = new SchemaBuilder();
   const paths: OpenApiDocument['paths'] = {};
   for (const route of routes) {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { MikroORM } from '@mikro-orm/postgresql';
 import express, { Request, Response, Router } from 'express';
 import type { Config } from '../config';
-import { ApiError } from '../common/errors';
+import { ApiError } from '../common/api-error';
 import { clientAddress } from '../http/client-address';
 import { consume, Counters, peek } from '../limits/counters';
 import type { Quota } from '../limits/quota';

@@ -1,5 +1,5 @@
 import { getIntrospectionQuery } from 'graphql';
-import { MAX_COMPLEXITY, MAX_DEPTH, MAX_DOCUMENT_TOKENS, MAX_ROOT_FIELDS } from '../../src/graphql/plugins/cost-limit';
+import { MAX_COMPLEXITY, MAX_DEPTH, MAX_DOCUMENT_TOKENS, MAX_ROOT_FIELDS } from '../../src/graphql/checks/cost-limit';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
 /**

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { decryptJson } from '../../src/common/crypto';
 import { scopeTo } from '../../src/db/tenant';
-import { createContextFactory } from '../../src/graphql/context';
+import { createServiceFactory } from '../../src/app/composition';
 import { loadConfig } from '../../src/config';
-import { Counters } from '../../src/limits/counters';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import { createLogger } from '../../src/logger';
 import { IntegrationProvider } from '../../src/modules/integrations/integration.entity';
@@ -659,15 +658,7 @@ describe('integrations', () => {
     it('refuses to build request contexts without an encryption key (at start, not per request)', async () => {
       const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' });
       expect(config.encryptionKey).toBeUndefined();
-      expect(() =>
-        createContextFactory({
-          orm: app.orm,
-          config,
-          logger: createLogger('silent'),
-          scorer: new PriorLeadScorer(),
-          counters: new Counters(undefined, 'no-key'),
-        }, new GraphQLSchema({})),
-      ).toThrow(/ENCRYPTION_KEY/);
+      expect(() => createServiceFactory({ config, scorer: new PriorLeadScorer() }, new GraphQLSchema({}))).toThrow(/ENCRYPTION_KEY/);
     });
   });
 

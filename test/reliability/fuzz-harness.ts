@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ERROR_CODES, GraphQLErrorCode, isErrorCode } from '../../src/common/errors';
+import { ERROR_CODES, GraphQLErrorCode, isErrorCode } from '../../src/common/api-error';
 
 /** One request as it goes on the wire. */
 export interface WireRequest {

@@ -10,7 +10,7 @@ import * as arb from './fuzz-arbitraries';
 import { graphqlCase, graphqlRequest } from './fuzz-graphql';
 import { DatabaseSnapshots, describeExchange, graphqlOnlyNames, graphqlProblem, requestIdProblem, restErrorProblem, restNameProblem, send, WireRequest, WireResponse } from './fuzz-harness';
 import { aliasDocument, schemaOperations } from './fuzz-schema';
-import { MAX_ROOT_FIELDS } from '../../src/graphql/plugins/cost-limit';
+import { MAX_ROOT_FIELDS } from '../../src/graphql/checks/cost-limit';
 
 /**
  * Property-based fuzzing of every route of the REST table, and of /graphql, with hostile input:

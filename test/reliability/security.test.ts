@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Browser, chromium, Page } from 'playwright-core';
-import { MAX_COMPLEXITY, MAX_DEPTH } from '../../src/graphql/plugins/cost-limit';
+import { MAX_COMPLEXITY, MAX_DEPTH } from '../../src/graphql/checks/cost-limit';
 import { MAX_BODY_BYTES } from '../../src/http/json-body';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';

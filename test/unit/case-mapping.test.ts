@@ -12,7 +12,7 @@ import {
   GraphQLString,
 } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { ApiError } from '../../src/common/errors';
+import { ApiError } from '../../src/common/api-error';
 import { createSchema } from '../../src/graphql/schema';
 import { camelToSnake, paramPath, restParam, snakeToCamel, toGraphQLInput, toRestOutput } from '../../src/rest/case-mapping';
 

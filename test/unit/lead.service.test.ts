@@ -1,5 +1,5 @@
 import { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { ApiError } from '../../src/common/errors';
+import { ApiError } from '../../src/common/api-error';
 import { newId } from '../../src/common/ids';
 import { mapDatabaseError } from '../../src/db/database-errors';
 import { scopeTo, TenantScope } from '../../src/db/tenant';

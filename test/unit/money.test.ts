@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/common/errors';
+import { ApiError } from '../../src/common/api-error';
 import { fromMinorUnits, MAX_VALUE, toMinorUnits } from '../../src/modules/deals/money';
 
 /** Money as exact hundredths (CONTRACT §1): read from the decimal text, never by multiplying floats. */

@@ -1,5 +1,5 @@
 import { QueryOrder } from '@mikro-orm/core';
-import { ApiError } from '../../src/common/errors';
+import { ApiError } from '../../src/common/api-error';
 import { afterCursor, orderByFor, parseSort, SortableField, toPage } from '../../src/common/pagination';
 
 const FIELDS: Record<string, SortableField> = {

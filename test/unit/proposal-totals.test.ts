@@ -1,4 +1,4 @@
-import { ApiError } from '../../src/common/errors';
+import { ApiError } from '../../src/common/api-error';
 import { MAX_VALUE } from '../../src/modules/deals/money';
 import { formatMoney } from '../../src/modules/proposals/proposal-pdf';
 import { computeTotals, LineInput, MAX_QUANTITY, toThousandths } from '../../src/modules/proposals/proposal-totals';

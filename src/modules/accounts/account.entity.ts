@@ -14,7 +14,7 @@ export class Account {
   [OptionalProps]?: 'plan' | 'createdAt' | 'updatedAt';
 
   @PrimaryKey({ type: 'text' })
-  id: string = newId('account');
+  id: string = newId('acct');
 
   @Property({ type: 'text' })
   name!: string;

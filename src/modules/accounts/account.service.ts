@@ -1,5 +1,5 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
 import { Account, CustomLimits } from './account.entity';
 import { hashPassword } from './password';
 import { Plan } from './plan';

@@ -14,7 +14,7 @@ export class ApiKey {
   [OptionalProps]?: 'createdAt' | 'livemode';
 
   @PrimaryKey({ type: 'text' })
-  id: string = newId('apiKey');
+  id: string = newId('key');
 
   @ManyToOne(() => Account, { ref: true, deleteRule: 'cascade', index: false })
   account!: Ref<Account>;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EntityManager } from '@mikro-orm/postgresql';
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
 import { hydrateLean, selectRows } from '../../db/lean';
 import { Account } from './account.entity';
 import { ApiKey, KeyType } from './api-key.entity';

@@ -1,7 +1,7 @@
 import { EntityManager, LockMode } from '@mikro-orm/postgresql';
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
 import type { Event } from '../../events/event.entity';
-import type { Services } from '../../graphql/context';
+import type { Services } from '../module';
 import { DealCreateInput } from '../deals/deal.inputs';
 import { Deal } from '../deals/deal.entity';
 import { DealStage } from '../deals/deal-stage';

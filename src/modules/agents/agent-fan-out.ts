@@ -1,4 +1,5 @@
 import { newId } from '../../common/ids';
+import { sameTenant, tenantColumns } from '../../db/tenant-sql';
 import type { FanOutConsumer } from '../../events/outbox-fan-out';
 import { AgentType } from './agent-config';
 import { TRIGGERS } from './agent-behaviours';
@@ -15,13 +16,12 @@ export const agentFanOut: FanOutConsumer = async (trx, events, now) => {
     .whereIn('account_id', [...new Set(events.map((event) => event.account_id))]);
   const tasks = events.flatMap((event) =>
     agents
-      .filter((agent) => agent.account_id === event.account_id && agent.livemode === event.livemode && TRIGGERS[agent.type].includes(event.type))
+      .filter((agent) => sameTenant(agent, event) && TRIGGERS[agent.type].includes(event.type))
       .map((agent) => ({
-        id: newId('agentTask'),
+        id: newId('atask'),
         created_at: now,
         updated_at: now,
-        account_id: event.account_id,
-        livemode: event.livemode,
+        ...tenantColumns(event),
         agent_id: agent.id,
         agent_version: agent.version,
         event_id: event.id,

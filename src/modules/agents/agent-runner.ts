@@ -6,7 +6,7 @@ import { createScoped, scopeTo } from '../../db/tenant';
 import { Event } from '../../events/event.entity';
 import { outboxConsumers } from '../../events/outbox-consumers';
 import { FanOutConsumer, fanOutPending } from '../../events/outbox-fan-out';
-import type { ServiceFactory } from '../../graphql/context';
+import type { ServiceFactory } from '../module';
 import type { Logger } from '../../logger';
 import type { Metrics } from '../../http/metrics';
 import { AgentType } from './agent-config';

@@ -96,7 +96,7 @@ export interface AgentAction {
 export class AgentRun extends TenantEntity<'object' | 'error' | 'eventId' | 'eventType' | 'agentId'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
-  id: string = newId('agentRun');
+  id: string = newId('arun');
 
   @Field({ description: 'Always "agent_run".' })
   get object(): 'agent_run' {
@@ -155,7 +155,7 @@ export class AgentRun extends TenantEntity<'object' | 'error' | 'eventId' | 'eve
 @Unique({ name: 'agent_tasks_slot_unique', properties: ['agent', 'scheduleSlot'] })
 export class AgentTask extends TenantEntity<'doneAt' | 'attemptCount' | 'scheduleSlot' | 'event' | 'nextAttemptAt'> {
   @PrimaryKey({ type: 'text' })
-  id: string = newId('agentTask');
+  id: string = newId('atask');
 
   @ManyToOne(() => Agent, { ref: true, deleteRule: 'cascade', index: false })
   agent!: Ref<Agent>;

@@ -1,6 +1,6 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { RequestContext } from '../../graphql/context';
-import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Agent } from './agent.entity';
 import { AgentCreateInput, AgentDeployInput, AgentListInput, AgentMetricsInput, AgentRunListInput, AgentUpdateInput } from './agent.inputs';
@@ -34,7 +34,7 @@ export class AgentResolver {
   }
 
   @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Deploys the config as a new version; 422 agent_config_invalid when it does not hold.' })
-  @OperationLimited('deployAgent')
+  @OperationLimited('deployAgent', { windowS: 60, max: 10 })
   deployAgent(@Arg('id', () => ID) id: string, @Arg('input', () => AgentDeployInput, { nullable: true }) input: AgentDeployInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.agents.deploy(id, input);
   }

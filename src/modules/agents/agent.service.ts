@@ -1,9 +1,10 @@
 import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
-import { ApiError, notFound } from '../../common/errors';
+import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
 import { PageInput } from '../../common/page.input';
 import { createScoped } from '../../db/tenant';
+import { tenantQuery } from '../../db/tenant-sql';
 import type { EventRecorder } from '../../events/event-recorder';
 import { AgentType, checkAgentConfig } from './agent-config';
 import { Agent, AgentRun, AgentStatus, AgentVersion } from './agent.entity';
@@ -80,27 +81,33 @@ export class AgentService {
     const agent = await this.get(id);
     const to = new Date();
     const from = new Date(to.getTime() - WINDOW_MS[window]);
-    const sql = (query: string) => this.em.getConnection().execute(query, [agent.id, from, to], 'all', this.em.getTransactionContext());
-    const [totals] = await sql(
-      `select count(*)::int as runs, (count(*) filter (where outcome = 'error'))::int as errors,
+    const bindings = { agent: agent.id, from, to };
+    const [totals] = await tenantQuery<{ runs: number; errors: number; p50: number | null; p95: number | null }>(
+      this.em,
+      `select cast(count(*) as int) as runs, cast(count(*) filter (where outcome = 'error') as int) as errors,
               percentile_cont(0.5) within group (order by duration_ms) as p50,
               percentile_cont(0.95) within group (order by duration_ms) as p95
-         from agent_runs where agent_id = ? and created_at >= ? and created_at <= ?`,
+         from {agent_runs} where agent_id = :agent and created_at >= :from and created_at <= :to`,
+      bindings,
     );
-    const kinds = await sql(
-      `select action->>'kind' as kind, count(*)::int as count
-         from agent_runs, jsonb_array_elements(actions) as action
-        where agent_id = ? and created_at >= ? and created_at <= ? group by 1 order by 1`,
+    const kinds = await tenantQuery<{ kind: string; count: number }>(
+      this.em,
+      `select action->>'kind' as kind, cast(count(*) as int) as count
+         from {agent_runs}, jsonb_array_elements(agent_runs.actions) as action
+        where agent_id = :agent and created_at >= :from and created_at <= :to group by 1 order by 1`,
+      bindings,
     );
-    const [won] = await sql(
-      `select count(distinct action->>'object_id')::int as count
-         from agent_runs, jsonb_array_elements(actions) as action
-        where agent_id = ? and created_at >= ? and created_at <= ? and action->>'kind' = 'lead_qualified'
-          and exists (select 1 from deals where deals.lead_id = action->>'object_id' and deals.stage = 'closed_won')`,
+    const [won] = await tenantQuery<{ count: number }>(
+      this.em,
+      `select cast(count(distinct action->>'object_id') as int) as count
+         from {agent_runs}, jsonb_array_elements(agent_runs.actions) as action
+        where agent_id = :agent and created_at >= :from and created_at <= :to and action->>'kind' = 'lead_qualified'
+          and exists (select 1 from {deals} where deals.lead_id = action->>'object_id' and deals.stage = 'closed_won')`,
+      bindings,
     );
-    const [last] = await this.em.getConnection().execute('select max(created_at) as at from agent_runs where agent_id = ?', [agent.id], 'all', this.em.getTransactionContext());
-    const actionsByKind: Record<string, number> = Object.fromEntries((kinds as Array<{ kind: string; count: number }>).map((row) => [row.kind, row.count]));
-    const runs = totals.runs as number;
+    const [last] = await tenantQuery<{ at: Date | null }>(this.em, 'select max(created_at) as at from {agent_runs} where agent_id = :agent', bindings);
+    const actionsByKind: Record<string, number> = Object.fromEntries(kinds.map((row) => [row.kind, row.count]));
+    const runs = totals.runs;
     return {
       object: 'agent_metrics',
       agentId: agent.id,

@@ -115,7 +115,7 @@ export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' 
 export class DealStageChange extends TenantEntity {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
-  id: string = newId('stageChange');
+  id: string = newId('stg');
 
   @ManyToOne(() => Deal, { ref: true, deleteRule: 'cascade' })
   deal!: Ref<Deal>;

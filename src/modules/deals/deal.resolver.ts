@@ -1,6 +1,6 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { RequestContext } from '../../graphql/context';
-import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Deal, DealStageChange } from './deal.entity';
 import { DealCreateInput, DealListInput, DealUpdateInput } from './deal.inputs';
@@ -37,7 +37,7 @@ export class DealResolver {
   }
 
   @Mutation(() => Deal, { complexity: MUTATION_COST, description: 'Registers the deal for co-sell through the Microsoft 365 integration.' })
-  @OperationLimited('registerDeal')
+  @OperationLimited('registerDeal', { windowS: 60, max: 10 })
   registerDeal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.register(id);
   }

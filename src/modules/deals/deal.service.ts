@@ -1,5 +1,5 @@
 import { EntityManager, FilterQuery, LockMode, raw, ref } from '@mikro-orm/postgresql';
-import { ApiError, notFound } from '../../common/errors';
+import { ApiError, notFound } from '../../common/api-error';
 import { isId, newId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
@@ -168,7 +168,7 @@ export class DealService {
       // submitted until the program decides.
       const accepted = !tenantOf(em).livemode;
       deal.coSell = Object.assign(new CoSellRegistration(), {
-        id: newId('coSell'),
+        id: newId('cosell'),
         status: accepted ? CoSellStatus.accepted : CoSellStatus.submitted,
         submittedAt: now,
         decidedAt: accepted ? now : null,

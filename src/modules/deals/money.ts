@@ -1,4 +1,4 @@
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
 
 /** Largest amount accepted, in major units: keeps every minor-unit sum an exact JS integer. */
 export const MAX_VALUE = 10_000_000_000_000;

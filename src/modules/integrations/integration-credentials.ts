@@ -1,5 +1,5 @@
 import { isEmail } from 'class-validator';
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
 import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integration.entity';
 
 /**

@@ -49,7 +49,7 @@ export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> =
 export class Integration extends TenantEntity<'object' | 'status'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
-  id: string = newId('integration');
+  id: string = newId('int');
 
   @Field({ description: 'Always "integration".' })
   get object(): 'integration' {

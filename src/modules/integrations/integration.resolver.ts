@@ -1,7 +1,7 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { DeletedObject } from '../../common/deleted';
 import type { RequestContext } from '../../graphql/context';
-import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Integration } from './integration.entity';
 import { IntegrationConnectInput, IntegrationListInput } from './integration.inputs';
@@ -29,7 +29,7 @@ export class IntegrationResolver {
     complexity: MUTATION_COST,
     description: 'Connects a provider; a second connected integration of the same provider in this mode is 409.',
   })
-  @OperationLimited('connectIntegration')
+  @OperationLimited('connectIntegration', { windowS: 60, max: 10 })
   connectIntegration(@Arg('input', () => IntegrationConnectInput) input: IntegrationConnectInput, @Ctx() ctx: RequestContext) {
     return ctx.services.integrations.connect(input);
   }

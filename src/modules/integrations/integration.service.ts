@@ -1,6 +1,6 @@
 import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { decryptJson, encryptJson } from '../../common/crypto';
-import { ApiError, notFound } from '../../common/errors';
+import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
 import { createScoped } from '../../db/tenant';
@@ -44,7 +44,7 @@ export class IntegrationService {
 
   /** Connected and disconnected integrations alike: a disconnected one is kept as history. */
   async get(id: string): Promise<Integration> {
-    const integration = isId('integration', id) ? await this.em.findOne(Integration, { id }) : null;
+    const integration = isId('int', id) ? await this.em.findOne(Integration, { id }) : null;
     if (!integration) throw notFound('integration', id);
     return integration;
   }

@@ -1,7 +1,7 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { DeletedObject } from '../../common/deleted';
 import type { RequestContext } from '../../graphql/context';
-import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Lead } from './lead.entity';
 import { LeadCreateInput, LeadListInput, LeadUpdateInput } from './lead.inputs';
@@ -23,7 +23,7 @@ export class LeadResolver {
   }
 
   @Query(() => LeadScore, { description: 'The lead\'s score and the signals that explain it.' })
-  @OperationLimited('leadScore')
+  @OperationLimited('leadScore', { windowS: 60, max: 60 })
   leadScore(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.leads.score(id);
   }

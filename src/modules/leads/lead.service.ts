@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
-import { ApiError, notFound } from '../../common/errors';
+import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
 import type { TenantScope } from '../../db/tenant';
-import { requestError } from '../../graphql/plugins/text-guard';
+import { requestError } from '../../graphql/request-error';
 import { KeyedConcurrencyGate, Release } from '../../limits/concurrency-gate';
 import type { ProposalDocument } from './proposal-pdf';
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
 import { MAX_VALUE, toMinorUnits } from '../deals/money';
 
 /**

@@ -76,7 +76,7 @@ export class Proposal extends TenantEntity<
 > {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
-  id: string = newId('proposal');
+  id: string = newId('prop');
 
   @Field({ description: 'Always "proposal".' })
   get object(): 'proposal' {

@@ -1,7 +1,7 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { FileDownload } from '../../common/file-download';
 import type { RequestContext } from '../../graphql/context';
-import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Deal } from '../deals/deal.entity';
 import { Proposal } from './proposal.entity';
@@ -23,13 +23,13 @@ export class ProposalResolver {
   }
 
   @Query(() => FileDownload, { description: 'The proposal as a PDF (base64 here; GET /v1/proposals/{id}/pdf sends the bytes).', complexity: PDF_COST })
-  @OperationLimited('proposalPdf')
+  @OperationLimited('proposalPdf', { windowS: 60, max: 120 })
   proposalPdf(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.proposals.pdf(id);
   }
 
   @Mutation(() => Proposal, { complexity: MUTATION_COST, description: 'Generates a numbered proposal from a deal, frozen as the deal is now.' })
-  @OperationLimited('generateProposal')
+  @OperationLimited('generateProposal', { windowS: 60, max: 20 })
   createProposal(@Arg('input', () => ProposalCreateInput) input: ProposalCreateInput, @Ctx() ctx: RequestContext) {
     return ctx.services.proposals.create(input);
   }

@@ -1,9 +1,10 @@
 import { EntityManager, ref } from '@mikro-orm/postgresql';
-import { ApiError, notFound } from '../../common/errors';
+import { ApiError, notFound } from '../../common/api-error';
 import { FileDownload } from '../../common/file-download';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
 import { createScoped, tenantOf } from '../../db/tenant';
+import { tenantQuery } from '../../db/tenant-sql';
 import type { EventRecorder } from '../../events/event-recorder';
 import { Account } from '../accounts/account.entity';
 import { Deal } from '../deals/deal.entity';
@@ -72,7 +73,7 @@ export class ProposalService {
   }
 
   async get(id: string): Promise<Proposal> {
-    const proposal = isId('proposal', id) ? await this.em.findOne(Proposal, { id }) : null;
+    const proposal = isId('prop', id) ? await this.em.findOne(Proposal, { id }) : null;
     if (!proposal) throw notFound('proposal', id);
     return this.link(proposal);
   }
@@ -92,14 +93,11 @@ export class ProposalService {
   }
 
   private async nextNumber(em: EntityManager, issuedAt: Date): Promise<string> {
-    const { accountId, livemode } = tenantOf(em);
-    const row = await em.getConnection().execute<{ last_number: number }>(
-      `insert into proposal_numbers (account_id, livemode, last_number) values (?, ?, 1)
+    const [row] = await tenantQuery<{ last_number: number }>(
+      em,
+      `insert into proposal_numbers (account_id, livemode, last_number) values ({tenant}, 1)
        on conflict (account_id, livemode) do update set last_number = proposal_numbers.last_number + 1
        returning last_number`,
-      [accountId, livemode],
-      'get',
-      em.getTransactionContext(),
     );
     return `P-${issuedAt.getUTCFullYear()}-${String(row.last_number).padStart(6, '0')}`;
   }

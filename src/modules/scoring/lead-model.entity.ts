@@ -10,7 +10,7 @@ import type { CalibrationBucket, LearnedModelParams } from './learned-model';
 @Unique({ name: 'lead_models_version_unique', properties: ['account', 'livemode', 'version'] })
 export class LeadModel extends TenantEntity<'modelVersion'> {
   @PrimaryKey({ type: 'text' })
-  id: string = newId('leadModel');
+  id: string = newId('lsm');
 
   @Property({ type: 'integer' })
   version!: number;

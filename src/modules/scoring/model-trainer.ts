@@ -2,7 +2,7 @@ import type { Knex } from '@mikro-orm/knex';
 import { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../common/polling-worker';
 import { scopeTo } from '../../db/tenant';
-import type { ServiceFactory } from '../../graphql/context';
+import type { ServiceFactory } from '../module';
 import type { Logger } from '../../logger';
 import { DealStage } from '../deals/deal-stage';
 import { MIN_CLOSED_LEADS, MIN_PER_OUTCOME, RETRAIN_AFTER } from './learned-model';

@@ -1,6 +1,6 @@
 import { Ctx, Query, Resolver } from 'type-graphql';
 import type { RequestContext } from '../../graphql/context';
-import { AGGREGATE_COST } from '../../graphql/plugins/cost-limit';
+import { AGGREGATE_COST } from '../../graphql/checks/cost-limit';
 import { ScoringModelInfo } from './lead-model.entity';
 
 @Resolver()

@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { findFirstLean } from '../../db/lean';
-import { createScoped, tenantOf } from '../../db/tenant';
+import { createScoped } from '../../db/tenant';
+import { tenantQuery } from '../../db/tenant-sql';
 import { DealStage } from '../deals/deal-stage';
 import { Lead } from '../leads/lead.entity';
 import type { LeadScorer } from './lead-scorer';
@@ -41,14 +42,12 @@ export class ScoringService {
 
   /** Leads with at least one closed deal: won if any of their deals was won. */
   async closedLeads(): Promise<LabelledLead[]> {
-    const { accountId, livemode } = tenantOf(this.em);
-    const rows: Array<{ lead_id: string; won: boolean }> = await this.em.getConnection().execute(
-      `select lead_id, bool_or(stage = ?) as won from deals
-        where account_id = ? and livemode = ? and lead_id is not null and stage in (?, ?)
+    const rows = await tenantQuery<{ lead_id: string; won: boolean }>(
+      this.em,
+      `select lead_id, bool_or(stage = :won) as won from {deals}
+        where lead_id is not null and stage in (:won, :lost)
         group by lead_id order by lead_id`,
-      [DealStage.closed_won, accountId, livemode, DealStage.closed_won, DealStage.closed_lost],
-      'all',
-      this.em.getTransactionContext(),
+      { won: DealStage.closed_won, lost: DealStage.closed_lost },
     );
     const outcome = new Map(rows.map((row) => [row.lead_id, row.won]));
     const leads = outcome.size ? await this.em.find(Lead, { id: { $in: [...outcome.keys()] } }, { orderBy: { id: 'asc' } }) : [];

@@ -32,7 +32,7 @@ registerEnumType(DeliveryStatus, {
 export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'deliveredAt' | 'nextAttemptAt' | 'leasedAt'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
-  id: string = newId('delivery');
+  id: string = newId('whdel');
 
   @ManyToOne(() => Event, { ref: true, deleteRule: 'cascade', index: false })
   event!: Ref<Event>;
@@ -74,7 +74,7 @@ export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'd
 export class WebhookAttempt extends TenantEntity {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
-  id: string = newId('attempt');
+  id: string = newId('whatt');
 
   @ManyToOne(() => WebhookDelivery, { ref: true, deleteRule: 'cascade', index: false })
   delivery!: Ref<WebhookDelivery>;

@@ -137,7 +137,7 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
     return this.knex.transaction(async (trx) => {
       const now = new Date();
       await trx('webhook_attempts').insert({
-        id: newId('attempt'),
+        id: newId('whatt'),
         created_at: now,
         updated_at: now,
         account_id: claim.account_id,

@@ -1,5 +1,6 @@
 import { newId } from '../../common/ids';
-import { subscribesTo } from '../../events/event-types';
+import { sameTenant, tenantColumns } from '../../db/tenant-sql';
+import { subscribesTo } from '../../events/event-catalog';
 import type { FanOutConsumer } from '../../events/outbox-fan-out';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { WebhookStatus } from './webhook.entity';
@@ -16,18 +17,16 @@ export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
       subscriptions
         .filter(
           (hook) =>
-            hook.account_id === event.account_id &&
-            hook.livemode === event.livemode &&
+            sameTenant(hook, event) &&
             // A subscription receives what happened after it was made, not a backlog.
             hook.created_at <= event.created_at &&
             subscribesTo(hook.events, event.type),
         )
         .map((hook) => ({
-          id: newId('delivery'),
+          id: newId('whdel'),
           created_at: now,
           updated_at: now,
-          account_id: event.account_id,
-          livemode: event.livemode,
+          ...tenantColumns(event),
           event_id: event.id,
           webhook_id: hook.id,
           status: DeliveryStatus.pending,

@@ -19,7 +19,7 @@ registerEnumType(WebhookStatus, { name: 'WebhookStatus', description: 'Only enab
 export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 'disabledReason' | 'consecutiveFailures' | 'backoffUntil' | 'lastClaimedAt'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
-  id: string = newId('webhook');
+  id: string = newId('wh');
 
   @Field({ description: 'Always "webhook".' })
   get object(): 'webhook' {

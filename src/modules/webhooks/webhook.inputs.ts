@@ -2,11 +2,9 @@ import { ArrayNotEmpty, ArrayUnique, IsIn, IsOptional, IsString, Length, MaxLeng
 import { Field, InputType } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
 import { NotNull } from '../../common/validation';
-import { ALL_EVENTS, EVENT_TYPES } from '../../events/event-types';
+import { IsEventType } from '../../events/event-catalog';
 import { WebhookStatus } from './webhook.entity';
 
-const EVENT_NAMES = [...EVENT_TYPES, ALL_EVENTS];
-const EVENT_NAME_MESSAGE = `$property must name events from: ${EVENT_NAMES.join(', ')}`;
 
 @InputType({ description: 'A new subscription: the URL and the events it receives. The response shows the signing secret once.' })
 export class WebhookCreateInput {
@@ -18,7 +16,7 @@ export class WebhookCreateInput {
   @Field(() => [String], { description: 'Event names (CONTRACT §10), or ["*"] for every event.' })
   @ArrayNotEmpty({ message: '$property must name at least one event, or "*"' })
   @ArrayUnique({ message: '$property names an event more than once' })
-  @IsIn(EVENT_NAMES, { each: true, message: EVENT_NAME_MESSAGE })
+  @IsEventType({ each: true, orAll: true })
   events!: string[];
 
   @Field(() => String, { nullable: true })
@@ -38,7 +36,7 @@ export class WebhookUpdateInput {
   @NotNull()
   @ArrayNotEmpty({ message: '$property must name at least one event, or "*"' })
   @ArrayUnique({ message: '$property names an event more than once' })
-  @IsIn(EVENT_NAMES, { each: true, message: EVENT_NAME_MESSAGE })
+  @IsEventType({ each: true, orAll: true })
   events?: string[];
 
   @Field(() => String, { nullable: true })

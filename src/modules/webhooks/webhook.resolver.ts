@@ -2,7 +2,7 @@ import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Roo
 import { DeletedObject } from '../../common/deleted';
 import { PageInput } from '../../common/page.input';
 import type { RequestContext } from '../../graphql/context';
-import { listComplexity, MUTATION_COST } from '../../graphql/plugins/cost-limit';
+import { listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { CreatedWebhook, Webhook } from './webhook.entity';
 import { WebhookCreateInput, WebhookListInput, WebhookUpdateInput } from './webhook.inputs';
 import { WebhookAttemptList, WebhookList } from './webhook.types';

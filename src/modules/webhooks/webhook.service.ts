@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { decryptJson, encryptJson } from '../../common/crypto';
-import { ApiError, notFound } from '../../common/errors';
+import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
 import { PageInput } from '../../common/page.input';
 import { createScoped, tenantOf } from '../../db/tenant';
-import { ALL_EVENTS } from '../../events/event-types';
+import { ALL_EVENTS } from '../../events/event-catalog';
 import { checkPublicUrl, HostResolver, UrlRefused, webhookUrlProblem } from './url-guard';
 import { WebhookAttempt } from './webhook-delivery.entity';
 import { CreatedWebhook, Webhook, WebhookStatus } from './webhook.entity';
@@ -57,7 +57,7 @@ export class WebhookService {
   }
 
   async get(id: string): Promise<Webhook> {
-    const webhook = isId('webhook', id) ? await this.em.findOne(Webhook, { id }) : null;
+    const webhook = isId('wh', id) ? await this.em.findOne(Webhook, { id }) : null;
     if (!webhook) throw notFound('webhook', id);
     return webhook;
   }

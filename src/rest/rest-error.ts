@@ -1,6 +1,5 @@
-import type { Response } from 'express';
 import type { GraphQLFormattedError } from 'graphql';
-import { ApiError, ERROR_CODES, GRAPHQL_CODE_STATUS, GraphQLErrorCode, isErrorCode } from '../common/errors';
+import { ERROR_CODES, GRAPHQL_CODE_STATUS, GraphQLErrorCode, isErrorCode, retryAfterSeconds } from '../common/api-error';
 import { restParam } from './case-mapping';
 
 export interface RestErrorBody {
@@ -35,7 +34,7 @@ export function restError(
   const message = typeof param === 'string' && restParamName ? error.message.split(param).join(restParamName) : error.message;
   return {
     status,
-    retryAfter: typeof retryAfter === 'number' ? String(retryAfter) : status === 503 ? '5' : undefined,
+    retryAfter: retryAfterSeconds({ retryAfter }, status)?.toString(),
     body: {
       error: {
         type: typeof type === 'string' ? type : spec.type,
@@ -47,13 +46,4 @@ export function restError(
       },
     },
   };
-}
-
-export function sendApiError(res: Response, error: ApiError, requestId: string, naming: ParamNaming = 'graphql'): void {
-  sendRestError(res, restError({ message: error.message, extensions: error.extensions }, requestId, naming));
-}
-
-export function sendRestError(res: Response, error: ReturnType<typeof restError>): void {
-  if (error.retryAfter) res.setHeader('Retry-After', error.retryAfter);
-  res.status(error.status).json(error.body);
 }

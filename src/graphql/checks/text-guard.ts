@@ -1,6 +1,7 @@
-import type { ApolloServerPlugin } from '@apollo/server';
 import { DocumentNode, visit } from 'graphql';
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
+import type { OperationCheck } from '../operation-checks';
+import { requestError } from '../request-error';
 
 /** Why PostgreSQL cannot keep a text: U+0000, or a lone UTF-16 surrogate (not Unicode text at all). */
 function textProblem(text: string): string | undefined {
@@ -33,17 +34,6 @@ function unstorableTextAt(value: unknown, path: Array<string | number>): { path:
 }
 
 /**
- * An error that decides the HTTP answer of /graphql (its status, and Retry-After when it has one):
- * errors raised before execution, and rate limits. formatError removes `http` from the body.
- */
-export function requestError(error: ApiError): ApiError {
-  const retryAfter = error.extensions.retryAfter;
-  const headers = typeof retryAfter === 'number' ? new Map([['retry-after', String(retryAfter)]]) : undefined;
-  Object.assign(error.extensions, { http: { status: error.status, ...(headers ? { headers } : {}) } });
-  return error;
-}
-
-/**
  * Refuses variables holding text PostgreSQL cannot keep, naming the path inside the variable
  * (`company`, `metadata.a`), the name a client sent.
  */
@@ -61,25 +51,16 @@ const checkedDocuments = new WeakSet<DocumentNode>();
  * PostgreSQL text cannot hold U+0000, and a lone surrogate (JSON allows "\ud800") is no Unicode
  * at all: text columns would keep U+FFFD in its place, jsonb refuses it, and validators such as
  * isEmail throw on it, so such input would fail deep inside as a 500 or be stored altered.
- * Refused here, once, for every operation sent to /graphql; REST routes' prepared operations
- * (prepared-operation.ts) check their variables with the same assertStorableText.
+ * Refused before any operation runs, in its variables and in the string literals of its document.
  */
-export function textGuardPlugin(): ApolloServerPlugin {
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ request, document }) {
-          assertStorableText(request.variables ?? {});
-          if (checkedDocuments.has(document)) return;
-          visit(document, {
-            StringValue(node) {
-              const problem = textProblem(node.value);
-              if (problem) throw requestError(new ApiError('parameter_invalid', `String values ${problem}`));
-            },
-          });
-          checkedDocuments.add(document);
-        },
-      };
+export const textCheck: OperationCheck = ({ document, variables }) => {
+  assertStorableText(variables);
+  if (checkedDocuments.has(document)) return;
+  visit(document, {
+    StringValue(node) {
+      const problem = textProblem(node.value);
+      if (problem) throw requestError(new ApiError('parameter_invalid', `String values ${problem}`));
     },
-  };
-}
+  });
+  checkedDocuments.add(document);
+};

@@ -1,4 +1,3 @@
-import type { ApolloServerPlugin } from '@apollo/server';
 import {
   BREAK,
   DocumentNode,
@@ -15,10 +14,11 @@ import {
 } from 'graphql';
 import { ComplexityEstimator, fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import type { ComplexityEstimatorArgs } from 'graphql-query-complexity';
-import { ApiError } from '../../common/errors';
+import { ApiError } from '../../common/api-error';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../common/pagination';
+import type { OperationCheck } from '../operation-checks';
 import { introspectionEstimator } from './introspection-cost';
-import { requestError } from './text-guard';
+import { requestError } from '../request-error';
 
 export { depthLimitRule, MAX_DEPTH } from './depth-limit';
 
@@ -124,8 +124,6 @@ function budgetEstimators(schema: GraphQLSchema, budget: 'data' | 'introspection
   return [otherBudget, introspectionEstimator(schema), fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })];
 }
 
-export type CostCheck = (document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>) => void;
-
 const tooComplex = (message: string) => requestError(new ApiError('query_too_complex', message));
 
 /**
@@ -138,7 +136,7 @@ const tooComplex = (message: string) => requestError(new ApiError('query_too_com
  * remembered, by its parsed document, and never estimated again: Apollo hands the same parsed
  * document to every request with the same text, and every REST route's prepared document is one.
  */
-export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPLEXITY): CostCheck {
+export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPLEXITY): OperationCheck {
   const alwaysFits = new WeakMap<DocumentNode, Set<string | null>>();
   const estimators = { data: budgetEstimators(schema, 'data'), introspection: budgetEstimators(schema, 'introspection') };
   const cost = (query: DocumentNode, budget: keyof typeof estimators, variables: Record<string, unknown>, context?: CostContext) =>
@@ -149,7 +147,7 @@ export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPL
   // One full introspection with room to spare (Apollo Sandbox's query asks a little more), never two.
   const maxIntrospection = Math.ceil(1.5 * cost(standardIntrospection, 'introspection', {}));
 
-  return (document, operationName, variables) => {
+  return ({ document, operationName, variables }) => {
     const name = operationName ?? null;
     if (alwaysFits.get(document)?.has(name)) return;
     const operation = operationOf(document, operationName);
@@ -178,21 +176,5 @@ export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPL
     if (!hasDirectives(operation) && cost(operation, 'data', variables, { upperBound: true }) <= maxComplexity) {
       alwaysFits.set(document, (alwaysFits.get(document) ?? new Set()).add(name));
     }
-  };
-}
-
-/**
- * The cost check on every operation sent to /graphql, before it runs. Batched HTTP requests are
- * off (Apollo's default), so one request is one operation.
- */
-export function costLimitPlugin(check: CostCheck): ApolloServerPlugin {
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ request, document, operationName }) {
-          check(document, operationName, request.variables ?? {});
-        },
-      };
-    },
   };
 }

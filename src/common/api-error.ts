@@ -129,3 +129,18 @@ export const notFound = (what: string, id: string): ApiError =>
 
 export const invalidParameter = (param: string, message: string): ApiError =>
   new ApiError('parameter_invalid', message, { param });
+
+/** The only words a client sees of an unexpected error: no stack, SQL or library text ever leaves. */
+export const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred. It has been logged; retry or contact support.';
+
+export const internalError = (): ApiError => new ApiError('internal_error', INTERNAL_ERROR_MESSAGE);
+
+/**
+ * The Retry-After of an error, in seconds: its own (rate limits, a full render queue), else 5 for a
+ * 503 (the database or a dependency will likely be back by then), else none.
+ */
+export function retryAfterSeconds(extensions: Record<string, unknown> | undefined, status: number): number | undefined {
+  const own = extensions?.retryAfter;
+  if (typeof own === 'number') return own;
+  return status === 503 ? 5 : undefined;
+}

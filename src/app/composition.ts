@@ -1,0 +1,103 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { GraphQLSchema } from 'graphql';
+import type { Config } from '../config';
+import { scopeTo } from '../db/tenant';
+import { EventRecorder } from '../events/event-recorder';
+import type { RequestContext, RequestInfo } from '../graphql/context';
+import type { Metrics } from '../http/metrics';
+import type { Counters } from '../limits/counters';
+import { OperationLimiter, type OperationLimits } from '../limits/operation-limit';
+import type { QuotaSettings } from '../limits/quota';
+import type { Logger } from '../logger';
+import { MODULES } from '../modules';
+import type { ServiceFactory, ServiceScope, Services, ServiceSettings } from '../modules/module';
+import { PdfPoolBounds, ProposalPdfPool } from '../modules/proposals/proposal-pdf.pool';
+import { ProposalPdfService } from '../modules/proposals/proposal-pdf.service';
+import type { LeadScorer } from '../modules/scoring/lead-scorer';
+import { HostResolver, systemResolver } from '../modules/webhooks/url-guard';
+import { RestSerializer } from '../rest/serialize';
+
+/**
+ * The composition root: the one place that knows every dependency and wires them, for requests
+ * (the context factory), background work (agents, training) and the command line.
+ */
+export interface AppDependencies {
+  orm: MikroORM;
+  config: Config;
+  logger: Logger;
+  /** The prior model: scores until an account has enough closed deals to learn its own. */
+  scorer: LeadScorer;
+  /** Shared counters for quotas and per-operation limits (Redis when configured). */
+  counters: Counters;
+  /** Test-mode and unauthenticated allowances; tests that send many requests raise them. */
+  quotaSettings?: QuotaSettings;
+  /** Per-operation limits; defaults to each limited operation's own. */
+  operationLimits?: Partial<OperationLimits>;
+  /** How webhook URLs' hosts resolve (the system's DNS unless a test supplies names). */
+  resolveHost?: HostResolver;
+  /** This instance's Prometheus metrics; createApp makes one when none is given. */
+  metrics?: Metrics;
+  /** Bounds of the PDF worker pool; defaultPdfPoolBounds() when not given. */
+  pdfPoolBounds?: PdfPoolBounds;
+}
+
+/** Every module's service factories, by service name. */
+const FACTORIES = Object.assign({}, ...MODULES.map((module) => module.services ?? {})) as Record<keyof Services, (scope: ServiceScope) => unknown>;
+
+/**
+ * Services over one EntityManager, each built when first used (a request that reads leads builds
+ * no webhook service), and then the same object for the rest of the request: services ask each
+ * other for what they need through `scope.services`.
+ */
+export function createServiceFactory(
+  settings: Pick<ServiceSettings, 'config' | 'scorer'> & Partial<Pick<ServiceSettings, 'resolveHost' | 'proposalPdfs'>>,
+  schema: GraphQLSchema,
+): ServiceFactory {
+  // Checked once at start: a missing key would otherwise surface as a 500 on the first connect.
+  const encryptionKey = settings.config.encryptionKey;
+  if (!encryptionKey) throw new Error('config.encryptionKey is not set: set ENCRYPTION_KEY (main.ts generates one outside production)');
+  const serializer = new RestSerializer(schema);
+  const complete: ServiceSettings = {
+    ...settings,
+    encryptionKey,
+    resolveHost: settings.resolveHost ?? systemResolver,
+    // Callers outside the app (the command line's seed) render no PDF; the pool starts no thread until one does.
+    proposalPdfs: settings.proposalPdfs ?? new ProposalPdfService(new ProposalPdfPool()),
+  };
+  return (em) => {
+    const services = {} as Services;
+    const scope: ServiceScope = { em, events: new EventRecorder(em, serializer), settings: complete, services };
+    for (const [name, factory] of Object.entries(FACTORIES)) {
+      let built: unknown;
+      Object.defineProperty(services, name, { enumerable: true, get: () => (built ??= factory(scope)) });
+    }
+    return services;
+  };
+}
+
+/** The one context factory: a fresh, tenant-scoped EntityManager per request, and services over it. */
+export function createContextFactory(
+  deps: Pick<AppDependencies, 'orm' | 'config' | 'logger' | 'counters' | 'operationLimits' | 'metrics'>,
+  servicesFor: ServiceFactory,
+): (request: RequestInfo) => RequestContext {
+  const operationLimiter = new OperationLimiter(deps.counters, deps.operationLimits, () => deps.metrics?.rateLimitRejected('operation'), deps.config.rateLimits);
+  return ({ auth, requestId, em: given }) => {
+    const em = given ?? scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
+    let logger: Logger | undefined;
+    return {
+      em,
+      auth,
+      requestId,
+      // Made when first used: most requests log nothing past the access log.
+      get logger() {
+        return (logger ??= deps.logger.child({ requestId, accountId: auth.account.id }));
+      },
+      config: deps.config,
+      services: servicesFor(em),
+      operationLimiter,
+    };
+  };
+}
+
+
+export type { ServiceFactory };

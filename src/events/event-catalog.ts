@@ -1,0 +1,47 @@
+import { ValidateBy } from 'class-validator';
+import { registeredModules } from '../modules/registry';
+
+/**
+ * Every event type the service emits (CONTRACT §10), by name. Empty here: each module adds the
+ * types it emits (TypeScript declaration merging) beside its `events` list in its `*.module.ts`,
+ * so a recorder called with a name no module declares does not compile.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the modules' declaration merging
+export interface EventTypes {}
+
+export type EventType = keyof EventTypes & string;
+
+export const ALL_EVENTS = '*';
+
+export const API_VERSION = 'v1';
+
+let declared: readonly EventType[] | undefined;
+
+/** Every module's event types, in module order (read when first needed: the modules import this file). */
+export function eventTypes(): readonly EventType[] {
+  return (declared ??= registeredModules().flatMap((module) => (module.events ?? []) as EventType[]));
+}
+
+export function isEventType(name: string): name is EventType {
+  return eventTypes().includes(name as EventType);
+}
+
+/** Whether a subscription to `subscribed` (names or `*`) receives an event of `type`. */
+export function subscribesTo(subscribed: readonly string[], type: string): boolean {
+  return subscribed.includes(ALL_EVENTS) || subscribed.includes(type);
+}
+
+/** A validator of event type names (each item of a list with `each`), `*` too when `orAll`; the message lists them. */
+export function IsEventType(options: { each?: boolean; orAll?: boolean } = {}): PropertyDecorator {
+  const names = () => (options.orAll ? [...eventTypes(), ALL_EVENTS] : eventTypes());
+  return ValidateBy(
+    {
+      name: 'isEventType',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && (names() as readonly string[]).includes(value),
+        defaultMessage: () => `$property must ${options.each ? 'name events from' : 'be one of'}: ${names().join(', ')}`,
+      },
+    },
+    { each: options.each },
+  );
+}

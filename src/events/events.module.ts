@@ -1,0 +1,20 @@
+import { defineModule } from '../modules/module';
+import type { EventRecorder } from './event-recorder';
+import { Event } from './event.entity';
+import { EventResolver } from './event.resolver';
+import { EventService } from './event.service';
+
+declare module '../modules/module' {
+  interface Services {
+    events: EventService;
+    /** Records events on the same EntityManager (agents record their runs' agent.action). */
+    recorder: EventRecorder;
+  }
+}
+
+export const eventsModule = defineModule({
+  name: 'events',
+  entities: [Event],
+  resolvers: [EventResolver],
+  services: { events: ({ em }) => new EventService(em), recorder: ({ events }) => events },
+});

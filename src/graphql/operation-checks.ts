@@ -1,0 +1,44 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
+import type { RateLimitKind } from '../http/metrics';
+import type { Quota } from '../limits/quota';
+import { createCostCheck } from './checks/cost-limit';
+import { quotaCharge } from './checks/quota-charge';
+import { textCheck } from './checks/text-guard';
+import type { RequestContext } from './context';
+
+/** One operation about to run, on /graphql or as a REST route's prepared operation. */
+export interface OperationRequest {
+  document: DocumentNode;
+  operationName?: string | null;
+  variables: Record<string, unknown>;
+  context: RequestContext;
+  /** Sets a header of the answer (the X-RateLimit-* of a charge). */
+  setHeader(name: string, value: string): void;
+}
+
+/** A check that refuses an operation before it runs, by throwing a request error (graphql/request-error.ts). */
+export type OperationCheck = (request: OperationRequest) => void | Promise<void>;
+
+/**
+ * Every check an operation passes before anything of it runs, in order: its text, its cost, its
+ * charge. One list, run by the Apollo plugin below for /graphql and by prepared operations for
+ * REST, so no check can be added to one surface and forgotten on the other.
+ */
+export function operationChecks(schema: GraphQLSchema, quota: Quota, onRejected?: (kind: RateLimitKind) => void): OperationCheck[] {
+  return [textCheck, createCostCheck(schema), quotaCharge(quota, onRejected)];
+}
+
+/** The checks on every operation sent to /graphql, once its document is known and before it runs. */
+export function operationChecksPlugin(checks: readonly OperationCheck[]): ApolloServerPlugin<RequestContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ request, document, operationName, contextValue, response }) {
+          const setHeader = (name: string, value: string) => response.http.headers.set(name, value);
+          for (const check of checks) await check({ document, operationName, variables: request.variables ?? {}, context: contextValue, setHeader });
+        },
+      };
+    },
+  };
+}

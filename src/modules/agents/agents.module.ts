@@ -1,0 +1,30 @@
+import { defineModule } from '../module';
+import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from './agent.entity';
+import { AgentResolver } from './agent.resolver';
+import { AgentService } from './agent.service';
+
+const AGENT_EVENTS = ['agent.deployed', 'agent.action'] as const;
+
+declare module '../../events/event-catalog' {
+  interface EventTypes extends Record<(typeof AGENT_EVENTS)[number], true> {}
+}
+
+declare module '../module' {
+  interface Services {
+    agents: AgentService;
+  }
+}
+
+export const agentsModule = defineModule({
+  name: 'agents',
+  entities: [Agent, AgentVersion, AgentRun, AgentTask, AgentFollowUp],
+  events: AGENT_EVENTS,
+  resolvers: [AgentResolver],
+  routes: [
+    { method: 'GET', path: '/v1/agents', summary: 'List AI agents', operation: { type: 'query', field: 'agents', query: 'filter' } },
+    { method: 'POST', path: '/v1/agents', summary: 'Create and configure an agent', operation: { type: 'mutation', field: 'createAgent', body: 'input' }, status: 201 },
+    { method: 'POST', path: '/v1/agents/:id/deploy', summary: 'Deploy an agent to production', operation: { type: 'mutation', field: 'deployAgent', body: 'input' } },
+    { method: 'GET', path: '/v1/agents/:id/metrics', summary: 'Agent performance metrics', operation: { type: 'query', field: 'agentMetrics', query: 'filter' } },
+  ],
+  services: { agents: ({ em, events }) => new AgentService(em, events) },
+});

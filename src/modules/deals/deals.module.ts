@@ -1,0 +1,30 @@
+import { defineModule } from '../module';
+import { CoSellRegistration, Deal, DealStageChange } from './deal.entity';
+import { DealResolver } from './deal.resolver';
+import { DealService } from './deal.service';
+
+const DEAL_EVENTS = ['deal.created', 'deal.updated', 'deal.stage_changed', 'deal.won', 'deal.lost', 'deal.registered'] as const;
+
+declare module '../../events/event-catalog' {
+  interface EventTypes extends Record<(typeof DEAL_EVENTS)[number], true> {}
+}
+
+declare module '../module' {
+  interface Services {
+    deals: DealService;
+  }
+}
+
+export const dealsModule = defineModule({
+  name: 'deals',
+  entities: [Deal, CoSellRegistration, DealStageChange],
+  events: DEAL_EVENTS,
+  resolvers: [DealResolver],
+  routes: [
+    { method: 'GET', path: '/v1/deals', summary: 'List deals', operation: { type: 'query', field: 'deals', query: 'filter' } },
+    { method: 'POST', path: '/v1/deals', summary: 'Create a deal', operation: { type: 'mutation', field: 'createDeal', body: 'input' }, status: 201 },
+    { method: 'PUT', path: '/v1/deals/:id', summary: 'Update deal stage, value or metadata', operation: { type: 'mutation', field: 'updateDeal', body: 'input' } },
+    { method: 'POST', path: '/v1/deals/:id/register', summary: 'Register a deal for co-sell', operation: { type: 'mutation', field: 'registerDeal' } },
+  ],
+  services: { deals: ({ em, services, events }) => new DealService(em, services.integrations, events) },
+});
