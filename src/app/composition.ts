@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config';
-import { scopeTo } from '../db/tenant';
+import { tenantFork } from '../db/tenant';
 import { EventRecorder } from '../events/event-recorder';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import type { Metrics } from '../http/metrics';
@@ -82,7 +82,7 @@ export function createContextFactory(
 ): (request: RequestInfo) => RequestContext {
   const operationLimiter = new OperationLimiter(deps.counters, deps.operationLimits, () => deps.metrics?.rateLimitRejected('operation'), deps.config.rateLimits);
   return ({ auth, requestId, em: given }) => {
-    const em = given ?? scopeTo(deps.orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
+    const em = given ?? tenantFork(deps.orm.em, { accountId: auth.account.id, livemode: auth.livemode });
     let logger: Logger | undefined;
     return {
       em,

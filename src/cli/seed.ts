@@ -1,7 +1,7 @@
 import { SingleBar } from 'cli-progress';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { ensureEncryptionKey, loadConfig } from '../config';
-import { scopeTo } from '../db/tenant';
+import { tenantFork } from '../db/tenant';
 import { createServiceFactory } from '../app/composition';
 import { createSchema } from '../graphql/schema';
 import { Account } from '../modules/accounts/account.entity';
@@ -54,7 +54,7 @@ export async function seedAccount(em: EntityManager, options: SeedOptions): Prom
   let deals = 0;
   const run = Date.now().toString(36);
   for (let i = 0; i < options.leads; i++) {
-    const scoped = scopeTo(em.fork(), { accountId: options.account.id, livemode: options.livemode });
+    const scoped = tenantFork(em, { accountId: options.account.id, livemode: options.livemode });
     const services = servicesFor(scoped);
     const company = `${pick(NAMES)} ${pick(SUFFIXES)}`;
     const domain = `${company.toLowerCase().replace(/[^a-z]+/g, '')}.example`;

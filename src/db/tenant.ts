@@ -27,6 +27,16 @@ export function scopeTo<E extends EntityManager>(em: E, scope: TenantScope): E {
   return em;
 }
 
+/**
+ * The EntityManager services work on: a fork of `em` scoped to the tenant, that follows the
+ * transaction it is in. Inside `em.transactional(async () => …)` every call on it, from any service
+ * holding it, goes to the transaction (MikroORM's `useContext`, through AsyncLocalStorage), so a
+ * service never needs the transaction's EntityManager passed along, and cannot read outside it.
+ */
+export function tenantFork<E extends EntityManager>(em: E, scope: TenantScope, options: { keepTransactionContext?: boolean } = {}): E {
+  return scopeTo(em.fork({ useContext: true, ...options }) as E, scope);
+}
+
 export function tenantOf(em: EntityManager): TenantScope {
   const scope = em.getFilterParams<TenantScope>(TENANT_FILTER);
   // Worded as MikroORM words a filter without parameters, so every unscoped read fails alike.

@@ -32,11 +32,6 @@ export class EventRecorder {
     private readonly serializer: RestSerializer,
   ) {}
 
-  /** The same recorder on another EntityManager, e.g. the fork of a transaction. */
-  on(em: EntityManager): EventRecorder {
-    return new EventRecorder(em, this.serializer);
-  }
-
   /** The object's REST shape now; pass it to `record` after changing the object. */
   snapshot(entity: object): Snapshot {
     return this.serializer.serialize(entity);

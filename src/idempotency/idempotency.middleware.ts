@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ApiError, internalError } from '../common/api-error';
 import { decryptJson, encryptJson } from '../common/crypto';
 import { mapDatabaseError } from '../db/database-errors';
-import { createScoped, scopeTo, tenantOf } from '../db/tenant';
+import { createScoped, tenantFork, tenantOf } from '../db/tenant';
 import { outboxSignal } from '../events/outbox.subscriber';
 import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
@@ -114,7 +114,7 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
     }
     const auth = res.locals.auth as Authenticated;
     const now = new Date();
-    const em = scopeTo(orm.em.fork(), { accountId: auth.account.id, livemode: auth.livemode });
+    const em = tenantFork(orm.em, { accountId: auth.account.id, livemode: auth.livemode });
     let requestHash: string;
     let decision: Decision;
     try {
@@ -187,7 +187,7 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
       void em.rollback().catch(() => undefined);
     });
     // The context factory runs the request on this transaction (services' flushes as savepoints).
-    res.locals.em = flushInSavepoints(em.fork({ keepTransactionContext: true }));
+    res.locals.em = flushInSavepoints(tenantFork(em, tenantOf(em), { keepTransactionContext: true }));
     next();
   };
 }

@@ -2,7 +2,7 @@ import type { Knex } from '@mikro-orm/knex';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../common/polling-worker';
 import { toApiError } from '../../graphql/format-error';
-import { createScoped, scopeTo } from '../../db/tenant';
+import { createScoped, tenantFork } from '../../db/tenant';
 import { Event } from '../../events/event.entity';
 import { outboxConsumers } from '../../events/outbox-consumers';
 import { FanOutConsumer, fanOutPending } from '../../events/outbox-fan-out';
@@ -100,7 +100,7 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const scope = { accountId: task.account_id, livemode: task.livemode };
-    const em = scopeTo(this.options.orm.em.fork(), scope);
+    const em = tenantFork(this.options.orm.em, scope);
     const agent = await em.findOne(Agent, { id: task.agent_id });
     if (!agent || agent.status !== AgentStatus.deployed) {
       await this.finish(task.id);
@@ -126,13 +126,14 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
     };
     let outcome: RunOutcome;
     try {
-      outcome = await em.transactional(async (tx) => {
-        const services = this.options.servicesFor(tx);
-        const actions = await BEHAVIOURS[agent.type]({ em: tx, services, agent, config: frozen.config, event, now: this.clock() });
-        const run = record(tx, actions.length ? RunOutcome.acted : RunOutcome.no_action, actions, null);
+      // The run and everything it does, one transaction: services on `em` follow it.
+      outcome = await em.transactional(async () => {
+        const services = this.options.servicesFor(em);
+        const actions = await BEHAVIOURS[agent.type]({ em, services, agent, config: frozen.config, event, now: this.clock() });
+        const run = record(em, actions.length ? RunOutcome.acted : RunOutcome.no_action, actions, null);
         if (actions.length) services.recorder.record('agent.action', run);
-        await tx.flush();
-        await this.finish(task.id, tx.getTransactionContext());
+        await em.flush();
+        await this.finish(task.id, em.getTransactionContext());
         return run.outcome;
       });
     } catch (error) {
@@ -140,11 +141,11 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
       const known = toApiError(error);
       const message = known ? `${known.errorCode}: ${known.message}` : 'The run failed unexpectedly; the details are in the service log.';
       this.options.logger.warn({ agentId: agent.id, agentTaskId: task.id, err: error }, 'agent run failed; recorded as an error');
-      const fresh = scopeTo(this.options.orm.em.fork(), scope);
-      await fresh.transactional(async (tx) => {
-        record(tx, RunOutcome.error, [], message.slice(0, 1000));
-        await tx.flush();
-        await this.finish(task.id, tx.getTransactionContext());
+      const fresh = tenantFork(this.options.orm.em, scope);
+      await fresh.transactional(async () => {
+        record(fresh, RunOutcome.error, [], message.slice(0, 1000));
+        await fresh.flush();
+        await this.finish(task.id, fresh.getTransactionContext());
       });
       outcome = RunOutcome.error;
     }

@@ -150,10 +150,10 @@ export class DealService {
    */
   async register(id: string): Promise<Deal> {
     await this.get(id); // 404 before anything else
-    return this.em.transactional(async (em) => {
-      const deal = await em.findOneOrFail(Deal, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    return this.em.transactional(async () => {
+      const deal = await this.em.findOneOrFail(Deal, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (deal.coSell) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell (${deal.coSell.id})`);
-      const lead = deal.lead ? await em.findOne(Lead, { id: deal.lead.id }) : null;
+      const lead = deal.lead ? await this.em.findOne(Lead, { id: deal.lead.id }) : null;
       const m365 = await this.integrations.connectedIntegration(IntegrationProvider.microsoft365);
       const problems = coSellProblems({ stage: deal.stage, valueMinor: deal.valueMinor, lead, m365Connected: m365 !== null });
       if (problems.length) {
@@ -161,12 +161,11 @@ export class DealService {
           details: { reasons: problems },
         });
       }
-      const events = this.events.on(em);
-      const before = events.snapshot(deal);
+      const before = this.events.snapshot(deal);
       const now = new Date();
       // Test mode has no partner program behind it: it accepts at once. Live registrations stay
       // submitted until the program decides.
-      const accepted = !tenantOf(em).livemode;
+      const accepted = !tenantOf(this.em).livemode;
       deal.coSell = Object.assign(new CoSellRegistration(), {
         id: newId('cosell'),
         status: accepted ? CoSellStatus.accepted : CoSellStatus.submitted,
@@ -174,8 +173,8 @@ export class DealService {
         decidedAt: accepted ? now : null,
         integrationId: m365!.id,
       });
-      events.record('deal.updated', deal, before);
-      events.record('deal.registered', deal, before);
+      this.events.record('deal.updated', deal, before);
+      this.events.record('deal.registered', deal, before);
       return deal;
     });
   }

@@ -43,9 +43,9 @@ export class ProposalService {
     const issuedAt = new Date();
     const validUntil = new Date(issuedAt.getTime() + (input.validDays ?? DEFAULT_VALID_DAYS) * DAY_MS).toISOString().slice(0, 10);
 
-    return this.em.transactional(async (em) => {
-      const proposal = createScoped(em, Proposal, {
-        number: await this.nextNumber(em, issuedAt),
+    return this.em.transactional(async () => {
+      const proposal = createScoped(this.em, Proposal, {
+        number: await this.nextNumber(issuedAt),
         deal: ref(deal),
         title: input.title?.trim() || `Proposal: ${deal.name}`,
         currency: deal.currency,
@@ -67,7 +67,7 @@ export class ProposalService {
         updatedAt: issuedAt,
       });
       this.link(proposal);
-      this.events.on(em).record('proposal.created', proposal);
+      this.events.record('proposal.created', proposal);
       return proposal;
     });
   }
@@ -92,9 +92,9 @@ export class ProposalService {
     return new FileDownload(`${proposal.number}.pdf`, 'application/pdf', bytes, etag);
   }
 
-  private async nextNumber(em: EntityManager, issuedAt: Date): Promise<string> {
+  private async nextNumber(issuedAt: Date): Promise<string> {
     const [row] = await tenantQuery<{ last_number: number }>(
-      em,
+      this.em,
       `insert into proposal_numbers (account_id, livemode, last_number) values ({tenant}, 1)
        on conflict (account_id, livemode) do update set last_number = proposal_numbers.last_number + 1
        returning last_number`,

@@ -1,7 +1,7 @@
 import type { Knex } from '@mikro-orm/knex';
 import { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../common/polling-worker';
-import { scopeTo } from '../../db/tenant';
+import { tenantFork } from '../../db/tenant';
 import type { ServiceFactory } from '../module';
 import type { Logger } from '../../logger';
 import { DealStage } from '../deals/deal-stage';
@@ -122,7 +122,8 @@ export class ModelTrainer extends PollingWorker<Due> {
 
   /** Runs `work` in a transaction holding the account's trainer lock; null when another instance holds it. */
   private locked<T>(scope: { accountId: string; livemode: boolean }, work: (em: EntityManager) => Promise<T>): Promise<T | null> {
-    return scopeTo(this.options.orm.em.fork(), scope).transactional(async (em) => {
+    const em = tenantFork(this.options.orm.em, scope);
+    return em.transactional(async () => {
       const [lock] = await em.getConnection().execute(
         'select pg_try_advisory_xact_lock(hashtext(?)) as locked',
         [`lead-model:${scope.accountId}:${scope.livemode}`],

@@ -5,7 +5,8 @@ import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
 import { PageInput } from '../../common/page.input';
-import { createScoped, tenantOf } from '../../db/tenant';
+import { createScoped } from '../../db/tenant';
+import { tenantQuery } from '../../db/tenant-sql';
 import { ALL_EVENTS } from '../../events/event-catalog';
 import { checkPublicUrl, HostResolver, UrlRefused, webhookUrlProblem } from './url-guard';
 import { WebhookAttempt } from './webhook-delivery.entity';
@@ -40,17 +41,17 @@ export class WebhookService {
   async create(input: WebhookCreateInput): Promise<CreatedWebhook> {
     await this.checkUrl(input.url);
     const secret = newSecret();
-    return this.em.transactional(async (em) => {
-      await this.lockSubscriptions(em);
-      await this.checkRoomForOneMore(em);
-      const webhook = createScoped(em, Webhook, {
+    return this.em.transactional(async () => {
+      await this.lockSubscriptions();
+      await this.checkRoomForOneMore();
+      const webhook = createScoped(this.em, Webhook, {
         url: input.url,
         events: normalizedEvents(input.events),
         description: input.description?.trim() || null,
         status: WebhookStatus.enabled,
         secretEncrypted: encryptJson({ secret }, this.settings.encryptionKey),
       });
-      await em.flush();
+      await this.em.flush();
       // Only this response carries the secret; it is not a stored field of the entity.
       return Object.assign(webhook, { secret }) as CreatedWebhook;
     });
@@ -69,14 +70,14 @@ export class WebhookService {
   async update(id: string, input: WebhookUpdateInput): Promise<Webhook> {
     await this.get(id); // 404 before anything else
     if (input.url !== undefined) await this.checkUrl(input.url);
-    return this.em.transactional(async (em) => {
+    return this.em.transactional(async () => {
       const enabling = input.status === WebhookStatus.enabled;
       // Taken before the status is read, so two re-enables cannot both see room for one.
-      if (enabling) await this.lockSubscriptions(em);
-      const webhook = await em.findOne(Webhook, { id }, { refresh: true });
+      if (enabling) await this.lockSubscriptions();
+      const webhook = await this.em.findOne(Webhook, { id }, { refresh: true });
       if (!webhook) throw notFound('webhook', id);
       // Before any change, so a refused update leaves the entity as it was.
-      if (enabling && webhook.status !== WebhookStatus.enabled) await this.checkRoomForOneMore(em, 'status');
+      if (enabling && webhook.status !== WebhookStatus.enabled) await this.checkRoomForOneMore('status');
       if (input.url !== undefined) webhook.url = input.url;
       if (input.events !== undefined) webhook.events = normalizedEvents(input.events);
       if (input.description !== undefined) webhook.description = input.description?.trim() || null;
@@ -87,7 +88,7 @@ export class WebhookService {
         webhook.consecutiveFailures = 0;
         webhook.backoffUntil = null;
       }
-      await em.flush();
+      await this.em.flush();
       return webhook;
     });
   }
@@ -112,8 +113,8 @@ export class WebhookService {
   }
 
   /** Refuses a 17th enabled subscription; call it holding lockSubscriptions. */
-  private async checkRoomForOneMore(em: EntityManager, param?: string): Promise<void> {
-    const enabled = await em.count(Webhook, { status: WebhookStatus.enabled });
+  private async checkRoomForOneMore(param?: string): Promise<void> {
+    const enabled = await this.em.count(Webhook, { status: WebhookStatus.enabled });
     if (enabled >= MAX_ENABLED_WEBHOOKS) {
       throw new ApiError(
         'parameter_invalid',
@@ -127,11 +128,8 @@ export class WebhookService {
    * The account-and-mode lock, held to the end of the transaction: concurrent creates and
    * re-enables count the enabled subscriptions one after another, so none slips past the cap.
    */
-  private async lockSubscriptions(em: EntityManager): Promise<void> {
-    const { accountId, livemode } = tenantOf(em);
-    await em
-      .getConnection()
-      .execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`webhooks:${accountId}:${livemode}`], 'all', em.getTransactionContext());
+  private async lockSubscriptions(): Promise<void> {
+    await tenantQuery(this.em, "select pg_advisory_xact_lock(hashtextextended('webhooks:' || :tenantAccount || ':' || cast(:tenantLivemode as text), 0))");
   }
 
   private async checkUrl(url: string): Promise<void> {
