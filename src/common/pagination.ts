@@ -1,5 +1,5 @@
 import { EntityClass, EntityManager, FilterQuery, QueryOrder } from '@mikro-orm/core';
-import { findLean } from '../db/lean';
+import { findLean, Lean } from '../db/lean';
 import { ClassType, Field, ObjectType } from 'type-graphql';
 import { camelToSnake } from './case';
 import { ApiError } from './api-error';
@@ -153,6 +153,9 @@ export function toPage<T extends { id: string }>(rows: T[], limit: number, sort:
   return { data, hasMore, nextCursor };
 }
 
+/** What a list asks for (CONTRACT §4). */
+type PageQuery = { limit?: number | null; cursor?: string | null; sort?: string | null };
+
 /** Newest first: the one order of resources whose lists offer no `sort`. */
 export const NEWEST_FIRST: Record<string, SortableField> = { created_at: { property: 'createdAt', kind: 'date' } };
 
@@ -165,10 +168,25 @@ export async function findPage<T extends { id: string }>(
   em: EntityManager,
   entity: EntityClass<T>,
   filters: Array<FilterQuery<T>>,
-  input: { limit?: number | null; cursor?: string | null; sort?: string | null },
+  input: PageQuery,
+  sortable: Record<string, SortableField>,
+  options: { lean: true },
+): Promise<Page<Lean<T>>>;
+export async function findPage<T extends { id: string }>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  filters: Array<FilterQuery<T>>,
+  input: PageQuery,
+  sortable?: Record<string, SortableField>,
+): Promise<Page<T>>;
+export async function findPage<T extends { id: string }>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  filters: Array<FilterQuery<T>>,
+  input: PageQuery,
   sortable: Record<string, SortableField> = NEWEST_FIRST,
   options: { lean?: boolean } = {},
-): Promise<Page<T>> {
+): Promise<Page<T> | Page<Lean<T>>> {
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
   const sort = parseSort(input.sort, sortable, '-created_at');
   const keyset = afterCursor(sort, input.cursor);

@@ -35,16 +35,26 @@ function tableOf(meta: EntityMetadata, platform: Platform): Table {
   for (const prop of meta.props) {
     if (prop.persist === false || prop.kind === ReferenceKind.ONE_TO_MANY || prop.kind === ReferenceKind.MANY_TO_MANY) continue;
     const name = prop.name;
+    // A flush runs onCreate and leaves a column with a database default out; this statement writes
+    // every column as the instance holds it, so it refuses what it would silently get wrong.
+    const given = (entity: Record<string, unknown>) => {
+      if (prop.onCreate) throw new Error(`insertLean cannot run ${meta.className}.${name}'s onCreate: give it an initializer, or create it with em.create and flush`);
+      const value = entity[name];
+      if (value === undefined && (prop.default !== undefined || prop.defaultRaw !== undefined)) {
+        throw new Error(`insertLean would write NULL over ${meta.className}.${name}'s database default: set it on the instance`);
+      }
+      return value;
+    };
     if (prop.kind === ReferenceKind.SCALAR && !prop.embedded && !prop.formula && prop.fieldNames.length === 1) {
       const custom = prop.customType;
       values.push((entity) => {
-        const value = entity[name];
+        const value = given(entity);
         if (value === undefined || value === null) return null;
         return custom ? custom.convertToDatabaseValue(value, platform, { mode: 'query' }) : value;
       });
     } else if (prop.kind === ReferenceKind.MANY_TO_ONE && prop.fieldNames.length === 1) {
       values.push((entity) => {
-        const value = entity[name];
+        const value = given(entity);
         return value === undefined || value === null ? null : targetId(value);
       });
     } else {
@@ -74,9 +84,9 @@ const MAX_STATEMENTS = 1_000;
  * a transaction around one insert per class (measured in a script, one create at a time).
  *
  * Rows of several classes are written by one statement with data-modifying CTEs (PostgreSQL runs
- * them together, atomically, no BEGIN/COMMIT needed). Every column is written: a property left
- * undefined is stored as NULL, so defaults belong in the class (its initializers), as em.create
- * also assumes. Inside a request's transaction (an Idempotency-Key) the statement runs in a
+ * them together, atomically, no BEGIN/COMMIT needed). Every column is written as the instance
+ * holds it, so defaults belong in the class (its initializers): a property with onCreate, or left
+ * undefined over a database default, is refused before anything is written. Inside a request's transaction (an Idempotency-Key) the statement runs in a
  * savepoint, as flushes do there (src/idempotency/request-transaction.ts). Failures are MikroORM's
  * DriverException family, as from em.flush, for the one error mapping.
  */

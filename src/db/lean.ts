@@ -1,4 +1,4 @@
-import { EntityClass, EntityManager, EntityMetadata, EntityProperty, FilterQuery, Platform, QueryOrderMap, ReferenceKind } from '@mikro-orm/core';
+import { EntityClass, EntityManager, EntityMetadata, EntityProperty, FilterQuery, Platform, QueryOrderMap, Ref, ReferenceKind } from '@mikro-orm/core';
 import type { EntityManager as SqlEntityManager } from '@mikro-orm/postgresql';
 import { tenantFilter, tenantOf } from './tenant';
 
@@ -20,6 +20,15 @@ export class LeanReference {
     return this.unwrap();
   }
 }
+
+/**
+ * An entity as lean reads return it (findLean, findFirstLean, lean pages): its columns and its
+ * class's getters and methods, but each relation only a LeanReference (its id), and nothing
+ * tracked. For answers that print it; a change loads the managed entity through its service.
+ */
+export type Lean<T> = {
+  [K in keyof T]: NonNullable<T[K]> extends Ref<object> ? LeanReference | Extract<T[K], null | undefined> : T[K];
+};
 
 /**
  * A prototype for lean instances of a class: the class's own (getters such as `object`, methods
@@ -93,8 +102,8 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
 }
 
 /** A read-only instance of `entity` from a row keyed by column names (raw SQL, `row_to_json`). */
-export function hydrateLean<T extends object>(em: EntityManager, entity: EntityClass<T>, row: Row): T {
-  return hydratorFor(em.getMetadata().get<T>(entity.name), em.getPlatform())(row);
+export function hydrateLean<T extends object>(em: EntityManager, entity: EntityClass<T>, row: Row): Lean<T> {
+  return hydratorFor(em.getMetadata().get<T>(entity.name), em.getPlatform())(row) as Lean<T>;
 }
 
 export interface LeanOptions<T> {
@@ -109,7 +118,7 @@ export interface LeanOptions<T> {
  * snapshot) against 1 µs for these; reads never flush, so they need none of it. Writes load
  * managed entities through the services as before.
  */
-export async function findLean<T extends object>(em: EntityManager, entity: EntityClass<T>, where: FilterQuery<T>, options: LeanOptions<T> = {}): Promise<T[]> {
+export async function findLean<T extends object>(em: EntityManager, entity: EntityClass<T>, where: FilterQuery<T>, options: LeanOptions<T> = {}): Promise<Array<Lean<T>>> {
   const hydrate = hydratorFor(em.getMetadata().get<T>(entity.name), em.getPlatform());
   // The query builder's bindings are the criteria's values in order (the tenant filter's last,
   // then the limit), so a statement built once serves every query of the same shape.
@@ -120,7 +129,7 @@ export async function findLean<T extends object>(em: EntityManager, entity: Enti
   if (options.limit !== undefined) values.push(options.limit);
   const key = shape === undefined || tenantShape === undefined ? undefined : `${entity.name}|${shape}|${tenantShape}|${JSON.stringify(options.orderBy ?? null)}|${options.limit !== undefined}`;
   const known = key === undefined ? null : leanStatements.get(key);
-  if (known) return (await selectRows(em, known, values)).map(hydrate);
+  if (known) return (await selectRows(em, known, values)).map(hydrate) as Array<Lean<T>>;
 
   const qb = (em as SqlEntityManager).createQueryBuilder(entity).select('*').where(where as never);
   await qb.applyFilters();
@@ -132,7 +141,7 @@ export async function findLean<T extends object>(em: EntityManager, entity: Enti
     leanStatements.set(key, sameValues(bindings, values) ? sql : null);
   }
   const rows = await converted(em, () => qb.execute<Row[]>('all', false));
-  return rows.map(hydrate);
+  return rows.map(hydrate) as Array<Lean<T>>;
 }
 
 /** findLean's statements by the shape of their criteria; null for a shape whose bindings are not its values in order. */
@@ -216,7 +225,7 @@ export async function findFirstLean<T extends object>(
   entity: EntityClass<T>,
   equal: Partial<Record<keyof T & string, string | number | boolean>>,
   orderBy: Partial<Record<keyof T & string, 'asc' | 'desc'>> = {},
-): Promise<T | null> {
+): Promise<Lean<T> | null> {
   const meta = em.getMetadata().get<T>(entity.name);
   const condition = { ...(tenantFilter.cond(tenantOf(em)) as Record<string, unknown>), ...equal };
   const names = Object.keys(condition);

@@ -116,4 +116,26 @@ describe('insertLean on a real database', () => {
     await expect(insertLean(em, [lead, deal])).rejects.toThrow(/insertLean does not support Deal\.coSell/);
     expect(await row('leads', lead.id)).toBeUndefined();
   });
+
+  it('refuses a property with onCreate, or left undefined over a database default, rather than storing NULL', async () => {
+    // No entity has either today; the guard is for the next one. The lead's metadata is changed
+    // for this test only (and restored), as a new entity declaring them would have it.
+    const em = scoped();
+    const prop = orm.getMetadata().get('Lead').properties.source;
+    const lead = () => createScoped(em, Lead, { ...leadData(`guard-${Math.random()}@lean.test`), source: undefined }, { persist: false });
+    prop.onCreate = () => 'made';
+    try {
+      await expect(insertLean(em, [lead()])).rejects.toThrow(/cannot run Lead\.source's onCreate/);
+    } finally {
+      delete prop.onCreate;
+    }
+    prop.default = 'import';
+    try {
+      const refused = lead();
+      await expect(insertLean(em, [refused])).rejects.toThrow(/NULL over Lead\.source's database default/);
+      expect(await row('leads', refused.id)).toBeUndefined();
+    } finally {
+      delete prop.default;
+    }
+  });
 });

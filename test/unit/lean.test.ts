@@ -50,7 +50,7 @@ describe('findLean statements on a real database', () => {
   afterAll(() => orm.close());
 
   const scoped = (scope: TenantScope): EntityManager => scopeTo(orm.em.fork(), scope);
-  const ids = (leads: Lead[]) => leads.map((lead) => lead.id);
+  const ids = (leads: Array<{ id: string }>) => leads.map((lead) => lead.id);
 
   it('answers what em.find answers, for each tenant, and reuses the statement of a known shape', async () => {
     const cases = [

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../common/api-error';
-import { hydrateLean, selectRows } from '../../db/lean';
+import { hydrateLean, Lean, selectRows } from '../../db/lean';
 import { Account } from './account.entity';
 import { ApiKey, KeyType } from './api-key.entity';
 
@@ -11,9 +11,10 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 export interface Authenticated {
-  account: Account;
+  /** Read-only (lean) as the gate reads it; a change loads the account through its service. */
+  account: Lean<Account>;
   /** null when the web app's session cookie signed the request in. */
-  key: ApiKey | null;
+  key: Lean<ApiKey> | null;
   livemode: boolean;
 }
 
@@ -92,7 +93,7 @@ export class ApiKeyService {
     return { account, key, livemode: key.type === KeyType.live };
   }
 
-  private touch(key: ApiKey): void {
+  private touch(key: Lean<ApiKey>): void {
     const now = Date.now();
     if (key.lastUsedAt && now - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
     key.lastUsedAt = new Date(now);

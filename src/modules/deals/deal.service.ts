@@ -4,7 +4,7 @@ import { isId, newId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
 import { findPage, Page, SortableField } from '../../common/pagination';
-import { findFirstLean } from '../../db/lean';
+import { findFirstLean, Lean } from '../../db/lean';
 import { createScoped, tenantOf } from '../../db/tenant';
 import type { EventRecorder, Snapshot } from '../../events/event-recorder';
 import { IntegrationProvider } from '../integrations/integration.entity';
@@ -65,7 +65,7 @@ export class DealService {
   }
 
   /** The deal, read-only (src/db/lean.ts): for answers that only print it. */
-  async read(id: string): Promise<Deal> {
+  async read(id: string): Promise<Lean<Deal>> {
     const deal = isId('deal', id) ? await findFirstLean(this.em, Deal, { id }) : null;
     if (!deal) throw notFound('deal', id);
     return deal;
@@ -105,7 +105,7 @@ export class DealService {
     return deal;
   }
 
-  list(input: DealListInput = {}): Promise<Page<Deal>> {
+  list(input: DealListInput = {}): Promise<Page<Lean<Deal>>> {
     const conditions: FilterQuery<Deal>[] = [];
     if (input.stage?.length) conditions.push({ stage: { $in: input.stage } });
     if (input.leadId) conditions.push({ lead: input.leadId });

@@ -5,7 +5,7 @@ import { isId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
 import { findPage, Page, SortableField } from '../../common/pagination';
-import { findFirstLean } from '../../db/lean';
+import { findFirstLean, Lean } from '../../db/lean';
 import { createScoped } from '../../db/tenant';
 import type { EventRecorder } from '../../events/event-recorder';
 import type { LeadScorer } from '../scoring/lead-scorer';
@@ -69,7 +69,7 @@ export class LeadService {
   }
 
   /** The lead, read-only (src/db/lean.ts): for answers that only print it. */
-  async read(id: string): Promise<Lead> {
+  async read(id: string): Promise<Lean<Lead>> {
     const lead = isId('lead', id) ? await findFirstLean(this.em, Lead, { id }) : null;
     if (!lead) throw notFound('lead', id);
     return lead;
@@ -123,7 +123,7 @@ export class LeadService {
     };
   }
 
-  list(input: LeadListInput = {}): Promise<Page<Lead>> {
+  list(input: LeadListInput = {}): Promise<Page<Lean<Lead>>> {
     const conditions: FilterQuery<Lead>[] = [];
     if (input.industry) conditions.push({ industry: { $ilike: escapeLike(input.industry) } });
     if (input.status) conditions.push({ status: input.status });

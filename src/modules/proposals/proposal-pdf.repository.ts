@@ -1,6 +1,6 @@
-import type { EntityManager } from '@mikro-orm/core';
-import { findFirstLean, selectRows } from '../../db/lean';
-import { tenantOf } from '../../db/tenant';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { findFirstLean } from '../../db/lean';
+import { tenantQuery } from '../../db/tenant-sql';
 import { ProposalPdf } from './proposal-pdf.entity';
 
 /** A PDF's bytes and their strong ETag, as kept in proposal_pdfs. */
@@ -21,15 +21,14 @@ export async function findStoredPdf(em: EntityManager, proposalId: string): Prom
  * nothing, so every later request sends one set of bytes. Resolves with what is stored.
  */
 export async function storePdf(em: EntityManager, proposalId: string, pdf: StoredPdf): Promise<StoredPdf> {
-  const { accountId, livemode } = tenantOf(em);
   const now = new Date();
-  const inserted = await selectRows(
+  const inserted = await tenantQuery(
     em,
-    `insert into proposal_pdfs (proposal_id, account_id, livemode, etag, bytes, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?)
+    `insert into proposal_pdfs (account_id, livemode, proposal_id, etag, bytes, created_at, updated_at)
+     values ({tenant}, :proposal, :etag, :bytes, :now, :now)
      on conflict (proposal_id) do nothing
      returning proposal_id`,
-    [proposalId, accountId, livemode, pdf.etag, pdf.bytes, now, now],
+    { proposal: proposalId, etag: pdf.etag, bytes: pdf.bytes, now },
   );
   if (inserted.length) return pdf;
   const winner = await findStoredPdf(em, proposalId);

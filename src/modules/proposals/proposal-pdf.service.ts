@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { strongEtag } from '../../common/file-download';
 import { tenantOf } from '../../db/tenant';
 import type { ProposalDocument } from './proposal-pdf';

@@ -1,5 +1,5 @@
 import { EntityManager } from '@mikro-orm/postgresql';
-import { findFirstLean } from '../../db/lean';
+import { findFirstLean, Lean } from '../../db/lean';
 import { createScoped } from '../../db/tenant';
 import { tenantQuery } from '../../db/tenant-sql';
 import { DealStage } from '../deals/deal-stage';
@@ -12,7 +12,8 @@ import { LeadModel, ScoringModelInfo } from './lead-model.entity';
 const scorers = new Map<string, LearnedLeadScorer>();
 const MAX_CACHED = 500;
 
-export function scorerFor(model: LeadModel): LearnedLeadScorer {
+/** The scorer of a stored model, managed or lean (it reads only the id, version and parameters). */
+export function scorerFor(model: Pick<LeadModel, 'id' | 'modelVersion' | 'params'>): LearnedLeadScorer {
   let scorer = scorers.get(model.id);
   if (!scorer) {
     scorer = new LearnedLeadScorer(model.modelVersion, model.params);
@@ -30,7 +31,7 @@ export class ScoringService {
   ) {}
 
   /** The newest model, read-only: every lead created or rescored asks for it. */
-  async latest(): Promise<LeadModel | null> {
+  async latest(): Promise<Lean<LeadModel> | null> {
     return findFirstLean(this.em, LeadModel, {}, { version: 'desc' });
   }
 
