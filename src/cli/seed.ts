@@ -10,6 +10,7 @@ import { DealStage } from '../modules/deals/deal-stage';
 import { LeadCreateInput } from '../modules/leads/lead.inputs';
 import { PriorLeadScorer } from '../modules/scoring/prior-model';
 import { seededRandom } from '../common/random';
+import { validInput } from '../common/validation';
 
 const NAMES = ['Northwind', 'Contoso', 'Fabrikam', 'Globex', 'Initech', 'Umbrella', 'Stark', 'Wayne', 'Tyrell', 'Cyberdyne', 'Hooli', 'Vandelay', 'Acme', 'Wonka', 'Soylent', 'Oscorp', 'Aperture', 'Gringotts', 'Monarch', 'Pied Piper'];
 const SUFFIXES = ['Systems', 'Health', 'Logistics', 'Partners', 'Labs', 'Manufacturing', 'Financial', 'Retail Group', 'GmbH', 'Analytics'];
@@ -60,7 +61,7 @@ export async function seedAccount(em: EntityManager, options: SeedOptions): Prom
     const domain = `${company.toLowerCase().replace(/[^a-z]+/g, '')}.example`;
     const [first, last] = [pick(FIRST), pick(LAST)];
     const lead = await services.leads.create(
-      Object.assign(new LeadCreateInput(), {
+      await validInput(LeadCreateInput, {
         company,
         contactEmail: next() < 0.15 ? `${first}.${last}.${run}${i}@gmail.com`.toLowerCase() : `${first}.${last}.${run}${i}@${domain}`.toLowerCase(),
         contactName: `${first} ${last}`,
@@ -73,7 +74,7 @@ export async function seedAccount(em: EntityManager, options: SeedOptions): Prom
     );
     if (next() < 0.4) {
       await services.deals.create(
-        Object.assign(new DealCreateInput(), {
+        await validInput(DealCreateInput, {
           name: `${company}: ${pick(['rollout', 'renewal', 'expansion', 'pilot', 'migration'])}`,
           leadId: lead.id,
           value: Math.round((1_000 + next() ** 2 * 120_000) * 100) / 100,

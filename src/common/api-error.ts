@@ -127,8 +127,6 @@ export class ApiError extends GraphQLError {
 export const notFound = (what: string, id: string): ApiError =>
   new ApiError('resource_missing', `No such ${what}: '${id}'`, { param: 'id' });
 
-export const invalidParameter = (param: string, message: string): ApiError =>
-  new ApiError('parameter_invalid', message, { param });
 
 /** The only words a client sees of an unexpected error: no stack, SQL or library text ever leaves. */
 export const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred. It has been logged; retry or contact support.';

@@ -1,6 +1,6 @@
-import { IsOptional, Max, MaxLength, Min } from 'class-validator';
+import { IsOptional, Max, MaxLength, Min, ValidateBy } from 'class-validator';
 import { Field, InputType, Int } from 'type-graphql';
-import { MAX_PAGE_SIZE } from './pagination';
+import { MAX_PAGE_SIZE, SortableField, sortKeyOf, sortRefusal } from './pagination';
 
 /** `limit` and `cursor` of every list (CONTRACT §4); list inputs extend it with their filters. */
 @InputType()
@@ -17,11 +17,27 @@ export class PageInput {
   cursor?: string;
 }
 
-/** A page with `sort`: a field name, `-` for descending (the sortable fields are per resource). */
-@InputType()
-export class SortedPageInput extends PageInput {
-  @Field(() => String, { nullable: true, description: 'A sortable field of the resource; prefix - for descending. Default -created_at.' })
-  @IsOptional()
-  @MaxLength(40, { message: '$property is not a sortable field' })
-  sort?: string;
+/**
+ * A page with `sort`: one of the resource's sortable fields, `-` for descending. A mixin (a class
+ * made per resource) so that the input itself refuses a field the resource cannot sort by, with
+ * the fields it can, before anything runs.
+ */
+export function SortedPageInput(sortable: Record<string, SortableField>) {
+  const names = Object.keys(sortable);
+  @InputType()
+  abstract class SortedPage extends PageInput {
+    @Field(() => String, { nullable: true, description: `${names.join(', ')}; prefix - for descending. Default -created_at.` })
+    @IsOptional()
+    @MaxLength(40, { message: sortRefusal(names) })
+    @IsSortKey(names)
+    sort?: string;
+  }
+  return SortedPage;
+}
+
+function IsSortKey(names: readonly string[]): PropertyDecorator {
+  return ValidateBy({
+    name: 'isSortKey',
+    validator: { validate: (value: unknown) => typeof value === 'string' && sortKeyOf(value, names) !== undefined, defaultMessage: () => sortRefusal(names) },
+  });
 }

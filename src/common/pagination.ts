@@ -62,16 +62,24 @@ interface CursorPayload {
 const ISO_MILLIS = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ISO_DAY = /^(?!0000)\d{4}-\d{2}-\d{2}$/;
 
-export function parseSort(value: string | undefined | null, fields: Record<string, SortableField>, fallback: string): Sort {
-  const key = camelToSnake((value ?? fallback).trim());
+/** The field name a `sort` value names (`-created_at`, `createdAt`), when it is one of `names`. */
+export function sortKeyOf(value: string, names: readonly string[]): { key: string; name: string; descending: boolean } | undefined {
+  const key = camelToSnake(value.trim());
   const descending = key.startsWith('-');
   const name = descending ? key.slice(1) : key;
-  const field = fields[name];
-  if (!field) {
-    const allowed = Object.keys(fields).join(', ');
-    throw new ApiError('parameter_invalid', `sort must be one of ${allowed}, optionally prefixed with -`, { param: 'sort' });
-  }
-  return { key, field, descending };
+  return names.includes(name) ? { key, name, descending } : undefined;
+}
+
+export const sortRefusal = (names: readonly string[]): string => `sort must be one of ${names.join(', ')}, optionally prefixed with -`;
+
+/**
+ * The sort asked for, or the fallback. SortedPageInput refuses any other field before a resolver
+ * runs; a service called with one anyway (from code) gets the same refusal.
+ */
+export function parseSort(value: string | undefined | null, fields: Record<string, SortableField>, fallback: string): Sort {
+  const parsed = sortKeyOf(value ?? fallback, Object.keys(fields));
+  if (!parsed) throw new ApiError('parameter_invalid', sortRefusal(Object.keys(fields)), { param: 'sort' });
+  return { key: parsed.key, field: fields[parsed.name], descending: parsed.descending };
 }
 
 export function orderByFor(sort: Sort): Record<string, QueryOrder>[] {

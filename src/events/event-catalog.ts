@@ -22,10 +22,6 @@ export function eventTypes(): readonly EventType[] {
   return (declared ??= registeredModules().flatMap((module) => (module.events ?? []) as EventType[]));
 }
 
-export function isEventType(name: string): name is EventType {
-  return eventTypes().includes(name as EventType);
-}
-
 /** Whether a subscription to `subscribed` (names or `*`) receives an event of `type`. */
 export function subscribesTo(subscribed: readonly string[], type: string): boolean {
   return subscribed.includes(ALL_EVENTS) || subscribed.includes(type);

@@ -1,5 +1,6 @@
 import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
+import { VALIDATION_OPTIONS } from '../common/validation';
 import { MODULES } from '../modules';
 import { nullArguments } from './null-arguments';
 
@@ -8,17 +9,15 @@ import { nullArguments } from './null-arguments';
 export const RESOLVERS = MODULES.flatMap((module) => module.resolvers ?? []) as [Function, ...Function[]];
 
 /**
- * Builds the typed schema from the resolvers; class-validator runs on every input. type-graphql
- * turns on `skipMissingProperties` unless told otherwise, which skips every rule for a null value:
- * an update's `company: null` would then reach the database. Optional fields say so with
- * @IsOptional / @NotNull, so null and undefined are checked like any other value. nullArguments
- * runs before validation: an optional argument sent as null is one left out.
+ * Builds the typed schema from the resolvers; class-validator runs on every input, with the
+ * options of common/validation.ts. nullArguments runs before validation: an optional argument
+ * sent as null is one left out.
  */
 export function createSchema(): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers: RESOLVERS,
     globalMiddlewares: [nullArguments],
-    validate: { forbidUnknownValues: false, stopAtFirstError: true, skipMissingProperties: false },
+    validate: VALIDATION_OPTIONS,
   });
 }
 

@@ -1,5 +1,6 @@
 import { EntityManager, LockMode } from '@mikro-orm/postgresql';
 import { ApiError } from '../../common/api-error';
+import { validInput } from '../../common/validation';
 import type { Event } from '../../events/event.entity';
 import type { Services } from '../module';
 import { DealCreateInput } from '../deals/deal.inputs';
@@ -51,7 +52,7 @@ async function qualifyLead({ em, services, config, event }: AgentWork): Promise<
   if (!lead || (lead.status !== LeadStatus.new && lead.status !== LeadStatus.contacted)) return [];
   const status = lead.score >= settings.qualify_at ? LeadStatus.qualified : lead.score < settings.disqualify_below ? LeadStatus.disqualified : null;
   if (!status) return [];
-  await services.leads.update(lead.id, Object.assign(new LeadUpdateInput(), { status }));
+  await services.leads.update(lead.id, await validInput(LeadUpdateInput, { status }));
   const actions: AgentAction[] = [
     { kind: status === LeadStatus.qualified ? 'lead_qualified' : 'lead_disqualified', object_id: lead.id, score: lead.score },
   ];
@@ -59,7 +60,7 @@ async function qualifyLead({ em, services, config, event }: AgentWork): Promise<
     const existing = await services.deals.list({ leadId: lead.id, limit: 1 });
     if (existing.data.length === 0) {
       const deal = await services.deals.create(
-        Object.assign(new DealCreateInput(), { name: lead.company, leadId: lead.id, value: settings.deal_value, stage: settings.deal_stage }),
+        await validInput(DealCreateInput, { name: lead.company, leadId: lead.id, value: settings.deal_value, stage: settings.deal_stage }),
       );
       actions.push({ kind: 'deal_opened', object_id: deal.id, lead_id: lead.id });
     }
@@ -75,7 +76,7 @@ async function draftProposal({ services, config, event }: AgentWork): Promise<Ag
   const current = await services.deals.get(deal.id).catch((error: unknown) => (isMissing(error) ? null : Promise.reject(error)));
   if (!current || current.stage !== DealStage.proposal) return []; // it has moved on since
   const proposal = await services.proposals.create(
-    Object.assign(new ProposalCreateInput(), {
+    await validInput(ProposalCreateInput, {
       dealId: current.id,
       validDays: settings.valid_days,
       discountPercent: settings.discount_percent,

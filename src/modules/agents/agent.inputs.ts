@@ -2,7 +2,7 @@ import { IsIn, IsObject, IsOptional, Length, Matches } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
-import { NOT_BLANK } from '../../common/validation';
+import { NOT_BLANK, rules } from '../../common/validation';
 import { AgentType } from './agent-config';
 import { AgentStatus } from './agent.entity';
 
@@ -15,43 +15,37 @@ const CONFIG_HELP =
   'idle_days ({stage: days}, defaults prospecting 14, qualification 14, proposal 7, negotiation 7); proposal_drafter: ' +
   'valid_days (default 30), discount_percent, tax_percent (default 0), notes.';
 
-@InputType({ description: 'A new agent, in draft until deployed.' })
-export class AgentCreateInput {
-  @Field()
-  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
-  @Matches(NOT_BLANK, { message: '$property must not be blank' })
-  name!: string;
-
-  @Field(() => AgentType)
-  type!: AgentType;
-
+/** The agent's config, on create, update and deploy alike. An input type only so that it is inherited; not in the schema. */
+@InputType()
+abstract class AgentConfigField {
   @Field(() => GraphQLJSONObject, { nullable: true, description: CONFIG_HELP })
   @IsOptional()
   @IsObject({ message: '$property must be a JSON object' })
   config?: Record<string, unknown> | null;
 }
 
-@InputType({ description: 'Changes the working copy; a deployed agent keeps running its deployed version until deployed again.' })
-export class AgentUpdateInput {
+const AGENT_NAME = () => rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
+
+@InputType({ description: 'A new agent, in draft until deployed.' })
+export class AgentCreateInput extends AgentConfigField {
+  @Field()
+  @AGENT_NAME()
+  name!: string;
+
+  @Field(() => AgentType)
+  type!: AgentType;
+}
+
+@InputType({ description: 'Changes the name or the working copy of the config (replaced whole: defaults fill what is left out); a deployed agent keeps running its deployed version until deployed again.' })
+export class AgentUpdateInput extends AgentConfigField {
   @Field(() => String, { nullable: true })
   @IsOptional()
-  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
-  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  @AGENT_NAME()
   name?: string | null;
-
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Replaces the whole config (defaults fill what is left out).' })
-  @IsOptional()
-  @IsObject({ message: '$property must be a JSON object' })
-  config?: Record<string, unknown> | null;
 }
 
 @InputType({ description: 'Deploys the working config as a new version; a config given here replaces it first.' })
-export class AgentDeployInput {
-  @Field(() => GraphQLJSONObject, { nullable: true })
-  @IsOptional()
-  @IsObject({ message: '$property must be a JSON object' })
-  config?: Record<string, unknown> | null;
-}
+export class AgentDeployInput extends AgentConfigField {}
 
 @InputType({ description: 'Pagination and filters for listing agents, newest first.' })
 export class AgentListInput extends PageInput {

@@ -3,41 +3,32 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
 import { SortedPageInput } from '../../common/page.input';
+import type { SortableField } from '../../common/pagination';
 import { CoSellStatus } from './deal.entity';
 import { DealStage } from './deal-stage';
 import { MAX_VALUE } from './money';
-import { NOT_BLANK, NotNull } from '../../common/validation';
+import { NOT_BLANK, NotNull, rules } from '../../common/validation';
 
 /** YYYY-MM-DD from year 0001 (PostgreSQL has no year 0); IsISO8601 strict then refuses days a month lacks (2026-02-30). */
 const DATE = /^(?!0000)\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 const CALENDAR_DATE = { strict: true } as const;
 
-@InputType({ description: 'A new deal. name and value are required; stage defaults to prospecting.' })
-export class DealCreateInput {
-  @Field()
-  @IsString()
-  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
-  @Matches(NOT_BLANK, { message: '$property must not be blank' })
-  name!: string;
+/** The rules of the fields a deal has on create and update alike, whether required (create) or NotNull (update). */
+const NAME = () => rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
+const VALUE = () => rules(Min(0, { message: '$property must be 0 or more' }), Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` }));
+const CURRENCY = () => IsISO4217CurrencyCode({ message: '$property must be an ISO 4217 currency code such as USD' });
 
-  @Field(() => ID, { nullable: true, description: 'A lead of the same account and mode.' })
+/**
+ * The optional fields of a deal, alike on create and update (null leaves one empty on a create and
+ * clears it on an update). An input type only so that its fields are inherited; no field takes it,
+ * so it is not in the schema.
+ */
+@InputType()
+abstract class DealOptionalFields {
+  @Field(() => ID, { nullable: true, description: 'A lead of the same account and mode; null on an update unlinks it.' })
   @IsOptional()
   @MaxLength(64, { message: '$property is not a lead id' })
   leadId?: string | null;
-
-  @Field(() => Float, { description: 'Amount in major units, at most 2 decimals.' })
-  @Min(0, { message: '$property must be 0 or more' })
-  @Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` })
-  value!: number;
-
-  @Field(() => String, { nullable: true, description: 'ISO 4217, default USD.' })
-  @IsOptional()
-  @IsISO4217CurrencyCode({ message: '$property must be an ISO 4217 currency code such as USD' })
-  currency?: string | null;
-
-  @Field(() => DealStage, { nullable: true })
-  @IsOptional()
-  stage?: DealStage | null;
 
   @Field(() => String, { nullable: true, description: 'YYYY-MM-DD.' })
   @IsOptional()
@@ -49,6 +40,27 @@ export class DealCreateInput {
   @IsOptional()
   @Length(1, 200, { message: '$property must be 1 to 200 characters' })
   owner?: string | null;
+}
+
+@InputType({ description: 'A new deal. name and value are required; stage defaults to prospecting.' })
+export class DealCreateInput extends DealOptionalFields {
+  @Field()
+  @IsString()
+  @NAME()
+  name!: string;
+
+  @Field(() => Float, { description: 'Amount in major units, at most 2 decimals.' })
+  @VALUE()
+  value!: number;
+
+  @Field(() => String, { nullable: true, description: 'ISO 4217, default USD.' })
+  @IsOptional()
+  @CURRENCY()
+  currency?: string | null;
+
+  @Field(() => DealStage, { nullable: true })
+  @IsOptional()
+  stage?: DealStage | null;
 
   @Field(() => GraphQLJSONObject, { nullable: true })
   @IsOptional()
@@ -57,27 +69,20 @@ export class DealCreateInput {
 }
 
 @InputType({ description: 'A partial update: only the fields sent change; null clears an optional field.' })
-export class DealUpdateInput {
+export class DealUpdateInput extends DealOptionalFields {
   @Field({ nullable: true })
   @NotNull()
-  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
-  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  @NAME()
   name?: string;
-
-  @Field(() => ID, { nullable: true, description: 'null unlinks the lead.' })
-  @IsOptional()
-  @MaxLength(64, { message: '$property is not a lead id' })
-  leadId?: string | null;
 
   @Field(() => Float, { nullable: true })
   @NotNull()
-  @Min(0, { message: '$property must be 0 or more' })
-  @Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` })
+  @VALUE()
   value?: number;
 
   @Field(() => String, { nullable: true })
   @NotNull()
-  @IsISO4217CurrencyCode({ message: '$property must be an ISO 4217 currency code such as USD' })
+  @CURRENCY()
   currency?: string;
 
   @Field(() => DealStage, { nullable: true })
@@ -85,27 +90,21 @@ export class DealUpdateInput {
   @IsIn(Object.values(DealStage), { message: `$property must be one of ${Object.values(DealStage).join(', ')}` })
   stage?: DealStage;
 
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @Matches(DATE, { message: '$property must be a date as YYYY-MM-DD' })
-  @IsISO8601(CALENDAR_DATE, { message: '$property must be a date as YYYY-MM-DD' })
-  expectedCloseDate?: string | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
-  owner?: string | null;
-
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current metadata; a null value removes its key.' })
   @NotNull()
   @IsMetadata({ allowNullValues: true })
   metadata?: Record<string, string | null>;
 }
 
-export const DEAL_SORTS = ['created_at', 'value', 'expected_close_date'] as const;
+/** The fields a list can be sorted by (CONTRACT §4), by their REST names, and how each sorts. */
+export const DEAL_SORTS: Record<string, SortableField> = {
+  created_at: { property: 'createdAt', kind: 'date' },
+  value: { property: 'valueMinor', kind: 'number' },
+  expected_close_date: { property: 'expectedCloseDate', kind: 'day', nullable: true },
+};
 
 @InputType({ description: 'Pagination, sort and filters for listing deals (CONTRACT §4).' })
-export class DealListInput extends SortedPageInput {
+export class DealListInput extends SortedPageInput(DEAL_SORTS) {
   @Field(() => [DealStage], { nullable: true, description: 'One stage, or several (REST: a comma list).' })
   @IsOptional()
   stage?: DealStage[];

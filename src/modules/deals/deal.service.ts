@@ -3,7 +3,7 @@ import { ApiError, notFound } from '../../common/api-error';
 import { isId, newId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
-import { findPage, Page, SortableField } from '../../common/pagination';
+import { findPage, Page } from '../../common/pagination';
 import { findFirstLean, Lean } from '../../db/lean';
 import { createScoped, tenantOf } from '../../db/tenant';
 import type { EventRecorder, Snapshot } from '../../events/event-recorder';
@@ -13,16 +13,11 @@ import { Lead } from '../leads/lead.entity';
 import { LeadStatus } from '../leads/lead-status';
 import { coSellProblems } from './co-sell';
 import { CoSellRegistration, CoSellStatus, Deal, DealStageChange } from './deal.entity';
-import { DealCreateInput, DealListInput, DealUpdateInput } from './deal.inputs';
+import { DealCreateInput, DealListInput, DEAL_SORTS, DealUpdateInput } from './deal.inputs';
 import { canMoveDeal, DealStage, OPEN_STAGES, STAGE_PROBABILITY } from './deal-stage';
 import { PipelineStageSummary } from './deal.types';
 import { fromMinorUnits, toMinorUnits } from './money';
 
-const SORTABLE: Record<string, SortableField> = {
-  created_at: { property: 'createdAt', kind: 'date' },
-  value: { property: 'valueMinor', kind: 'number' },
-  expected_close_date: { property: 'expectedCloseDate', kind: 'day', nullable: true },
-};
 
 const DEAL_TEXT = { currency: (code: string) => code.toUpperCase() };
 
@@ -112,7 +107,7 @@ export class DealService {
     if (input.minValue !== undefined && input.minValue !== null) conditions.push({ valueMinor: { $gte: toMinorUnits(input.minValue, 'minValue') } });
     if (input.maxValue !== undefined && input.maxValue !== null) conditions.push({ valueMinor: { $lte: toMinorUnits(input.maxValue, 'maxValue') } });
     if (input.coSellStatus) conditions.push({ coSell: { status: input.coSellStatus } });
-    return findPage(this.em, Deal, conditions, input, SORTABLE, { lean: true });
+    return findPage(this.em, Deal, conditions, input, DEAL_SORTS, { lean: true });
   }
 
   async history(deal: Deal): Promise<DealStageChange[]> {

@@ -16,29 +16,30 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType, Int } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
 import { SortedPageInput } from '../../common/page.input';
+import type { SortableField } from '../../common/pagination';
 import { LeadScoreLabel } from './lead.entity';
 import { LeadStatus } from './lead-status';
-import { IsWebsite, NOT_BLANK, NotNull } from '../../common/validation';
+import { IsWebsite, NOT_BLANK, NotNull, rules } from '../../common/validation';
 
 const MAX_EMPLOYEES = 10_000_000;
+
+/** The rules of the fields a lead has on create and update alike, whether required (create) or NotNull (update). */
+const COMPANY = () => rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
+const CONTACT_EMAIL = () => rules(MaxLength(254, { message: '$property must be at most 254 characters' }), IsEmail({}, { message: '$property must be an email address' }));
+const SETTABLE_STATUS = () =>
+  IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], { message: '$property must be new, contacted, qualified or disqualified' });
 
 /** PostgreSQL has no year 0 (ISO 8601's 0000 is 1 BC), so a filter time starts at year 1. */
 const FIRST_DAY = new Date('0001-01-01T00:00:00.000Z');
 const FROM_YEAR_1 = '$property must be a time from the year 0001 on';
 
-@InputType({ description: 'Fields of a new lead. company and contactEmail are required.' })
-export class LeadCreateInput {
-  @Field()
-  @IsString()
-  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
-  @Matches(NOT_BLANK, { message: '$property must not be blank' })
-  company!: string;
-
-  @Field()
-  @MaxLength(254, { message: '$property must be at most 254 characters' })
-  @IsEmail({}, { message: '$property must be an email address' })
-  contactEmail!: string;
-
+/**
+ * The optional fields of a lead, alike on create and update (null leaves one empty on a create and
+ * clears it on an update). An input type only so that its fields are inherited; no field takes it,
+ * so it is not in the schema.
+ */
+@InputType()
+abstract class LeadOptionalFields {
   @Field(() => String, { nullable: true })
   @IsOptional()
   @Length(1, 200, { message: '$property must be 1 to 200 characters' })
@@ -71,12 +72,22 @@ export class LeadCreateInput {
   @IsOptional()
   @Length(1, 100, { message: '$property must be 1 to 100 characters' })
   source?: string | null;
+}
+
+@InputType({ description: 'Fields of a new lead. company and contactEmail are required.' })
+export class LeadCreateInput extends LeadOptionalFields {
+  @Field()
+  @IsString()
+  @COMPANY()
+  company!: string;
+
+  @Field()
+  @CONTACT_EMAIL()
+  contactEmail!: string;
 
   @Field(() => LeadStatus, { nullable: true, description: 'Defaults to new; converted cannot be set.' })
   @IsOptional()
-  @IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], {
-    message: '$property must be new, contacted, qualified or disqualified',
-  })
+  @SETTABLE_STATUS()
   status?: LeadStatus | null;
 
   @Field(() => GraphQLJSONObject, { nullable: true })
@@ -86,57 +97,20 @@ export class LeadCreateInput {
 }
 
 @InputType({ description: 'A partial update: only the fields sent change; null clears an optional field.' })
-export class LeadUpdateInput {
+export class LeadUpdateInput extends LeadOptionalFields {
   @Field({ nullable: true })
   @NotNull()
-  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
-  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  @COMPANY()
   company?: string;
 
   @Field({ nullable: true })
   @NotNull()
-  @MaxLength(254, { message: '$property must be at most 254 characters' })
-  @IsEmail({}, { message: '$property must be an email address' })
+  @CONTACT_EMAIL()
   contactEmail?: string;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
-  contactName?: string | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
-  industry?: string | null;
-
-  @Field(() => Int, { nullable: true })
-  @IsOptional()
-  @IsInt()
-  @Min(0, { message: '$property must be 0 or more' })
-  @Max(MAX_EMPLOYEES, { message: `$property must be at most ${MAX_EMPLOYEES}` })
-  employees?: number | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @Length(1, 2048, { message: '$property must be 1 to 2048 characters' })
-  @IsWebsite()
-  website?: string | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
-  country?: string | null;
-
-  @Field(() => String, { nullable: true })
-  @IsOptional()
-  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
-  source?: string | null;
 
   @Field(() => LeadStatus, { nullable: true })
   @NotNull()
-  @IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], {
-    message: '$property must be new, contacted, qualified or disqualified',
-  })
+  @SETTABLE_STATUS()
   status?: LeadStatus;
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current metadata; a null value removes its key.' })
@@ -145,10 +119,16 @@ export class LeadUpdateInput {
   metadata?: Record<string, string | null>;
 }
 
-export const LEAD_SORTS = ['created_at', 'score', 'company', 'employees'] as const;
+/** The fields a list can be sorted by (CONTRACT §4), by their REST names, and how each sorts. */
+export const LEAD_SORTS: Record<string, SortableField> = {
+  created_at: { property: 'createdAt', kind: 'date' },
+  score: { property: 'score', kind: 'number' },
+  company: { property: 'company', kind: 'string' },
+  employees: { property: 'employees', kind: 'number', nullable: true },
+};
 
 @InputType({ description: 'Pagination, sort and filters for listing leads (CONTRACT §4).' })
-export class LeadListInput extends SortedPageInput {
+export class LeadListInput extends SortedPageInput(LEAD_SORTS) {
   @Field(() => String, { nullable: true, description: 'Exact industry, case-insensitive.' })
   @IsOptional()
   @Length(1, 100, { message: '$property must be 1 to 100 characters' })

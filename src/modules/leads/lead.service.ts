@@ -4,23 +4,17 @@ import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
-import { findPage, Page, SortableField } from '../../common/pagination';
+import { findPage, Page } from '../../common/pagination';
 import { findFirstLean, Lean } from '../../db/lean';
 import { createScoped } from '../../db/tenant';
 import type { EventRecorder } from '../../events/event-recorder';
 import type { LeadScorer } from '../scoring/lead-scorer';
 import type { ScoringService } from '../scoring/scoring.service';
 import { Lead, LeadScoreLabel } from './lead.entity';
-import { LeadCreateInput, LeadListInput, LeadUpdateInput } from './lead.inputs';
+import { LeadCreateInput, LeadListInput, LEAD_SORTS, LeadUpdateInput } from './lead.inputs';
 import { canMoveLead, LeadStatus } from './lead-status';
 import { LeadScore } from './lead.types';
 
-const SORTABLE: Record<string, SortableField> = {
-  created_at: { property: 'createdAt', kind: 'date' },
-  score: { property: 'score', kind: 'number' },
-  company: { property: 'company', kind: 'string' },
-  employees: { property: 'employees', kind: 'number', nullable: true },
-};
 
 /** Fields the scorer reads: changing one rescores the lead. */
 const SCORED_FIELDS = ['company', 'contactEmail', 'contactName', 'industry', 'employees', 'website', 'country', 'source'] as const;
@@ -138,7 +132,7 @@ export class LeadService {
       const pattern = `%${escapeLike(input.q)}%`;
       conditions.push({ $or: [{ company: { $ilike: pattern } }, { contactEmail: { $ilike: pattern } }] });
     }
-    return findPage(this.em, Lead, conditions, input, SORTABLE, { lean: true });
+    return findPage(this.em, Lead, conditions, input, LEAD_SORTS, { lean: true });
   }
 
   /**
