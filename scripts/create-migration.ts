@@ -1,7 +1,7 @@
 /**
  * Writes a migration for the difference between the entities and a scratch database brought up to
  * date with the existing migrations. Usage: npm run migration:create (uses DATABASE_URL, else the
- * embedded PostgreSQL). List the new file in src/db/migrations/index.ts afterwards.
+ * embedded PostgreSQL). src/db/migrations/index.ts finds the new file by itself.
  */
 import 'reflect-metadata';
 import path from 'node:path';
