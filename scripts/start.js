@@ -8,7 +8,8 @@
 // with this process, which hands each signal to the step under way and then exits as that step did:
 // after the service's ordered shutdown (HTTP, workers, pool, embedded PostgreSQL), with its code.
 // Node cannot exec itself into the service, and a parent that forwards also covers the install and
-// build steps, so a signal during a first start's install or build stops it too.
+// build steps, so a signal during a first start's install or build stops it too; and when npm is
+// ended by a signal it does not pass on, this process sees it was re-parented and stops the service.
 'use strict';
 const { spawn } = require('node:child_process');
 const path = require('node:path');
@@ -20,23 +21,35 @@ const STEPS = [['scripts/ensure-deps.js'], ['scripts/build.js'], ['dist/src/main
 let child;
 let childGroup = false;
 let received;
-for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
-  process.on(signal, () => {
-    received = signal;
-    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      // npm ci and tsc run synchronously under their step, so the whole step's group is signalled;
-      // the service alone, so that it stops its embedded PostgreSQL itself, last.
-      process.kill(childGroup ? -child.pid : child.pid, signal);
-    } catch {
-      // already gone; its exit is on its way
-    }
-  });
+
+/** Passes `signal` to the step under way, and remembers it so that no further step starts. */
+function stop(signal) {
+  received = signal;
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    // npm ci and tsc run synchronously under their step, so the whole step's group is signalled;
+    // the service alone, so that it stops its embedded PostgreSQL itself, last.
+    process.kill(childGroup ? -child.pid : child.pid, signal);
+  } catch {
+    // already gone; its exit is on its way
+  }
 }
+
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => stop(signal));
+
+// npm passes on only SIGTERM and SIGINT; anything else that ends it (SIGHUP to npm alone, SIGKILL)
+// leaves this process re-parented, which is then the sign to stop the service as SIGTERM would.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  stop('SIGTERM');
+}, 500);
+orphaned.unref();
 
 /**
  * Runs one step with this process's terminal and environment; resolves with how it ended. The
- * install and build steps get a process group of their own (see the handler above); the service
+ * install and build steps get a process group of their own (see stop()); the service
  * stays in ours, so that whoever watches npm's group sees it and its PostgreSQL.
  */
 function run(args, ownGroup) {

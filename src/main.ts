@@ -43,8 +43,9 @@ async function main(): Promise<void> {
     signalled = signal;
     progress(`${signal}: stopping once the current start-up step is done`);
   };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  // SIGHUP too: a closed terminal sends it to every process of `npm start`, and without a handler
+  // the service would die at once and leave its PostgreSQL running (which takes SIGHUP as a reload).
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => onSignal(signal));
 
   const database = await resolveDatabase(config, (message) => logger.debug({ component: 'embedded-postgres' }, message), progress);
   if (signalled) return stopDuringStartup(signalled, logger, [database.stop]);
