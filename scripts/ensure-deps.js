@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Installs dependencies when node_modules is missing or older than package-lock.json, so that
 // `npm start` and `npm test` are each a single command on a fresh clone. Uses only Node built-ins
-// because it runs before anything is installed. (`npm install` rather than `npm ci`: npm 11 here writes
-// lockfiles without other platforms' optional packages, which `npm ci` then rejects.)
+// because it runs before anything is installed. `npm ci` installs exactly what package-lock.json
+// says (or fails when it is out of step with package.json), so every clone gets the same tree.
 'use strict';
 const { createHash } = require('node:crypto');
 const { existsSync, readFileSync, writeFileSync } = require('node:fs');
@@ -19,7 +19,7 @@ const wanted = createHash('sha256')
 
 if (existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) process.exit(0);
 
-console.error('[setup] installing dependencies (npm install); this happens once per lockfile change…');
-execSync('npm install --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+console.error('[setup] installing dependencies (npm ci); this happens once per lockfile change…');
+execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
 writeFileSync(stamp, wanted);
 console.error('[setup] dependencies installed');

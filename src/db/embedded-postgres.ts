@@ -25,7 +25,10 @@ export interface EmbeddedDatabase {
 export interface EmbeddedOptions {
   dataDir: string;
   database: string;
+  /** PostgreSQL's own output and details. */
   log?: (message: string) => void;
+  /** One line per slow step (initialising, starting), so a first start is not silent for a minute. */
+  progress?: (message: string) => void;
 }
 
 const USER = 'postgres';
@@ -38,6 +41,7 @@ const USER = 'postgres';
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => undefined);
+  const progress = options.progress ?? log;
   mkdirSync(options.dataDir, { recursive: true, mode: 0o755 });
   const databaseDir = path.join(options.dataDir, 'pg');
   const password = readOrCreateSecret(path.join(options.dataDir, 'pg-password'));
@@ -63,12 +67,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     onError: (error) => log(`postgres: ${String(error).trim()}`),
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
-    log(`initialising the embedded PostgreSQL in ${databaseDir} (first start only)`);
+    progress(`initialising the embedded PostgreSQL in ${databaseDir} (first start only)`);
     await server.initialise();
   }
+  progress('starting the embedded PostgreSQL');
   await server.start();
   await ensureDatabase(urlFor(port, password, 'postgres'), options.database);
-  log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
+  progress(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
   const pidFile = path.join(databaseDir, 'postmaster.pid');
   return {
     url: urlFor(port, password, options.database),

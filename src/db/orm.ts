@@ -24,6 +24,8 @@ export interface OrmOptions {
   debug?: boolean;
   /** Where MikroORM's own messages (migrations applied) go; silent when not given. */
   log?: (message: string) => void;
+  /** Told how many migrations are about to run, when there are any (a first start applies them all). */
+  progress?: (message: string) => void;
 }
 
 export interface DatabaseTimeouts {
@@ -82,6 +84,8 @@ export async function initOrm(options: OrmOptions): Promise<MikroORM> {
   const { timeouts, ...untimed } = options;
   const migrator = await MikroORM.init(ormConfig(timeouts ? { ...untimed, poolMax: 1 } : options));
   try {
+    const pending = options.progress ? await migrator.getMigrator().getPendingMigrations() : [];
+    if (pending.length > 0) options.progress?.(`applying ${pending.length} database migration${pending.length === 1 ? '' : 's'}`);
     await migrator.getMigrator().up();
   } catch (error) {
     await migrator.close();

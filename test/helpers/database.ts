@@ -5,7 +5,9 @@ import { DatabaseTimeouts, initOrm } from '../../src/db/orm';
 /** The server every test talks to (set by global-setup when not given). */
 export function serverUrl(): string {
   const url = process.env.TEST_DATABASE_URL;
-  if (!url) throw new Error('TEST_DATABASE_URL is not set; run tests through `npm test`');
+  if (!url) {
+    throw new Error('TEST_DATABASE_URL is not set: run this test through `npm test` (`npm run test:unit` has no database; tests that need one belong in test/integration)');
+  }
   return url;
 }
 

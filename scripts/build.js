@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// Compiles the TypeScript into dist/ with tsc. `npm run build` always compiles (`--always`);
+// `npm start`, `npm run cli` and the other scripts that run dist/ compile only when dist/ is stale,
+// because tsc takes 30 to 50 s on a small machine and most calls follow no change at all. The test
+// setup uses the same check (test/helpers/dist.ts). Node built-ins only: it runs before dist/ exists.
+//
+//   node scripts/build.js [--always] [--project tsconfig.bench.json]
+'use strict';
+const { execFileSync } = require('node:child_process');
+const { existsSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const DEFAULT_PROJECT = 'tsconfig.build.json';
+/**
+ * Written when tsc finishes without errors, dated when that build began: tsc emits even when it
+ * reports errors, so fresh outputs alone would let a failed build pass for a good one, and a source
+ * saved while tsc ran is newer than the mark, so the next call compiles again.
+ */
+const MARK = path.join('dist', '.build-finished');
+
+/** The folders a tsconfig compiles (its own `include`, or the one it extends). */
+function includedDirs(root, project) {
+  const config = JSON.parse(readFileSync(path.join(root, project), 'utf8'));
+  if (config.include) return config.include;
+  if (config.extends) return includedDirs(root, config.extends);
+  return [];
+}
+
+/** The tsconfig files a project reads, and the lockfile (a new TypeScript or @types may change the outcome). */
+function settingsFiles(root, project) {
+  const files = ['package-lock.json', project];
+  for (let config = project; ; ) {
+    const extended = JSON.parse(readFileSync(path.join(root, config), 'utf8')).extends;
+    const parent = extended && path.normalize(extended);
+    if (!parent || files.includes(parent)) return files;
+    files.push(parent);
+    config = parent;
+  }
+}
+
+/** Why `root`/dist must be compiled again for `project`, or undefined when it is up to date. */
+function staleReason(project = DEFAULT_PROJECT, root = ROOT) {
+  const mark = path.join(root, MARK);
+  if (!existsSync(mark)) return 'no finished build in dist/';
+  const built = statSync(mark).mtimeMs;
+  for (const file of settingsFiles(root, project)) {
+    const full = path.join(root, file);
+    if (existsSync(full) && statSync(full).mtimeMs > built) return `${file} changed`;
+  }
+  for (const dir of includedDirs(root, project)) {
+    const reason = staleIn(root, path.join(root, dir), built);
+    if (reason) return reason;
+  }
+  return undefined;
+}
+
+function staleIn(root, dir, built) {
+  if (!existsSync(dir)) return undefined;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const reason = staleIn(root, full, built);
+      if (reason) return reason;
+    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.test.ts')) {
+      const relative = path.relative(root, full);
+      if (statSync(full).mtimeMs > built) return `${relative} changed`;
+      if (!existsSync(path.join(root, 'dist', relative.replace(/\.ts$/, '.js')))) return `${relative} is not compiled yet`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Compiles `project` (always, or only when stale), saying so on stderr. Returns whether it compiled.
+ * tsc's own output is inherited, or captured (`quiet`) and carried by the error when it fails.
+ */
+function build(project = DEFAULT_PROJECT, { always = false, quiet = false, root = ROOT } = {}) {
+  const reason = always ? 'asked to' : staleReason(project, root);
+  if (!reason) return false;
+  process.stderr.write(`[build] compiling TypeScript (${project}; ${reason})…\n`);
+  const began = new Date();
+  const mark = path.join(root, MARK);
+  rmSync(mark, { force: true });
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc', { paths: [ROOT] }), '-p', project], {
+    cwd: root,
+    stdio: quiet ? 'pipe' : 'inherit',
+  });
+  writeFileSync(mark, `${project}\n`);
+  utimesSync(mark, began, began);
+  process.stderr.write(`[build] compiled in ${Math.round((Date.now() - began.getTime()) / 1000)} s\n`);
+  return true;
+}
+
+module.exports = { ROOT, staleReason, build };
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const projectAt = args.indexOf('--project');
+  try {
+    build(projectAt >= 0 ? args[projectAt + 1] : DEFAULT_PROJECT, { always: args.includes('--always') });
+  } catch {
+    process.exit(1); // tsc has printed its errors
+  }
+}
