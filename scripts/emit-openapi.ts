@@ -1,13 +1,13 @@
 /** Regenerates the committed openapi.json from the route table and the GraphQL types (a test fails when the two differ). */
 import 'reflect-metadata';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSchema } from '../src/graphql/schema';
 import { buildOpenApi, DEFAULT_SERVER_URL } from '../src/rest/openapi';
 import { ROUTES } from '../src/rest/routes';
 
 const root = path.resolve(__dirname, '../..');
-const { version } = require(path.join(root, 'package.json')) as { version: string };
+const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
 
 createSchema()
   .then((schema) => {

@@ -104,14 +104,16 @@ export class Metrics {
       labelNames: ['reason'],
       registers,
     });
-    const metrics = this;
+    // The gauges' collect() runs with the gauge as `this`; these read the instance's sources.
+    const pdfStats = () => this.pdfPool?.stats();
+    const dbPool = () => this.pool?.();
     new Gauge({
       name: 'proposal_pdf_renders_in_progress',
       help: 'Proposal PDF renders read at scrape time: admitted (running in a worker thread or queued for one), and waiting behind their account\'s bound.',
       labelNames: ['state'],
       registers,
       collect() {
-        const stats = metrics.pdfPool?.stats();
+        const stats = pdfStats();
         if (!stats) return;
         this.set({ state: 'admitted' }, stats.admitted);
         this.set({ state: 'waiting_for_account' }, stats.waitingForAccount);
@@ -123,7 +125,7 @@ export class Metrics {
       labelNames: ['state'],
       registers,
       collect() {
-        const pool = metrics.pool?.();
+        const pool = dbPool();
         if (!pool) return;
         this.set({ state: 'used' }, pool.numUsed());
         this.set({ state: 'free' }, pool.numFree());

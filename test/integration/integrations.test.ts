@@ -290,7 +290,7 @@ describe('integrations', () => {
       const credentials = credentialsFor(provider);
       expect(Object.keys(credentials)).toEqual(FIELDS[provider]);
       for (const field of FIELDS[provider]) {
-        const { [field]: _omitted, ...rest } = credentials; // eslint-disable-line @typescript-eslint/no-unused-vars
+        const { [field]: _omitted, ...rest } = credentials;  
         expectError(await connect(testKey, { type: TYPE_OF[provider], provider, credentials: rest }), 400, 'parameter_missing', `credentials[${field}]`);
         expectError(
           await connect(testKey, { type: TYPE_OF[provider], provider, credentials: { ...credentials, [field]: null } }),
@@ -378,9 +378,9 @@ describe('integrations', () => {
 
     it('checks type, provider, name and credentials themselves', async () => {
       const valid = bodyFor(IntegrationProvider.hubspot);
-      const { type: _type, ...noType } = valid; // eslint-disable-line @typescript-eslint/no-unused-vars
-      const { provider: _provider, ...noProvider } = valid; // eslint-disable-line @typescript-eslint/no-unused-vars
-      const { credentials: _credentials, ...noCredentials } = valid; // eslint-disable-line @typescript-eslint/no-unused-vars
+      const { type: _type, ...noType } = valid;  
+      const { provider: _provider, ...noProvider } = valid;  
+      const { credentials: _credentials, ...noCredentials } = valid;  
       expectError(await connect(testKey, noType), 400, 'parameter_missing', 'type');
       expectError(await connect(testKey, noProvider), 400, 'parameter_missing', 'provider');
       expectError(await connect(testKey, noCredentials), 400, 'parameter_missing', 'credentials');

@@ -156,7 +156,7 @@ export function graphqlRequest(c: GraphQLCase, headers: Record<string, string>):
       .join('&');
     // Node refuses request heads over 16 kB with a bare 431 before the app sees them; longer ones go by POST.
     if (params.length < 8_000) {
-      const { 'content-type': _contentType, ...rest } = headers; // eslint-disable-line @typescript-eslint/no-unused-vars
+      const { 'content-type': _contentType, ...rest } = headers;  
       return { method: 'GET', path: `/graphql?${params}`, headers: c.transport === 'get' ? { ...rest, 'apollo-require-preflight': 'true' } : rest };
     }
   }

@@ -151,7 +151,7 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
         latency_ms: result.latencyMs,
         error: result.error,
         // PostgreSQL text cannot hold NUL; a receiver's body may.
-        response_snippet: result.snippet?.replace(/\u0000/g, '') ?? null,
+        response_snippet: result.snippet?.replaceAll('\u0000', '') ?? null,
         succeeded,
       });
       // The endpoint's row before any delivery's, in every settle: settles of one endpoint queue on
