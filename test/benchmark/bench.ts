@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the service against a hand-written express + pg baseline doing the same work,
- * on this machine, in the same run. See README "Benchmark" and docs/benchmark.md.
+ * on this machine, in the same run. See docs/TESTING.md "Benchmark" and docs/benchmark.md.
  *
  *   npm run bench                  1,000,000 leads, 3 rounds of 10 s, a 10-minute memory soak
  *   npm run bench -- --quick       2,000 leads, 1 round of 2 s, a 5 s soak (the CI smoke)

@@ -158,7 +158,7 @@ export async function createAccount(orm: MikroORM, options: { perMinute?: number
 
 /**
  * Connects to `databaseUrl` and applies the migrations before any instance starts: instances
- * started together on an empty database would each try to apply them (README: start one first).
+ * started together on an empty database would each try to apply them (docs/OPERATIONS.md: start one first).
  */
 export function migratedOrm(databaseUrl: string): Promise<MikroORM> {
   return initOrm({ clientUrl: databaseUrl, poolMax: 3 });

@@ -11,7 +11,7 @@ import { eventually } from '../helpers/receiver';
  * read back through GraphQL and from the deals the test itself won, a run that really crashes
  * (a PostgreSQL trigger refuses the qualifier's write), and two instances sharing the work.
  *
- * Lead scores come from the documented prior model (README "Lead score"): base 40, Software +15,
+ * Lead scores come from the documented prior model (docs/API.md, "The lead score"): base 40, Software +15,
  * 201–1000 employees +15, a company email +5 → 75 (hot); Non-profit −8, 1–10 employees −8, a
  * gmail address −12, purchased_list −8 → 4 (cold); no industry −3, no size −5, company email +5 → 37.
  */
@@ -106,7 +106,7 @@ const WINDOW_MS: Record<string, number> = { '24h': DAY_MS, '7d': 7 * DAY_MS, '30
 /** How long an agent may take to act on an event (the runner polls every 100 ms in tests). */
 const BOUND_MS = 10_000;
 
-/** The defaults of CONTRACT §8 / the README, written out here rather than imported. */
+/** The defaults of CONTRACT §8 / docs/API.md, written out here rather than imported. */
 const DEFAULTS: Record<string, Json> = {
   lead_qualifier: { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: 'qualification', deal_value: 0 },
   deal_follow_up: { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 } },

@@ -65,7 +65,7 @@ const DEAL_KEYS = [
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const DEAL_ID = /^deal_[0-9A-HJKMNP-TV-Z]{26}$/;
 const ERROR_KEYS = ['code', 'message', 'param', 'request_id', 'type'];
-/** Win probability per stage, as CONTRACT §6 / the README state them (written out here, not imported). */
+/** Win probability per stage, as CONTRACT §6 / docs/API.md state them (written out here, not imported). */
 const PROBABILITY: Record<string, number> = {
   prospecting: 10,
   qualification: 25,

@@ -92,7 +92,7 @@ describe('events', () => {
     ok<Json>(app.request('POST', '/v1/leads', { key, body: { company: 'Fabrikam', contact_email: uniqueEmail(), ...fields } }), 201);
   const getLead = (key: string, id: unknown) => ok<Json>(app.request('GET', `/v1/leads/${id}`, { key }));
   const createDeal = (key: string, fields: Json = {}) => ok<Json>(app.request('POST', '/v1/deals', { key, body: { name: 'Deal', value: 100, ...fields } }), 201);
-  /** The deal as REST shows it. There is no GET /v1/deals/{id} (spec and README list none): read it from GET /v1/deals. */
+  /** The deal as REST shows it. There is no GET /v1/deals/{id} (the spec lists none): read it from GET /v1/deals. */
   const getDeal = async (key: string, id: unknown): Promise<Json> => {
     const found = (await ok<{ data: Json[] }>(app.request('GET', '/v1/deals?limit=100', { key }))).data.filter((d) => d.id === id);
     expect(found).toHaveLength(1);

@@ -189,7 +189,7 @@ describe('GET /metrics: webhook deliveries and agent runs', () => {
     expect(agent.status).toBe(201);
     expect((await app.request('POST', `/v1/agents/${agent.body.id}/deploy`, { key })).status).toBe(200);
 
-    // A hot lead (README "Lead score": Software, 201–1000 employees, a company address → 75): the qualifier acts.
+    // A hot lead (docs/API.md, "The lead score": Software, 201–1000 employees, a company address → 75): the qualifier acts.
     const lead = await app.request('POST', '/v1/leads', { key, body: { ...leadBody('hot'), industry: 'Software', employees: 500 } });
     expect(lead.status).toBe(201);
 

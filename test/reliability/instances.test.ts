@@ -7,7 +7,7 @@ import { createAccount, migratedOrm, serviceEnv, ServiceProcess, temporaryDataDi
 
 /**
  * Three instances of the service as processes (node dist/src/main.js), sharing one PostgreSQL and
- * one Redis, behind a round-robin load balancer on loopback, as README "Several instances behind a
+ * one Redis, behind a round-robin load balancer on loopback, as docs/OPERATIONS.md "Several instances behind a
  * load balancer" describes. Through the balancer, what one instance promises holds for the three:
  * rate limits are exact (CONTRACT §11), an Idempotency-Key runs once (§12), each webhook event
  * reaches a healthy receiver once with three dispatchers polling (§10), and a deployed agent acts
@@ -27,7 +27,7 @@ interface Answer {
   text: string;
 }
 
-/** Lead scores from the documented prior model (README "Lead score"; test/integration/agents.test.ts). */
+/** Lead scores from the documented prior model (docs/API.md "The lead score"; test/integration/agents.test.ts). */
 const hotLead = (marker: string): Json => ({ company: `Hot ${marker}`, contact_email: `buyer-${marker}@hot-${marker}.test`, industry: 'Software', employees: 500 });
 const coldLead = (marker: string): Json => ({
   company: `Cold ${marker}`,
@@ -80,7 +80,7 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
 
   beforeAll(async () => {
     const databaseUrl = await workerDatabaseUrl('_instances');
-    // Migrated before the instances start together (README: a release with migrations starts one first).
+    // Migrated before the instances start together (docs/OPERATIONS.md: a release with migrations starts one first).
     orm = await migratedOrm(databaseUrl);
     await receiver.start();
     const env = serviceEnv(databaseUrl, dataDir.dir, { REDIS_URL: REDIS_URL!, LOG_LEVEL: 'warn', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });

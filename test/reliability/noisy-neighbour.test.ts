@@ -9,7 +9,7 @@ import { createAccount, migratedOrm, ProcessAccount, serviceEnv, ServiceProcess,
  * other, PDF storms over 500-line proposals, webhooks to receivers that hang, floods of wrong keys
  * from the address it shares with A), account A reads, /healthz answers, and A's webhooks are
  * delivered. Bounds are generous (a busy 2-core machine must pass); the figures measured are
- * printed for the README's reliability table and docs/benchmark.md.
+ * printed for docs/RELIABILITY.md and docs/benchmark.md.
  */
 
 const NOISE_MS = Number(process.env.NOISY_NEIGHBOUR_MS ?? 15_000);

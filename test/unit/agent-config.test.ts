@@ -4,7 +4,7 @@ import { AgentType, checkAgentConfig } from '../../src/modules/agents/agent-conf
  * checkAgentConfig (CONTRACT §8): every agent type has a typed config with documented defaults;
  * the check fills in what was left out and reports every problem (unknown settings, wrong kinds,
  * out-of-range values, rules across settings) by the setting's name. The defaults are written out
- * here as the README states them, not imported.
+ * here as docs/API.md states them, not imported.
  */
 
 const QUALIFIER_DEFAULTS = { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: 'qualification', deal_value: 0 };

@@ -2,7 +2,7 @@ import { bySize, labelFor, LeadFeatures, LeadScorer, LeadScoreResult, ScoreSigna
 import { auc, Example, logit, LogisticModel, sigmoid, train } from './logistic-regression';
 import { leadCategories } from './prior-model';
 
-/** Enough closed deals to learn from: fewer, and the prior model scores (README, "The lead score"). */
+/** Enough closed deals to learn from: fewer, and the prior model scores (docs/API.md, "The lead score"). */
 export const MIN_CLOSED_LEADS = 30;
 /** Each outcome must appear this often, or there is nothing to tell apart. */
 export const MIN_PER_OUTCOME = 5;

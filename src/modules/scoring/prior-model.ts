@@ -2,7 +2,7 @@ import { bySize, labelFor, LeadFeatures, LeadScorer, LeadScoreResult, ScoreSigna
 
 /**
  * The documented prior: points a B2B sales team would give a lead before any of its own deals have
- * closed. Every table below is in the README's "Lead score" section. The ranges are chosen so that
+ * closed. Every table below is in docs/API.md, "The lead score". The ranges are chosen so that
  * base + every possible combination stays within 0–100 (4 to 96), so no clamping hides a signal
  * and the signals always sum exactly to `score - base`.
  */
