@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
+import { sameTenant, tenantColumns } from '../db/tenant-sql';
 import { outboxSignal } from './outbox.subscriber';
 
 /** An event as consumers see it while fanning out. */
@@ -17,6 +18,22 @@ export interface OutboxEvent {
 export type FanOutConsumer = (trx: Knex.Transaction, events: OutboxEvent[], now: Date) => Promise<number>;
 
 export const FAN_OUT_BATCH = 100;
+
+/**
+ * The rows a consumer owes: one per event and target of the event's own account and mode that
+ * wants it, carrying the event's tenant and id (the fields every row of work has) and what `row`
+ * adds.
+ */
+export function owedRows<Target extends { account_id: string; livemode: boolean }, Row>(
+  events: readonly OutboxEvent[],
+  targets: readonly Target[],
+  wants: (target: Target, event: OutboxEvent) => boolean,
+  row: (target: Target, event: OutboxEvent) => Row,
+): Array<Row & { account_id: string; livemode: boolean; event_id: string }> {
+  return events.flatMap((event) =>
+    targets.filter((target) => sameTenant(target, event) && wants(target, event)).map((target) => ({ ...tenantColumns(event), event_id: event.id, ...row(target, event) })),
+  );
+}
 
 /**
  * Takes up to a batch of events not yet fanned out (FOR UPDATE SKIP LOCKED, so concurrent workers

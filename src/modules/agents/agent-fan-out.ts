@@ -1,6 +1,5 @@
 import { newId } from '../../common/ids';
-import { sameTenant, tenantColumns } from '../../db/tenant-sql';
-import type { FanOutConsumer } from '../../events/outbox-fan-out';
+import { FanOutConsumer, owedRows } from '../../events/outbox-fan-out';
 import { AgentType } from './agent-config';
 import { TRIGGERS } from './agent-behaviours';
 import { AgentStatus } from './agent.entity';
@@ -14,20 +13,11 @@ export const agentFanOut: FanOutConsumer = async (trx, events, now) => {
     .where('status', AgentStatus.deployed)
     .whereIn('type', EVENT_DRIVEN)
     .whereIn('account_id', [...new Set(events.map((event) => event.account_id))]);
-  const tasks = events.flatMap((event) =>
-    agents
-      .filter((agent) => sameTenant(agent, event) && TRIGGERS[agent.type].includes(event.type))
-      .map((agent) => ({
-        id: newId('atask'),
-        created_at: now,
-        updated_at: now,
-        ...tenantColumns(event),
-        agent_id: agent.id,
-        agent_version: agent.version,
-        event_id: event.id,
-        attempt_count: 0,
-        next_attempt_at: now,
-      })),
+  const tasks = owedRows(
+    events,
+    agents,
+    (agent, event) => TRIGGERS[agent.type].includes(event.type),
+    (agent) => ({ id: newId('atask'), created_at: now, updated_at: now, agent_id: agent.id, agent_version: agent.version, attempt_count: 0, next_attempt_at: now }),
   );
   if (tasks.length) await trx('agent_tasks').insert(tasks).onConflict(['agent_id', 'event_id']).ignore();
   return tasks.length;

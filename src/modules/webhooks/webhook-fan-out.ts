@@ -1,7 +1,6 @@
 import { newId } from '../../common/ids';
-import { sameTenant, tenantColumns } from '../../db/tenant-sql';
 import { subscribesTo } from '../../events/event-catalog';
-import type { FanOutConsumer } from '../../events/outbox-fan-out';
+import { FanOutConsumer, owedRows } from '../../events/outbox-fan-out';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { WebhookStatus } from './webhook.entity';
 
@@ -13,26 +12,20 @@ export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
       .where('status', WebhookStatus.enabled)
       .whereIn('account_id', [...new Set(events.map((event) => event.account_id))]);
     const firstAttempt = trx.raw('now() + make_interval(secs => ?)', [firstDelaySeconds]);
-    const deliveries = events.flatMap((event) =>
-      subscriptions
-        .filter(
-          (hook) =>
-            sameTenant(hook, event) &&
-            // A subscription receives what happened after it was made, not a backlog.
-            hook.created_at <= event.created_at &&
-            subscribesTo(hook.events, event.type),
-        )
-        .map((hook) => ({
-          id: newId('whdel'),
-          created_at: now,
-          updated_at: now,
-          ...tenantColumns(event),
-          event_id: event.id,
-          webhook_id: hook.id,
-          status: DeliveryStatus.pending,
-          attempt_count: 0,
-          next_attempt_at: firstAttempt,
-        })),
+    const deliveries = owedRows(
+      events,
+      subscriptions,
+      // A subscription receives what happened after it was made, not a backlog.
+      (hook, event) => hook.created_at <= event.created_at && subscribesTo(hook.events, event.type),
+      (hook) => ({
+        id: newId('whdel'),
+        created_at: now,
+        updated_at: now,
+        webhook_id: hook.id,
+        status: DeliveryStatus.pending,
+        attempt_count: 0,
+        next_attempt_at: firstAttempt,
+      }),
     );
     if (deliveries.length) await trx('webhook_deliveries').insert(deliveries).onConflict(['event_id', 'webhook_id']).ignore();
     return deliveries.length;
