@@ -27,7 +27,8 @@ function toGraphQLNames(value: unknown, type: GraphQLInputType): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     const field = fields[snakeToCamel(key)];
-    Object.defineProperty(out, field ? field.name : key, { value: field ? toGraphQLNames(item, field.type) : item, enumerable: true });
+    // `contact_email` and `contactEmail` both sent: the later wins, as in a JSON object with a repeated key.
+    Object.defineProperty(out, field ? field.name : key, { value: field ? toGraphQLNames(item, field.type) : item, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
