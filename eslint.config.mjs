@@ -11,7 +11,10 @@ export default tseslint.config(
   {
     rules: {
       // `_` marks a deliberately unused name (a value taken out of an object with its rest).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -28,7 +31,9 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: {
       globals: Object.fromEntries(
-        ['require', 'module', 'process', '__dirname', '__filename', 'console', 'Buffer', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'].map((name) => [name, 'readonly']),
+        ['require', 'module', 'process', '__dirname', '__filename', 'console', 'Buffer', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'].map(
+          (name) => [name, 'readonly'],
+        ),
       ),
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -30,7 +30,7 @@ function includedDirs(root, project) {
 /** The tsconfig files a project reads, and the lockfile (a new TypeScript or @types may change the outcome). */
 function settingsFiles(root, project) {
   const files = ['package-lock.json', project];
-  for (let config = project; ; ) {
+  for (let config = project; ;) {
     const extended = JSON.parse(readFileSync(path.join(root, config), 'utf8')).extends;
     const parent = extended && path.normalize(extended);
     if (!parent || files.includes(parent)) return files;

@@ -18,9 +18,13 @@ const started = Date.now();
 const result = trainLeadModel(syntheticLeads(count, seed), new PriorLeadScorer());
 const fmt = (value: number | null) => (value === null ? 'n/a' : value.toFixed(3));
 console.log(`leads: ${count} (${result.won} won, ${result.lost} lost); trained on ${result.trainingSize}, held out ${result.holdoutSize}`);
-console.log(`held-out AUC   prior: ${fmt(result.priorAuc)}   learned: ${fmt(result.auc)}   difference: ${fmt(result.auc !== null && result.priorAuc !== null ? result.auc - result.priorAuc : null)}`);
+console.log(
+  `held-out AUC   prior: ${fmt(result.priorAuc)}   learned: ${fmt(result.auc)}   difference: ${fmt(result.auc !== null && result.priorAuc !== null ? result.auc - result.priorAuc : null)}`,
+);
 console.log('calibration of the learned model on held-out leads (predicted chance → observed win rate):');
 for (const bucket of result.calibration) {
-  console.log(`  ${bucket.from.toFixed(1)}–${bucket.to.toFixed(1)}: ${String(bucket.count).padStart(4)} leads, predicted ${fmt(bucket.meanPredicted)}, observed ${fmt(bucket.observedWinRate)}`);
+  console.log(
+    `  ${bucket.from.toFixed(1)}–${bucket.to.toFixed(1)}: ${String(bucket.count).padStart(4)} leads, predicted ${fmt(bucket.meanPredicted)}, observed ${fmt(bucket.observedWinRate)}`,
+  );
 }
 console.error(`done in ${Date.now() - started} ms`);

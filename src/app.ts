@@ -1,9 +1,6 @@
 import 'reflect-metadata';
 import { ApolloServer } from '@apollo/server';
-import {
-  ApolloServerPluginLandingPageLocalDefault,
-  ApolloServerPluginLandingPageProductionDefault,
-} from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginLandingPageLocalDefault, ApolloServerPluginLandingPageProductionDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { Express, NextFunction, Request, Response } from 'express';
@@ -52,7 +49,9 @@ export interface App {
  * context factory (500).
  */
 const isLandingPage = (req: Request): boolean =>
-  req.method === 'GET' && req.accepts(['application/json', 'application/graphql-response+json', 'multipart/mixed', 'text/html']) === 'text/html' && !req.query.query;
+  req.method === 'GET' &&
+  req.accepts(['application/json', 'application/graphql-response+json', 'multipart/mixed', 'text/html']) === 'text/html' &&
+  !req.query.query;
 
 /** Builds the express application (without listening), so tests can boot it on any port. */
 export async function createApp(deps: AppDependencies): Promise<App> {

@@ -73,12 +73,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${portText}"`);
   }
 
-  const databaseUrl = env.DATABASE_URL
-    ? parseUrl('DATABASE_URL', env.DATABASE_URL, ['postgres:', 'postgresql:'])
-    : undefined;
+  const databaseUrl = env.DATABASE_URL ? parseUrl('DATABASE_URL', env.DATABASE_URL, ['postgres:', 'postgresql:']) : undefined;
   const redisUrl = env.REDIS_URL ? parseUrl('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']) : undefined;
-  const publicUrl = parseUrl('PUBLIC_URL', env.PUBLIC_URL || `http://localhost:${port}`, ['http:', 'https:'])
-    .replace(/\/+$/, '');
+  const publicUrl = parseUrl('PUBLIC_URL', env.PUBLIC_URL || `http://localhost:${port}`, ['http:', 'https:']).replace(/\/+$/, '');
 
   let encryptionKey: Buffer | undefined;
   if (env.ENCRYPTION_KEY) {
@@ -135,7 +132,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function parseTrustProxy(value: string | undefined): false | number | string {
   if (value === undefined || value === '' || /^false$/i.test(value)) return false;
   if (/^true$/i.test(value)) {
-    throw new ConfigError('TRUST_PROXY=true would let any client choose its address with X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)');
+    throw new ConfigError(
+      'TRUST_PROXY=true would let any client choose its address with X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)',
+    );
   }
   if (/^\d+$/.test(value)) return Number(value);
   if (!/^[\w.:/, -]+$/.test(value)) throw new ConfigError(`TRUST_PROXY must be false, a hop count or proxy addresses, got "${value}"`);
@@ -167,4 +166,3 @@ export function ensureEncryptionKey(config: Config): void {
   }
   config.encryptionKey = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
 }
-

@@ -80,7 +80,12 @@ export function createContextFactory(
   deps: Pick<AppDependencies, 'orm' | 'config' | 'logger' | 'counters' | 'operationLimits' | 'metrics'>,
   servicesFor: ServiceFactory,
 ): (request: RequestInfo) => RequestContext {
-  const operationLimiter = new OperationLimiter(deps.counters, deps.operationLimits, () => deps.metrics?.rateLimitRejected('operation'), deps.config.rateLimits);
+  const operationLimiter = new OperationLimiter(
+    deps.counters,
+    deps.operationLimits,
+    () => deps.metrics?.rateLimitRejected('operation'),
+    deps.config.rateLimits,
+  );
   return ({ auth, requestId, em: given }) => {
     const em = given ?? tenantFork(deps.orm.em, { accountId: auth.account.id, livemode: auth.livemode });
     let logger: Logger | undefined;
@@ -98,6 +103,5 @@ export function createContextFactory(
     };
   };
 }
-
 
 export type { ServiceFactory };

@@ -97,11 +97,7 @@ export function authenticate(
  * account is counted; each client address gets the allowance of requests without a key (see
  * Quota.consumePublic), with the same X-RateLimit headers and the same 429.
  */
-export function limitByAddress(
-  quota: Quota,
-  onError: (res: Response, error: ApiError) => void,
-  onRejected?: (kind: RateLimitKind) => void,
-) {
+export function limitByAddress(quota: Quota, onError: (res: Response, error: ApiError) => void, onRejected?: (kind: RateLimitKind) => void) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
       const decision = await quota.consumePublic(clientAddress(req));

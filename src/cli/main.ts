@@ -35,7 +35,11 @@ export async function run(argv: string[]): Promise<number> {
 
   const config = loadConfig();
   if (!config.databaseUrl) console.error('[cli] using the embedded PostgreSQL in', config.dataDir);
-  const database = await resolveDatabase(config, () => undefined, (message) => console.error(`[cli] ${message}`));
+  const database = await resolveDatabase(
+    config,
+    () => undefined,
+    (message) => console.error(`[cli] ${message}`),
+  );
   const orm = await initOrm({ clientUrl: database.url, poolMax: 2 });
   try {
     await command.run(orm.em.fork(), options, {

@@ -12,7 +12,28 @@ import { PriorLeadScorer } from '../modules/scoring/prior-model';
 import { seededRandom } from '../common/random';
 import { validInput } from '../common/validation';
 
-const NAMES = ['Northwind', 'Contoso', 'Fabrikam', 'Globex', 'Initech', 'Umbrella', 'Stark', 'Wayne', 'Tyrell', 'Cyberdyne', 'Hooli', 'Vandelay', 'Acme', 'Wonka', 'Soylent', 'Oscorp', 'Aperture', 'Gringotts', 'Monarch', 'Pied Piper'];
+const NAMES = [
+  'Northwind',
+  'Contoso',
+  'Fabrikam',
+  'Globex',
+  'Initech',
+  'Umbrella',
+  'Stark',
+  'Wayne',
+  'Tyrell',
+  'Cyberdyne',
+  'Hooli',
+  'Vandelay',
+  'Acme',
+  'Wonka',
+  'Soylent',
+  'Oscorp',
+  'Aperture',
+  'Gringotts',
+  'Monarch',
+  'Pied Piper',
+];
 const SUFFIXES = ['Systems', 'Health', 'Logistics', 'Partners', 'Labs', 'Manufacturing', 'Financial', 'Retail Group', 'GmbH', 'Analytics'];
 const INDUSTRIES = ['Software', 'Healthcare', 'Financial services', 'Manufacturing', 'Retail', 'Professional services', 'Logistics', 'Education', null];
 const COUNTRIES = ['US', 'GB', 'DE', 'FR', 'NL', 'JP', 'CA', 'AU'];
@@ -41,16 +62,14 @@ export async function seedAccount(em: EntityManager, options: SeedOptions): Prom
   const servicesFor = createServiceFactory({ config, scorer: new PriorLeadScorer() }, await createSchema());
   const next = seededRandom(options.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
-  const bar = new SingleBar(
-    {
-      format: 'seeding [{bar}] {value}/{total} leads · {deals} deals · ETA {eta}s',
-      stream: options.progress,
-      noTTYOutput: true,
-      notTTYSchedule: 2000,
-      barCompleteChar: '#',
-      barIncompleteChar: '.',
-    },
-  );
+  const bar = new SingleBar({
+    format: 'seeding [{bar}] {value}/{total} leads · {deals} deals · ETA {eta}s',
+    stream: options.progress,
+    noTTYOutput: true,
+    notTTYSchedule: 2000,
+    barCompleteChar: '#',
+    barIncompleteChar: '.',
+  });
   bar.start(options.leads, 0, { deals: 0 });
   let deals = 0;
   const run = Date.now().toString(36);

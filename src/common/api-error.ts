@@ -1,22 +1,9 @@
 import { GraphQLError } from 'graphql';
 
 /** The GraphQL `extensions.code` values of CONTRACT §3. */
-export type GraphQLErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'RATE_LIMITED'
-  | 'INTERNAL_SERVER_ERROR';
+export type GraphQLErrorCode = 'BAD_USER_INPUT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT' | 'RATE_LIMITED' | 'INTERNAL_SERVER_ERROR';
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'rate_limit_error'
-  | 'idempotency_error'
-  | 'api_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'rate_limit_error' | 'idempotency_error' | 'api_error';
 
 interface ErrorSpec {
   status: number;
@@ -124,9 +111,7 @@ export class ApiError extends GraphQLError {
   }
 }
 
-export const notFound = (what: string, id: string): ApiError =>
-  new ApiError('resource_missing', `No such ${what}: '${id}'`, { param: 'id' });
-
+export const notFound = (what: string, id: string): ApiError => new ApiError('resource_missing', `No such ${what}: '${id}'`, { param: 'id' });
 
 /** The only words a client sees of an unexpected error: no stack, SQL or library text ever leaves. */
 export const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred. It has been logged; retry or contact support.';

@@ -50,7 +50,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return (
     (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) ||
     (typeof message === 'string' &&
-      /Connection terminated|connect ECONNREFUSED|Timeout acquiring a connection|the database system is (starting|shutting) up|Client has encountered a connection error|Client was closed and is not queryable|Transaction query already complete/i.test(message))
+      /Connection terminated|connect ECONNREFUSED|Timeout acquiring a connection|the database system is (starting|shutting) up|Client has encountered a connection error|Client was closed and is not queryable|Transaction query already complete/i.test(
+        message,
+      ))
   );
 }
 
@@ -75,7 +77,10 @@ export function mapDatabaseError(error: unknown): ApiError | undefined {
     return new ApiError('parameter_invalid', 'Text values must not contain the character U+0000');
   }
   if (isDatabaseTimeout(error)) {
-    return new ApiError('service_unavailable', 'The request took too long in the database and was stopped; retry, or ask for less (a smaller page, narrower filters)');
+    return new ApiError(
+      'service_unavailable',
+      'The request took too long in the database and was stopped; retry, or ask for less (a smaller page, narrower filters)',
+    );
   }
   if (error instanceof NotFoundError) {
     return new ApiError('resource_missing', 'No such resource');

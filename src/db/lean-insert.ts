@@ -38,7 +38,8 @@ function tableOf(meta: EntityMetadata, platform: Platform): Table {
     // A flush runs onCreate and leaves a column with a database default out; this statement writes
     // every column as the instance holds it, so it refuses what it would silently get wrong.
     const given = (entity: Record<string, unknown>) => {
-      if (prop.onCreate) throw new Error(`insertLean cannot run ${meta.className}.${name}'s onCreate: give it an initializer, or create it with em.create and flush`);
+      if (prop.onCreate)
+        throw new Error(`insertLean cannot run ${meta.className}.${name}'s onCreate: give it an initializer, or create it with em.create and flush`);
       const value = entity[name];
       if (value === undefined && (prop.default !== undefined || prop.defaultRaw !== undefined)) {
         throw new Error(`insertLean would write NULL over ${meta.className}.${name}'s database default: set it on the instance`);
@@ -113,7 +114,5 @@ export async function insertLean(em: EntityManager, entities: object[]): Promise
 
   const knex = em.getKnex();
   const outer = em.getTransactionContext<Knex.Transaction>();
-  await converted(em, () =>
-    outer ? inSavepoint(em, outer, (savepoint) => knex.raw(sql, bindings).transacting(savepoint)) : knex.raw(sql, bindings),
-  );
+  await converted(em, () => (outer ? inSavepoint(em, outer, (savepoint) => knex.raw(sql, bindings).transacting(savepoint)) : knex.raw(sql, bindings)));
 }

@@ -68,8 +68,14 @@ function propertySteps(meta: EntityMetadata, prop: EntityProperty, platform: Pla
   }
   if (prop.kind === ReferenceKind.EMBEDDED && !prop.object && !prop.array && prop.embeddable) {
     // An inline embeddable (Deal.coSell): its own columns, null when all of them are.
-    const parts = Object.values(prop.embeddedProps).map((child) => ({ column: child.fieldNames[0], step: scalarStep(child, platform, child.fieldNames[0], child.embedded![1]) }));
-    const prototype = leanPrototype((prop.embeddable as EntityClass<object>).prototype, Object.values(prop.embeddedProps).map((child) => child.embedded![1]));
+    const parts = Object.values(prop.embeddedProps).map((child) => ({
+      column: child.fieldNames[0],
+      step: scalarStep(child, platform, child.fieldNames[0], child.embedded![1]),
+    }));
+    const prototype = leanPrototype(
+      (prop.embeddable as EntityClass<object>).prototype,
+      Object.values(prop.embeddedProps).map((child) => child.embedded![1]),
+    );
     return (target, row) => {
       if (parts.every((part) => row[part.column] === null || row[part.column] === undefined)) {
         target[prop.name] = null;
@@ -90,7 +96,10 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
   let hydrate = hydrators.get(meta);
   if (!hydrate) {
     const steps = meta.hydrateProps.map((prop) => propertySteps(meta, prop, platform));
-    const prototype = leanPrototype(meta.class.prototype as object, meta.hydrateProps.map((prop) => prop.name));
+    const prototype = leanPrototype(
+      meta.class.prototype as object,
+      meta.hydrateProps.map((prop) => prop.name),
+    );
     hydrate = (row) => {
       const entity = Object.create(prototype) as Record<string, unknown>;
       for (const step of steps) step(entity, row);
@@ -118,7 +127,12 @@ export interface LeanOptions<T> {
  * snapshot) against 1 µs for these; reads never flush, so they need none of it. Writes load
  * managed entities through the services as before.
  */
-export async function findLean<T extends object>(em: EntityManager, entity: EntityClass<T>, where: FilterQuery<T>, options: LeanOptions<T> = {}): Promise<Array<Lean<T>>> {
+export async function findLean<T extends object>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  options: LeanOptions<T> = {},
+): Promise<Array<Lean<T>>> {
   const hydrate = hydratorFor(em.getMetadata().get<T>(entity.name), em.getPlatform());
   // The query builder's bindings are the criteria's values in order (the tenant filter's last,
   // then the limit), so a statement built once serves every query of the same shape.
@@ -127,11 +141,17 @@ export async function findLean<T extends object>(em: EntityManager, entity: Enti
   const tenant = tenantFilter.cond(tenantOf(em)) as Record<string, unknown>;
   const tenantShape = shapeOf(tenant, values);
   if (options.limit !== undefined) values.push(options.limit);
-  const key = shape === undefined || tenantShape === undefined ? undefined : `${entity.name}|${shape}|${tenantShape}|${JSON.stringify(options.orderBy ?? null)}|${options.limit !== undefined}`;
+  const key =
+    shape === undefined || tenantShape === undefined
+      ? undefined
+      : `${entity.name}|${shape}|${tenantShape}|${JSON.stringify(options.orderBy ?? null)}|${options.limit !== undefined}`;
   const known = key === undefined ? null : leanStatements.get(key);
   if (known) return (await selectRows(em, known, values)).map(hydrate) as Array<Lean<T>>;
 
-  const qb = (em as SqlEntityManager).createQueryBuilder(entity).select('*').where(where as never);
+  const qb = (em as SqlEntityManager)
+    .createQueryBuilder(entity)
+    .select('*')
+    .where(where as never);
   await qb.applyFilters();
   if (options.orderBy) qb.orderBy(options.orderBy as never);
   if (options.limit !== undefined) qb.limit(options.limit);
@@ -244,6 +264,10 @@ export async function findFirstLean<T extends object>(
     sql = `select * from ${em.getPlatform().quoteIdentifier(meta.tableName)} where ${where}${sorted} limit 1`;
     firstStatements.set(key, sql);
   }
-  const [row] = await selectRows(em, sql, names.map((name) => condition[name]));
+  const [row] = await selectRows(
+    em,
+    sql,
+    names.map((name) => condition[name]),
+  );
   return row ? hydrateLean(em, entity, row) : null;
 }

@@ -15,7 +15,9 @@ import { tenantOf } from './tenant';
 export async function tenantQuery<Row = Record<string, unknown>>(em: EntityManager, sql: string, bindings: Record<string, unknown> = {}): Promise<Row[]> {
   const { accountId, livemode } = tenantOf(em);
   const text = sql.replace(/\{(\w+)\}/g, (_, name: string) =>
-    name === 'tenant' ? ':tenantAccount, :tenantLivemode' : `(select * from "${name}" where "account_id" = :tenantAccount and "livemode" = :tenantLivemode) as "${name}"`,
+    name === 'tenant'
+      ? ':tenantAccount, :tenantLivemode'
+      : `(select * from "${name}" where "account_id" = :tenantAccount and "livemode" = :tenantLivemode) as "${name}"`,
   );
   const query = em.getKnex().raw(text, { ...bindings, tenantAccount: accountId, tenantLivemode: livemode });
   const trx = em.getTransactionContext<Knex.Transaction>();
@@ -32,4 +34,3 @@ export const tenantColumns = (row: { account_id: string; livemode: boolean }): {
 /** Whether two rows belong to the same tenant (an event and a subscription, an event and an agent). */
 export const sameTenant = (a: { account_id: string; livemode: boolean }, b: { account_id: string; livemode: boolean }): boolean =>
   a.account_id === b.account_id && a.livemode === b.livemode;
-

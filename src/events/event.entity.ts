@@ -45,7 +45,7 @@ export class Event extends TenantEntity<'object' | 'apiVersion' | 'fannedOutAt'>
    * `{object, previous_attributes}` in REST shape. Stored as `json`, not `jsonb`, so the payload
    * keeps its key order (id and object first) exactly as it was written.
    */
-  @Field(() => GraphQLJSONObject, { description: 'object: the resource in its REST shape; previous_attributes: changed fields\' earlier values.' })
+  @Field(() => GraphQLJSONObject, { description: "object: the resource in its REST shape; previous_attributes: changed fields' earlier values." })
   @Property({ type: 'json', columnType: 'json' })
   data!: EventData;
 

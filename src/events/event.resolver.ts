@@ -8,7 +8,7 @@ import { EventList } from './event.types';
 /** Events are read through GraphQL (dashboards); webhooks push them to subscribers. */
 @Resolver(() => Event)
 export class EventResolver {
-  @Query(() => EventList, { description: 'Events of the key\'s account and mode, newest first.', complexity: listComplexity })
+  @Query(() => EventList, { description: "Events of the key's account and mode, newest first.", complexity: listComplexity })
   events(@Arg('filter', () => EventListInput, { nullable: true }) filter: EventListInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.events.list(filter);
   }

@@ -31,7 +31,9 @@ export function owedRows<Target extends { account_id: string; livemode: boolean 
   row: (target: Target, event: OutboxEvent) => Row,
 ): Array<Row & { account_id: string; livemode: boolean; event_id: string }> {
   return events.flatMap((event) =>
-    targets.filter((target) => sameTenant(target, event) && wants(target, event)).map((target) => ({ ...tenantColumns(event), event_id: event.id, ...row(target, event) })),
+    targets
+      .filter((target) => sameTenant(target, event) && wants(target, event))
+      .map((target) => ({ ...tenantColumns(event), event_id: event.id, ...row(target, event) })),
   );
 }
 
@@ -54,7 +56,12 @@ export function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): 
     const now = new Date();
     let work = 0;
     for (const consume of consumers) work += await consume(trx, events, now);
-    await trx('events').whereIn('id', events.map((event) => event.id)).update({ fanned_out_at: now });
+    await trx('events')
+      .whereIn(
+        'id',
+        events.map((event) => event.id),
+      )
+      .update({ fanned_out_at: now });
     return { events: events.length, work };
   });
 }

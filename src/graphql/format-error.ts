@@ -53,7 +53,7 @@ function isRefusedRequest(error: unknown): boolean {
 
 function shape(error: ApiError, formatted: GraphQLFormattedError): GraphQLFormattedError {
   // `http` tells Apollo the status of a request-level error; it is not for clients.
-  const { http: _http, ...extensions } = error.extensions;  
+  const { http: _http, ...extensions } = error.extensions;
   return { message: error.message, locations: formatted.locations, path: formatted.path, extensions };
 }
 

@@ -12,7 +12,11 @@ export interface PreparedResult {
   error?: GraphQLFormattedError;
 }
 
-export type PreparedOperation = (variables: Record<string, unknown>, context: RequestContext, setHeader: (name: string, value: string) => void) => Promise<PreparedResult>;
+export type PreparedOperation = (
+  variables: Record<string, unknown>,
+  context: RequestContext,
+  setHeader: (name: string, value: string) => void,
+) => Promise<PreparedResult>;
 
 /** What /graphql applies to every operation, applied to prepared ones too. */
 export interface PreparedChecks {

@@ -39,30 +39,30 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
  */
 export function jsonBody(onError: (res: Response, error: ApiError) => void) {
   return (req: Request, res: Response, next: NextFunction): void => {
-  const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
-  if (!hasBody || req.method === 'GET' || req.method === 'HEAD') {
-    // Express 5 leaves req.body unset when nothing was parsed; Apollo's middleware answers a bare
-    // 500 unless it is present, so a request without a body gets an empty one.
-    req.body ??= {};
-    return next();
-  }
-  if (!req.is('application/json') && !req.is('application/*+json')) {
-    return onError(res, new ApiError('unsupported_media_type', `Content-Type must be application/json, got ${req.get('content-type') ?? 'none'}`));
-  }
-  parseJson(req, res, (error?: unknown) => {
-    if (!error) {
-      if (req.body === null || typeof req.body !== 'object') return onError(res, bodyNotAnObject(req.body));
-      if (!nestsDeeperThan(req.body, MAX_BODY_DEPTH)) return next();
-      return onError(res, new ApiError('invalid_json', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`));
+    const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
+    if (!hasBody || req.method === 'GET' || req.method === 'HEAD') {
+      // Express 5 leaves req.body unset when nothing was parsed; Apollo's middleware answers a bare
+      // 500 unless it is present, so a request without a body gets an empty one.
+      req.body ??= {};
+      return next();
     }
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') {
-      return onError(res, new ApiError('request_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes`));
+    if (!req.is('application/json') && !req.is('application/*+json')) {
+      return onError(res, new ApiError('unsupported_media_type', `Content-Type must be application/json, got ${req.get('content-type') ?? 'none'}`));
     }
-    if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
-      return onError(res, new ApiError('unsupported_media_type', 'The body must be UTF-8 JSON'));
-    }
-    return onError(res, new ApiError('invalid_json', 'The request body is not valid JSON'));
-  });
+    parseJson(req, res, (error?: unknown) => {
+      if (!error) {
+        if (req.body === null || typeof req.body !== 'object') return onError(res, bodyNotAnObject(req.body));
+        if (!nestsDeeperThan(req.body, MAX_BODY_DEPTH)) return next();
+        return onError(res, new ApiError('invalid_json', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`));
+      }
+      const type = (error as { type?: string }).type;
+      if (type === 'entity.too.large') {
+        return onError(res, new ApiError('request_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes`));
+      }
+      if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+        return onError(res, new ApiError('unsupported_media_type', 'The body must be UTF-8 JSON'));
+      }
+      return onError(res, new ApiError('invalid_json', 'The request body is not valid JSON'));
+    });
   };
 }

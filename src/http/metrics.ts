@@ -109,7 +109,7 @@ export class Metrics {
     const dbPool = () => this.pool?.();
     new Gauge({
       name: 'proposal_pdf_renders_in_progress',
-      help: 'Proposal PDF renders read at scrape time: admitted (running in a worker thread or queued for one), and waiting behind their account\'s bound.',
+      help: "Proposal PDF renders read at scrape time: admitted (running in a worker thread or queued for one), and waiting behind their account's bound.",
       labelNames: ['state'],
       registers,
       collect() {

@@ -64,10 +64,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 /** The HTTP server of the app (not listening yet), with the timeouts and the client-error answers above. */
-export function createHttpServer(
-  app: (req: IncomingMessage, res: ServerResponse) => void,
-  timeouts: ServerTimeouts = SERVER_TIMEOUTS,
-): Server {
+export function createHttpServer(app: (req: IncomingMessage, res: ServerResponse) => void, timeouts: ServerTimeouts = SERVER_TIMEOUTS): Server {
   const server = http.createServer(
     { requestTimeout: timeouts.requestTimeoutMs, headersTimeout: timeouts.headersTimeoutMs, connectionsCheckingInterval: timeouts.checkIntervalMs },
     app,

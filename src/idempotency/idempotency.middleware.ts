@@ -33,7 +33,9 @@ function canonical(value: unknown): string {
 }
 
 function fingerprint(req: Request): string {
-  return createHash('sha256').update(`${req.method} ${req.baseUrl}${req.path}\n${canonical(req.body ?? {})}`).digest('hex');
+  return createHash('sha256')
+    .update(`${req.method} ${req.baseUrl}${req.path}\n${canonical(req.body ?? {})}`)
+    .digest('hex');
 }
 
 const inProgress = () =>
@@ -52,7 +54,12 @@ async function decide(em: EntityManager, key: string, requestHash: string, now: 
   const { accountId, livemode } = tenantOf(em);
   const [{ locked }] = await em
     .getConnection()
-    .execute<Array<{ locked: boolean }>>('select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked', [`idempotency:${accountId}:${livemode}:${key}`], 'all', em.getTransactionContext());
+    .execute<Array<{ locked: boolean }>>(
+      'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked',
+      [`idempotency:${accountId}:${livemode}:${key}`],
+      'all',
+      em.getTransactionContext(),
+    );
   const existing = await em.findOne(IdempotencyKey, { key });
   const current = existing && existing.expiresAt >= now ? existing : null;
   if (current && current.requestHash !== requestHash) {

@@ -70,13 +70,7 @@ function stableReset(limiter: RateLimiterAbstract, key: string, msBeforeNext: nu
   return reading;
 }
 
-function result(
-  limiter: RateLimiterAbstract,
-  key: string,
-  res: RateLimiterRes,
-  limit: number,
-  resetAt?: (res: RateLimiterRes) => number,
-): WindowResult {
+function result(limiter: RateLimiterAbstract, key: string, res: RateLimiterRes, limit: number, resetAt?: (res: RateLimiterRes) => number): WindowResult {
   return {
     allowed: res.consumedPoints <= limit,
     limit,

@@ -126,8 +126,7 @@ export class OperationLimiter {
     this.check = getGraphQLRateLimiter({
       identifyContext: (context: LimitedContext) => `${context.auth.account.id}:${context.auth.livemode ? 'live' : 'test'}`,
       store: new ExactStore(counters.redis, counters.namespace),
-      formatError: ({ fieldName, max, window }) =>
-        `Too many ${fieldName} calls: at most ${max} per ${Math.round(window / 1000)} s for this account and mode`,
+      formatError: ({ fieldName, max, window }) => `Too many ${fieldName} calls: at most ${max} per ${Math.round(window / 1000)} s for this account and mode`,
     });
   }
 

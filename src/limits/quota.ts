@@ -83,7 +83,10 @@ export class Quota {
     if (!daily.allowed) {
       let window = daily;
       if (options.refundRefused) {
-        [window] = await Promise.all([refund(dayLimiter, dayKey, limits.perDay, points, () => nextUtcMidnight()), refund(minuteLimiter, key, limits.perMinute, points)]);
+        [window] = await Promise.all([
+          refund(dayLimiter, dayKey, limits.perDay, points, () => nextUtcMidnight()),
+          refund(minuteLimiter, key, limits.perMinute, points),
+        ]);
       }
       return { allowed: false, code: 'daily_quota_exceeded', window, retryAfterS: Math.max(1, daily.resetAt - now) };
     }
@@ -95,7 +98,11 @@ export class Quota {
     const limits = this.limitsFor(auth as Authenticated);
     const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
     const minute = await peek(this.counters.limiter('minute', 60), key, limits.perMinute);
-    const daily = await peek(this.counters.limiter('day', 26 * 3600), `${key}:${new Date().toISOString().slice(0, 10)}`, limits.perDay ?? Number.MAX_SAFE_INTEGER);
+    const daily = await peek(
+      this.counters.limiter('day', 26 * 3600),
+      `${key}:${new Date().toISOString().slice(0, 10)}`,
+      limits.perDay ?? Number.MAX_SAFE_INTEGER,
+    );
     return { minute: minute ? minute.limit - minute.remaining : 0, day: daily ? daily.limit - daily.remaining : 0 };
   }
 

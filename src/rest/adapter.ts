@@ -51,14 +51,17 @@ function compile(route: RestRoute, schema: GraphQLSchema, checks: PreparedChecks
   const definitions = field.args.map((arg) => `$${arg.name}: ${arg.type.toString()}`).join(', ');
   const args = field.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
   const document =
-    `${type} Rest${operationName}${definitions ? `(${definitions})` : ''} ` +
-    `{ ${fieldName}${args ? `(${args})` : ''} ${selectAll(field.type)} }`;
+    `${type} Rest${operationName}${definitions ? `(${definitions})` : ''} ` + `{ ${fieldName}${args ? `(${args})` : ''} ${selectAll(field.type)} }`;
   return { route, field, run: prepareOperation(schema, document, checks) };
 }
 
 function describeType(type: GraphQLInputType): string {
   const named = getNamedType(type);
-  if (isEnumType(named)) return `one of ${named.getValues().map((v) => v.value as string).join(', ')}`;
+  if (isEnumType(named))
+    return `one of ${named
+      .getValues()
+      .map((v) => v.value as string)
+      .join(', ')}`;
   if (isInputObjectType(named)) return 'an object';
   switch (named.name) {
     case 'Int':

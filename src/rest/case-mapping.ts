@@ -1,12 +1,4 @@
-import {
-  GraphQLInputType,
-  GraphQLOutputType,
-  isInputObjectType,
-  isListType,
-  isNonNullType,
-  isObjectType,
-  isScalarType,
-} from 'graphql';
+import { GraphQLInputType, GraphQLOutputType, isInputObjectType, isListType, isNonNullType, isObjectType, isScalarType } from 'graphql';
 import { ApiError } from '../common/api-error';
 
 import { camelToSnake, snakeToCamel } from '../common/case';
@@ -34,7 +26,13 @@ export function toGraphQLInput(value: unknown, type: GraphQLInputType, source: S
   if (isNonNullType(type)) return toGraphQLInput(value, type.ofType, source, path);
   if (value === null || value === undefined) return value;
   if (isListType(type)) {
-    const items = source === 'query' && typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value;
+    const items =
+      source === 'query' && typeof value === 'string'
+        ? value
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : value;
     if (!Array.isArray(items)) return items; // GraphQL coerces a single value into a one-item list
     return items.map((item, i) => toGraphQLInput(item, type.ofType, source, [...path, i]));
   }

@@ -38,7 +38,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: a parameter is missing, unknown or invalid, or the body is not valid JSON',
   401: 'No API key, or an unknown, malformed or revoked key',
   404: 'No such object in this account and mode',
-  408: 'The request did not arrive within the server\'s timeouts (10 s for the head, 30 s in all)',
+  408: "The request did not arrive within the server's timeouts (10 s for the head, 30 s in all)",
   409: 'Conflict with the current state (duplicate, invalid transition, already registered, idempotent request in progress)',
   413: 'The request body is larger than 1 MiB',
   415: 'The request body is not application/json',
@@ -269,7 +269,7 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
         'X-RateLimit-Remaining': integerHeader('Requests left in the current window'),
         'X-RateLimit-Reset': integerHeader('Unix epoch seconds at which the window resets'),
         'Retry-After': integerHeader('Seconds to wait before retrying'),
-        'X-Request-Id': { description: 'The request id (req_…), or the client\'s own X-Request-Id', schema: { type: 'string' } },
+        'X-Request-Id': { description: "The request id (req_…), or the client's own X-Request-Id", schema: { type: 'string' } },
       },
       responses: errorResponses,
       schemas: {

@@ -29,8 +29,7 @@ export function restError(
   const code = isErrorCode(errorCode) ? errorCode : 'internal_error';
   const spec = ERROR_CODES[code];
   const status = isErrorCode(errorCode) ? spec.status : (GRAPHQL_CODE_STATUS[graphqlCode as GraphQLErrorCode] ?? 500);
-  const restParamName =
-    typeof explicit === 'string' ? explicit : typeof param === 'string' ? (naming === 'rest' ? param : restParam(param)) : undefined;
+  const restParamName = typeof explicit === 'string' ? explicit : typeof param === 'string' ? (naming === 'rest' ? param : restParam(param)) : undefined;
   const message = typeof param === 'string' && restParamName ? error.message.split(param).join(restParamName) : error.message;
   return {
     status,

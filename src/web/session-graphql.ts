@@ -12,12 +12,7 @@ import { cookieValue, SESSION_COOKIE, sameToken, signedIn } from './web-auth';
  * must carry the session's CSRF token in `X-CSRF-Token`, a header another site's page cannot send
  * (no CORS is allowed), and it is counted against the same quota as a key of that mode.
  */
-export function sessionGraphQLAuth(
-  orm: MikroORM,
-  quota: Quota,
-  onError: (res: Response, error: ApiError) => void,
-  onRejected?: (kind: RateLimitKind) => void,
-) {
+export function sessionGraphQLAuth(orm: MikroORM, quota: Quota, onError: (res: Response, error: ApiError) => void, onRejected?: (kind: RateLimitKind) => void) {
   return async (req: Request, res: Response, withoutSession: () => void, next: NextFunction): Promise<void> => {
     if (!cookieValue(req, SESSION_COOKIE)) return withoutSession();
     try {

@@ -129,7 +129,11 @@ async function main(): Promise<void> {
     const minute = Math.floor(Date.now() / 60_000);
     const counter = `baseline:${auth.accountId}:${auth.livemode}:${minute}`;
     const [[, count]] = (await redis.multi().incr(counter).expire(counter, 60).exec()) as [[null, number]];
-    res.set({ 'X-RateLimit-Limit': String(limit), 'X-RateLimit-Remaining': String(Math.max(0, limit - count)), 'X-RateLimit-Reset': String((minute + 1) * 60) });
+    res.set({
+      'X-RateLimit-Limit': String(limit),
+      'X-RateLimit-Remaining': String(Math.max(0, limit - count)),
+      'X-RateLimit-Reset': String((minute + 1) * 60),
+    });
     if (count > limit) return error(res, 429, 'rate_limit_error', 'rate_limit_exceeded', 'Too many requests.');
     res.locals.auth = auth;
     next();
@@ -213,8 +217,25 @@ async function main(): Promise<void> {
                  employees, website, country, source, status, score, score_label, score_signals, score_base, model_version, scored_at, metadata)
                values ($1, $2, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'new', $13, $14, $15, $16, $17, $2, '{}')
                returning ${LEAD_COLUMNS}`,
-        values: [id, now, auth.accountId, auth.livemode, lead.company, lead.contactEmail, lead.contactName, lead.industry, lead.employees,
-          lead.website, lead.country, lead.source, score.score, score.label, JSON.stringify(score.signals), score.baseScore, score.modelVersion],
+        values: [
+          id,
+          now,
+          auth.accountId,
+          auth.livemode,
+          lead.company,
+          lead.contactEmail,
+          lead.contactName,
+          lead.industry,
+          lead.employees,
+          lead.website,
+          lead.country,
+          lead.source,
+          score.score,
+          score.label,
+          JSON.stringify(score.signals),
+          score.baseScore,
+          score.modelVersion,
+        ],
       });
       const json = leadJson(rows[0]);
       const data = JSON.stringify({ object: json, previous_attributes: {} });

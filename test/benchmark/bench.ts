@@ -166,7 +166,12 @@ async function main(): Promise<void> {
       }
     }
 
-    const summary = new Map([...samples].map(([name, s]) => [name, { service: summarize(s.service), baseline: summarize(s.baseline), unlimited: s.unlimited.length ? summarize(s.unlimited) : undefined }]));
+    const summary = new Map(
+      [...samples].map(([name, s]) => [
+        name,
+        { service: summarize(s.service), baseline: summarize(s.baseline), unlimited: s.unlimited.length ? summarize(s.unlimited) : undefined },
+      ]),
+    );
 
     // Latency at a fixed rate both can sustain: 70 % of the baseline's maximum single-read rate.
     const rate = Math.max(1, Math.round(summary.get('read')!.baseline.rps * 0.7));
@@ -183,12 +188,16 @@ async function main(): Promise<void> {
     log(`memory soak: ${settings.soakS} s of mixed requests at ${soakRate}/s`);
     const rss: Array<{ atS: number; rssMiB: number }> = [];
     const soakStart = Date.now();
-    const sampler = setInterval(() => rss.push({ atS: (Date.now() - soakStart) / 1000, rssMiB: service.memory().rssMiB }), Math.max(1_000, settings.soakS * 10));
+    const sampler = setInterval(
+      () => rss.push({ atS: (Date.now() - soakStart) / 1000, rssMiB: service.memory().rssMiB }),
+      Math.max(1_000, settings.soakS * 10),
+    );
     const mix = ['read', 'page1', 'create', 'deals', 'graphql', 'deep'].map((name) => byName.get(name)!);
     const sliceS = Math.max(1, Math.min(20, settings.soakS / mix.length));
     for (let elapsed = 0, i = 0; elapsed < settings.soakS; elapsed += sliceS, i++) {
       await run(service, mix[i % mix.length], { ...load, durationS: sliceS, rate: soakRate });
-      if (i % mix.length === mix.length - 1) log(`soak ${Math.min(settings.soakS, elapsed + sliceS).toFixed(0)}/${settings.soakS} s, RSS ${service.memory().rssMiB.toFixed(0)} MiB`);
+      if (i % mix.length === mix.length - 1)
+        log(`soak ${Math.min(settings.soakS, elapsed + sliceS).toFixed(0)}/${settings.soakS} s, RSS ${service.memory().rssMiB.toFixed(0)} MiB`);
     }
     clearInterval(sampler);
     rss.push({ atS: (Date.now() - soakStart) / 1000, rssMiB: service.memory().rssMiB });

@@ -45,8 +45,7 @@ function place(node: ProfileNode): string {
   return url ? url : `(${node.callFrame.functionName || 'program'})`;
 }
 
-const label = (node: ProfileNode) =>
-  `${node.callFrame.functionName || '(anonymous)'} ${place(node).replace(/^app:/, '')}:${node.callFrame.lineNumber + 1}`;
+const label = (node: ProfileNode) => `${node.callFrame.functionName || '(anonymous)'} ${place(node).replace(/^app:/, '')}:${node.callFrame.lineNumber + 1}`;
 
 // Time per sample: the delta to the next sample, in microseconds.
 const selfUs = new Map<number, number>();
@@ -78,7 +77,7 @@ for (const [id, us] of selfUs) {
     if (focus && frame.callFrame.functionName === focus) {
       // The nearest caller outside Node's own modules: which library or app code asked for it.
       let caller = parent.get(at);
-      while (caller !== undefined && ['node', '(runMicrotasks)'].includes(place(byId.get(caller)!)) ) caller = parent.get(caller);
+      while (caller !== undefined && ['node', '(runMicrotasks)'].includes(place(byId.get(caller)!))) caller = parent.get(caller);
       const name = caller !== undefined ? label(byId.get(caller)!) : '(root)';
       focusCallers.set(name, (focusCallers.get(name) ?? 0) + us);
     }

@@ -74,10 +74,7 @@ export function checks(f: Figures): Check[] {
 }
 
 function throughputTable(f: Figures): string[] {
-  const lines = [
-    '| Scenario | Service req/s | Baseline req/s | Ratio | Service p50 / p99 | Baseline p50 / p99 |',
-    '|---|---:|---:|---:|---:|---:|',
-  ];
+  const lines = ['| Scenario | Service req/s | Baseline req/s | Ratio | Service p50 / p99 | Baseline p50 / p99 |', '|---|---:|---:|---:|---:|---:|'];
   for (const [name, s] of Object.entries(f.summary)) {
     const baselineNote = name === 'graphql' ? ' (REST read)' : '';
     lines.push(

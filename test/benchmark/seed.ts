@@ -77,8 +77,9 @@ export async function seed(databaseUrl: string, options: { leads: number; deals:
       Number((await db.query(`select count(*) from ${table} where account_id = $1 and id like $2`, [accountId, `${prefix}%`])).rows[0].count);
 
     await insertInBatches(db, 'leads', await count('leads', 'lead_BENCH'), options.leads, (from, to) =>
-      db.query(
-        `insert into leads (id, created_at, updated_at, account_id, livemode, company, contact_email, contact_name, industry, employees,
+      db
+        .query(
+          `insert into leads (id, created_at, updated_at, account_id, livemode, company, contact_email, contact_name, industry, employees,
            website, country, source, status, score, score_label, score_signals, score_base, model_version, scored_at, metadata)
          select ${SEEDED_LEAD('g')}, t, t, $1, true, 'Company ' || g, 'contact' || g || '@company' || g || '.test', 'Contact ' || g,
            (array['software','healthcare','finance','retail','manufacturing'])[1 + g % 5], 10 + ((g::bigint * 7919) % 5000)::int,
@@ -87,22 +88,25 @@ export async function seed(databaseUrl: string, options: { leads: number; deals:
            case when s >= 70 then 'hot' when s >= 40 then 'warm' else 'cold' end, '[]', 40, 'prior-v1', t, '{}'
            from generate_series($2::int, $3::int - 1) g,
            lateral (select timestamptz '2025-01-01' + g * interval '10 milliseconds' as t, (g * 37) % 101 as s) x`,
-        [accountId, from, to],
-      ).then(() => undefined),
+          [accountId, from, to],
+        )
+        .then(() => undefined),
     );
     // Open stages only: with enough won and lost deals the lead-score trainer would start rescoring
     // a million leads (and writing their lead.scored events) in the middle of the measurements.
     await insertInBatches(db, 'deals', await count('deals', 'deal_BENCH'), options.deals, (from, to) =>
-      db.query(
-        `insert into deals (id, created_at, updated_at, account_id, livemode, name, lead_id, value_minor, currency, stage,
+      db
+        .query(
+          `insert into deals (id, created_at, updated_at, account_id, livemode, name, lead_id, value_minor, currency, stage,
            expected_close_date, owner, metadata, stage_changed_at)
          select ${SEEDED_DEAL('g')}, t, t, $1, true, 'Deal ' || g, ${SEEDED_LEAD('g')}, 100000 + (g::bigint * 7919) % 9000000, 'USD',
            (array['prospecting','qualification','proposal','negotiation'])[1 + g % 4],
            date '2026-01-01' + (g % 365), 'rep' || (g % 20) || '@acme.test', '{}', t
            from generate_series($2::int, $3::int - 1) g,
            lateral (select timestamptz '2025-01-01' + g * interval '10 milliseconds' as t) x`,
-        [accountId, from, Math.min(to, options.leads)],
-      ).then(() => undefined),
+          [accountId, from, Math.min(to, options.leads)],
+        )
+        .then(() => undefined),
     );
 
     const leadIds = (

@@ -38,7 +38,15 @@ export interface TestAppOptions {
   webhooks?: Partial<
     Pick<
       DispatcherOptions,
-      'timeoutMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retrySchedule' | 'perEndpointConcurrency' | 'perAccountConcurrency' | 'backoffBaseMs' | 'backoffMaxMs'
+      | 'timeoutMs'
+      | 'pollIntervalMs'
+      | 'concurrency'
+      | 'leaseMs'
+      | 'retrySchedule'
+      | 'perEndpointConcurrency'
+      | 'perAccountConcurrency'
+      | 'backoffBaseMs'
+      | 'backoffMaxMs'
     >
   >;
   /** Runs the agent runner beside the app, as main.ts does (fast polls by default; a clock tests can move). */
@@ -71,7 +79,8 @@ export function testRedisUrl(): string | undefined {
   return process.env.REDIS_URL;
 }
 
-export interface HttpResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON
+export interface HttpResponse<T = any> {
   status: number;
   headers: Headers;
   body: T;

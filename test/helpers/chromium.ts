@@ -28,7 +28,9 @@ export function chromiumPath(): string {
   if (executable(CHROMIUM_PATH)) return CHROMIUM_PATH;
   const sudo = typeof process.getuid === 'function' && process.getuid() !== 0 ? ['sudo', '-n'] : [];
   const command = `${sudo.join(' ')} apt-get update && ${sudo.join(' ')} apt-get install -y --no-install-recommends chromium`.trim();
-  console.log(`[chromium] ${CHROMIUM_PATH} is missing; installing Debian's chromium package: DEBIAN_FRONTEND=noninteractive ${command} (this can take several minutes)`);
+  console.log(
+    `[chromium] ${CHROMIUM_PATH} is missing; installing Debian's chromium package: DEBIAN_FRONTEND=noninteractive ${command} (this can take several minutes)`,
+  );
   const started = Date.now();
   try {
     execFileSync('sh', ['-c', command], {

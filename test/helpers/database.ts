@@ -6,7 +6,9 @@ import { DatabaseTimeouts, initOrm } from '../../src/db/orm';
 export function serverUrl(): string {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
-    throw new Error('TEST_DATABASE_URL is not set: run this test through `npm test` (`npm run test:unit` has no database; tests that need one belong in test/integration)');
+    throw new Error(
+      'TEST_DATABASE_URL is not set: run this test through `npm test` (`npm run test:unit` has no database; tests that need one belong in test/integration)',
+    );
   }
   return url;
 }

@@ -37,7 +37,13 @@ export class WebhookReceiver {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+        const request = {
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          receivedAt: Date.now(),
+        };
         const index = this.requests.push(request) - 1;
         this.openings.push({ path: request.path, change: 1 });
         res.on('close', () => this.openings.push({ path: request.path, change: -1 }));

@@ -106,7 +106,13 @@ export class ServiceProcess {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (!this.running) throw new Error(`the service exited before it was ready:\n${this.log.slice(-2000)}`);
-      if (await fetch(`${this.baseUrl}/readyz`).then((r) => r.ok, () => false)) return;
+      if (
+        await fetch(`${this.baseUrl}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new Error(`the service was not ready within ${timeoutMs} ms:\n${this.log.slice(-2000)}`);

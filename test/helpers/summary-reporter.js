@@ -6,8 +6,8 @@ const { writeFileSync } = require('node:fs');
 
 class SummaryReporter {
   onRunComplete(_contexts, results) {
-    const line = `jest: ${results.numPassedTests} passed, ${results.numFailedTests} failed` +
-      (results.numPendingTests ? `, ${results.numPendingTests} skipped` : '');
+    const line =
+      `jest: ${results.numPassedTests} passed, ${results.numFailedTests} failed` + (results.numPendingTests ? `, ${results.numPendingTests} skipped` : '');
     process.stdout.write(`${line}\n`);
     if (process.env.JEST_SUMMARY_FILE) {
       writeFileSync(process.env.JEST_SUMMARY_FILE, JSON.stringify({ passed: results.numPassedTests, failed: results.numFailedTests }));

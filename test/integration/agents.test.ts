@@ -158,7 +158,9 @@ function expectError(res: HttpResponse, status: number, code: string, param: str
   expect(error.type).toBe(status === 429 ? 'rate_limit_error' : 'invalid_request_error');
   expect(typeof error.message).toBe('string');
   expect((error.message as string).length).toBeGreaterThan(0);
-  expect(error.message).not.toMatch(/\$input|Variable "|AgentCreateInput|AgentDeployInput|AgentListInput|graphql|\bat .+\(.*:\d+:\d+\)|select |insert |update "/i);
+  expect(error.message).not.toMatch(
+    /\$input|Variable "|AgentCreateInput|AgentDeployInput|AgentListInput|graphql|\bat .+\(.*:\d+:\d+\)|select |insert |update "/i,
+  );
   if (param === undefined) expect(error).not.toHaveProperty('param');
   else expect(error.param).toBe(param);
   expect(res.headers.get('x-request-id')).toBe(error.request_id);
@@ -245,7 +247,10 @@ describe('agents', () => {
     return res.body.data;
   }
 
-  async function eventsOfType(type: string, key: string = owner.testKey): Promise<Array<{ id: string; type: string; livemode: boolean; data: { object: Json } }>> {
+  async function eventsOfType(
+    type: string,
+    key: string = owner.testKey,
+  ): Promise<Array<{ id: string; type: string; livemode: boolean; data: { object: Json } }>> {
     const res = await app.graphql('query ($type: String) { events(filter: { type: $type, limit: 100 }) { data { id type livemode data } } }', { type }, key);
     if (res.status !== 200 || res.body.errors) throw new Error(`events query failed: ${res.status} ${res.text}`);
     return res.body.data.events.data;
@@ -363,7 +368,7 @@ describe('agents', () => {
       expect(await sql('select id from agents')).toEqual([]);
     });
 
-    it('names an unknown camelCase setting as sent (config keys are the client\'s JSON, never renamed)', async () => {
+    it("names an unknown camelCase setting as sent (config keys are the client's JSON, never renamed)", async () => {
       // qualifyAt is not a setting (qualify_at is): the error must name what was sent, not the valid setting.
       const res = await createAgent({ name: 'Bad', type: 'lead_qualifier', config: { qualifyAt: 70 } });
       expectError(res, 400, 'parameter_invalid', 'config[qualifyAt]');
@@ -476,7 +481,9 @@ describe('agents', () => {
       expect(second.config).toStrictEqual({ ...DEFAULTS.lead_qualifier, qualify_at: 90, disqualify_below: 10 });
       expect(Date.parse(second.deployed_at!)).toBeGreaterThanOrEqual(Date.parse(first.body.deployed_at!));
 
-      const versions = await sql<{ version: number; config: Json }>('select version, config from agent_versions where agent_id = ? order by version', [agent.id]);
+      const versions = await sql<{ version: number; config: Json }>('select version, config from agent_versions where agent_id = ? order by version', [
+        agent.id,
+      ]);
       expect(versions).toEqual([
         { version: 1, config: { ...DEFAULTS.lead_qualifier, qualify_at: 80 } },
         { version: 2, config: { ...DEFAULTS.lead_qualifier, qualify_at: 90, disqualify_below: 10 } },
@@ -503,7 +510,9 @@ describe('agents', () => {
       expect(bad.body.error.message).toMatch(/qualify_at/);
       expect(bad.body.error.message).toMatch(/open_deal/);
 
-      expectError(await deploy(agent.id, { config: { qualify_at: 30, disqualify_below: 40 } }), 422, 'agent_config_invalid', 'config[disqualify_below]', ['problems']);
+      expectError(await deploy(agent.id, { config: { qualify_at: 30, disqualify_below: 40 } }), 422, 'agent_config_invalid', 'config[disqualify_below]', [
+        'problems',
+      ]);
       expectError(await deploy(agent.id, { config: { idle_days: { proposal: 3 } } }), 422, 'agent_config_invalid', 'config[idle_days]', ['problems']);
       // Not an object at all is the request's shape, not the config's content: 400.
       expectError(await deploy(agent.id, { config: [1] }), 400, 'parameter_invalid', 'config');
@@ -606,7 +615,13 @@ describe('agents', () => {
         expect(run).toBeDefined();
         byLead.set(lead.id, run!);
       }
-      expect(byLead.get(hot.id)).toMatchObject({ outcome: 'acted', version: 1, trigger: 'event', error: null, actions: [{ kind: 'lead_qualified', object_id: hot.id, score: HOT_SCORE }] });
+      expect(byLead.get(hot.id)).toMatchObject({
+        outcome: 'acted',
+        version: 1,
+        trigger: 'event',
+        error: null,
+        actions: [{ kind: 'lead_qualified', object_id: hot.id, score: HOT_SCORE }],
+      });
       expect(byLead.get(cold.id)).toMatchObject({ outcome: 'acted', actions: [{ kind: 'lead_disqualified', object_id: cold.id, score: COLD_SCORE }] });
       expect(byLead.get(middle.id)).toMatchObject({ outcome: 'no_action', actions: [] });
       for (const run of runs) {
@@ -625,7 +640,15 @@ describe('agents', () => {
       expect(actions.map((event) => event.data.object.id).sort()).toEqual([byLead.get(hot.id)!.id, byLead.get(cold.id)!.id].sort());
       for (const event of actions) {
         const run = runs.find((r) => r.id === event.data.object.id)!;
-        expect(event.data.object).toMatchObject({ object: 'agent_run', agent_id: agent.id, version: 1, outcome: 'acted', trigger: 'event', event_id: run.eventId, actions: run.actions });
+        expect(event.data.object).toMatchObject({
+          object: 'agent_run',
+          agent_id: agent.id,
+          version: 1,
+          outcome: 'acted',
+          trigger: 'event',
+          event_id: run.eventId,
+          actions: run.actions,
+        });
       }
     });
 
@@ -682,7 +705,9 @@ describe('agents', () => {
       expect((await getLead(contacted.id)).status).toBe('qualified');
       expect((await getLead(disqualified.id)).status).toBe('disqualified');
       expect((await getLead(qualified.id)).status).toBe('qualified');
-      expect(runs.filter((run) => run.outcome === 'acted').map((run) => run.actions)).toEqual([[{ kind: 'lead_qualified', object_id: contacted.id, score: HOT_SCORE }]]);
+      expect(runs.filter((run) => run.outcome === 'acted').map((run) => run.actions)).toEqual([
+        [{ kind: 'lead_qualified', object_id: contacted.id, score: HOT_SCORE }],
+      ]);
       expect(runs.filter((run) => run.outcome === 'no_action')).toHaveLength(2);
     });
 
@@ -758,7 +783,9 @@ describe('agents', () => {
         [direct, 250.25],
       ] as const) {
         const run = acted.find((r) => r.actions[0].deal_id === deal.id)!;
-        expect(run.actions).toEqual([{ kind: 'proposal_drafted', object_id: expect.stringMatching(/^prop_/), deal_id: deal.id, number: expect.stringMatching(/^P-\d{4}-\d{6}$/) }]);
+        expect(run.actions).toEqual([
+          { kind: 'proposal_drafted', object_id: expect.stringMatching(/^prop_/), deal_id: deal.id, number: expect.stringMatching(/^P-\d{4}-\d{6}$/) },
+        ]);
         const proposalId = run.actions[0].object_id;
         const res = await app.request('GET', `/v1/proposals/${proposalId}`, { key: owner.testKey });
         expect(res.status).toBe(200);
@@ -867,7 +894,14 @@ describe('agents', () => {
       for (const event of events) {
         const run = actedRuns.find((r) => r.id === event.data.object.id)!;
         expect(event.livemode).toBe(false);
-        expect(event.data.object).toMatchObject({ object: 'agent_run', agent_id: agent.id, trigger: 'schedule', event_id: null, outcome: 'acted', actions: run.actions });
+        expect(event.data.object).toMatchObject({
+          object: 'agent_run',
+          agent_id: agent.id,
+          trigger: 'schedule',
+          event_id: null,
+          outcome: 'acted',
+          actions: run.actions,
+        });
       }
       expect(await runsOf(draftAgent.id)).toEqual([]);
       expect(await eventsOfType('agent.action', owner.liveKey)).toEqual([]);
@@ -900,7 +934,8 @@ describe('agents', () => {
       // Move some runs back in time to tell the windows apart: 3 days, 10 days and 40 days ago.
       const runs0 = await runsOf(agent.id);
       const runAbout = (leadId: string) => runs0.find((run) => run.actions.some((action) => action.object_id === leadId))!.id;
-      const backdate = async (runId: string, days: number) => sql(`update agent_runs set created_at = now() - make_interval(days => ?) where id = ?`, [days, runId]);
+      const backdate = async (runId: string, days: number) =>
+        sql(`update agent_runs set created_at = now() - make_interval(days => ?) where id = ?`, [days, runId]);
       await backdate(runAbout(hot[0].id), 3);
       await backdate(runAbout(hot[1].id), 10);
       await backdate(runAbout(cold[0].id), 40);
@@ -912,7 +947,21 @@ describe('agents', () => {
         expect(res.status).toBe(200);
         const body: Metrics = res.body;
         expect(Object.keys(body).sort()).toEqual(
-          ['actions_by_kind', 'agent_id', 'errors', 'from', 'last_run_at', 'object', 'outcomes', 'p50_latency_ms', 'p95_latency_ms', 'runs', 'success_rate', 'to', 'window'].sort(),
+          [
+            'actions_by_kind',
+            'agent_id',
+            'errors',
+            'from',
+            'last_run_at',
+            'object',
+            'outcomes',
+            'p50_latency_ms',
+            'p95_latency_ms',
+            'runs',
+            'success_rate',
+            'to',
+            'window',
+          ].sort(),
         );
         expect(Date.parse(body.to) - Date.parse(body.from)).toBe(WINDOW_MS[window]);
         expect(Math.abs(Date.now() - Date.parse(body.to))).toBeLessThan(5_000);
@@ -1052,7 +1101,9 @@ describe('agents', () => {
         const followUp = await deployedAgent('deal_follow_up');
         const instances = [app, second];
 
-        const leads = await Promise.all(Array.from({ length: 24 }, (_, i) => createLead(i % 3 === 2 ? coldLead() : hotLead(), owner.testKey, instances[i % 2])));
+        const leads = await Promise.all(
+          Array.from({ length: 24 }, (_, i) => createLead(i % 3 === 2 ? coldLead() : hotLead(), owner.testKey, instances[i % 2])),
+        );
         const deals = await Promise.all(Array.from({ length: 6 }, (_, i) => createDeal({ stage: 'proposal' }, owner.testKey, instances[i % 2])));
         const hotCount = leads.filter((lead) => lead.score === HOT_SCORE).length;
         // Qualified leads each get a deal (deal.created, in qualification): the drafter runs on those too, without acting.
@@ -1065,7 +1116,9 @@ describe('agents', () => {
         await settled();
         await sleep(300);
 
-        const duplicates = await sql('select agent_id, event_id, count(*)::int as n from agent_runs where event_id is not null group by 1, 2 having count(*) > 1');
+        const duplicates = await sql(
+          'select agent_id, event_id, count(*)::int as n from agent_runs where event_id is not null group by 1, 2 having count(*) > 1',
+        );
         expect(duplicates).toEqual([]);
         const scored = new Set<string>();
         for (const lead of leads) for (const id of await leadScoredEventOf(lead.id)) scored.add(id);
@@ -1078,7 +1131,12 @@ describe('agents', () => {
           expect(await dealsOfLead(lead.id)).toHaveLength(lead.score === HOT_SCORE ? 1 : 0);
         }
         const proposals = await sql<{ deal_id: string; n: number }>('select deal_id, count(*)::int as n from proposals group by 1 order by 1');
-        expect(proposals).toEqual(deals.map((deal) => deal.id).sort().map((id) => ({ deal_id: id, n: 1 })));
+        expect(proposals).toEqual(
+          deals
+            .map((deal) => deal.id)
+            .sort()
+            .map((id) => ({ deal_id: id, n: 1 })),
+        );
 
         const slots = await sql<{ n: number }>('select count(*)::int as n from agent_tasks where agent_id = ? group by schedule_slot', [followUp.id]);
         expect(slots).toHaveLength(4);

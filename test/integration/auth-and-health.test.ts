@@ -89,7 +89,7 @@ describe('authentication', () => {
   });
 
   describe('revoked keys', () => {
-    it('fail at once with api_key_revoked on REST and GraphQL, while the account\'s other keys still work', async () => {
+    it("fail at once with api_key_revoked on REST and GraphQL, while the account's other keys still work", async () => {
       const account = await app.createAccount();
       expect((await app.request('GET', '/v1/leads', { key: account.testKey })).status).toBe(200);
       const key = await keyRow(account.testKey);

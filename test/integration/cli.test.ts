@@ -185,7 +185,13 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
       beforeAll(async () => {
         orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });
         const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX });
-        const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer(), counters: new Counters(undefined, 'cli-test') });
+        const built = await createApp({
+          orm,
+          config,
+          logger: createLogger('silent'),
+          scorer: new PriorLeadScorer(),
+          counters: new Counters(undefined, 'cli-test'),
+        });
         stop = built.stop;
         server = await new Promise((resolve) => {
           const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
@@ -207,7 +213,8 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
       });
 
       it('keys revoke sets revoked_at and the key stops working at once', async () => {
-        const keyId = (await db.query('select id from api_keys where secret_hash = $1', [createHash('sha256').update(testKey).digest('hex')])).rows[0].id as string;
+        const keyId = (await db.query('select id from api_keys where secret_hash = $1', [createHash('sha256').update(testKey).digest('hex')])).rows[0]
+          .id as string;
         const result = run('keys', 'revoke', '--id', keyId);
         expect(result.status).toBe(0);
         expect(result.stdout).toBe('');
@@ -221,7 +228,9 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
         expect(refused.body.error).toMatchObject({ type: 'authentication_error', code: 'api_key_revoked' });
         expect((await call('/v1/leads', liveKey)).status).toBe(200);
 
-        const listed = run('keys', 'list', '--email', email).stdout.split('\n').find((line) => line.startsWith(keyId));
+        const listed = run('keys', 'list', '--email', email)
+          .stdout.split('\n')
+          .find((line) => line.startsWith(keyId));
         expect(listed?.split('\t')[6]).toBe((row.revoked_at as Date).toISOString());
       });
     });
@@ -265,7 +274,7 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
   });
 
   describe('demo seed', () => {
-    it('fills the account\'s chosen mode with scored leads and deals, shows progress on stderr and a summary on stdout', async () => {
+    it("fills the account's chosen mode with scored leads and deals, shows progress on stderr and a summary on stdout", async () => {
       const email = uniqueEmail('seed');
       const accountId = createAccount(email);
       const result = run('demo', 'seed', '--email', email, '--leads', '25', '--seed', '3');

@@ -106,7 +106,13 @@ describe('database outage', () => {
           body: write ? JSON.stringify({ company: `Load ${i}`, contact_email: `load${i}@example.test` }) : undefined,
         });
         const body = (await response.json()) as { id?: string; error?: { code: string; type: string } };
-        outcomes.push({ status: response.status, code: body.error?.code, type: body.error?.type, retryAfter: response.headers.get('retry-after'), id: response.status === 201 ? body.id : undefined });
+        outcomes.push({
+          status: response.status,
+          code: body.error?.code,
+          type: body.error?.type,
+          retryAfter: response.headers.get('retry-after'),
+          id: response.status === 201 ? body.id : undefined,
+        });
       }
     };
     const load = Array.from({ length: 6 }, client);

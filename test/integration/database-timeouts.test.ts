@@ -39,7 +39,9 @@ describe('database time limits on request connections', () => {
   it('sets both limits on the connections of the pool', async () => {
     const [settings] = await app.orm.em
       .getConnection()
-      .execute<Array<{ statement: string; idle: string }>>("select current_setting('statement_timeout') as statement, current_setting('idle_in_transaction_session_timeout') as idle");
+      .execute<Array<{ statement: string; idle: string }>>(
+        "select current_setting('statement_timeout') as statement, current_setting('idle_in_transaction_session_timeout') as idle",
+      );
     expect(settings).toEqual({ statement: '400ms', idle: '400ms' });
   });
 
@@ -52,7 +54,11 @@ describe('database time limits on request connections', () => {
       const started = Date.now();
       const [list, create, deals] = await Promise.all([
         app.request('GET', '/v1/leads', { key: owner.testKey }),
-        app.request('POST', '/v1/leads', { key: owner.testKey, headers: { 'idempotency-key': randomUUID() }, body: { company: 'Held', contact_email: 'held@timeouts.test' } }),
+        app.request('POST', '/v1/leads', {
+          key: owner.testKey,
+          headers: { 'idempotency-key': randomUUID() },
+          body: { company: 'Held', contact_email: 'held@timeouts.test' },
+        }),
         app.request('GET', '/v1/deals', { key: owner.testKey }),
       ]);
       for (const held of [list, create]) {
@@ -88,7 +94,10 @@ describe('database time limits on request connections', () => {
     const failure = await em
       .getConnection()
       .execute('select 1', [], 'all', em.getTransactionContext())
-      .then(() => undefined, (error: unknown) => error);
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(failure).toBeDefined();
     expect(mapDatabaseError(failure)).toMatchObject({ errorCode: 'service_unavailable' });
     await em.rollback().catch(() => undefined);

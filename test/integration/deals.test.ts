@@ -207,7 +207,11 @@ describe('deals', () => {
   async function connectM365(account: TestAccount, livemode: boolean): Promise<string> {
     const res = await app.request('POST', '/v1/integrations', {
       key: livemode ? account.liveKey : account.testKey,
-      body: { type: 'm365', provider: 'microsoft365', credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: `secret-${randomUUID()}` } },
+      body: {
+        type: 'm365',
+        provider: 'microsoft365',
+        credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: `secret-${randomUUID()}` },
+      },
     });
     if (res.status !== 201) throw new Error(`connect m365 failed: ${res.status} ${res.text}`);
     expect(res.body).toMatchObject({ object: 'integration', type: 'm365', provider: 'microsoft365', status: 'connected', livemode });
@@ -377,7 +381,15 @@ describe('deals', () => {
   describe('PUT /v1/deals/{id}', () => {
     it('changes only the fields sent', async () => {
       const lead = await createLead();
-      const deal = await createDeal({ name: 'Original', value: 500, currency: 'GBP', owner: 'a', expected_close_date: '2026-05-01', lead_id: lead.id, metadata: { a: '1', b: '2' } });
+      const deal = await createDeal({
+        name: 'Original',
+        value: 500,
+        currency: 'GBP',
+        owner: 'a',
+        expected_close_date: '2026-05-01',
+        lead_id: lead.id,
+        metadata: { a: '1', b: '2' },
+      });
       await sleep(5);
       const res = await put(deal.id, { value: 750.25 });
       expect(res.status).toBe(200);
@@ -387,7 +399,15 @@ describe('deals', () => {
       expect(Number((await dealRow(deal.id)).value_minor)).toBe(75_025);
 
       const renamed = await updated(deal.id, { name: 'Renamed', owner: null, currency: 'usd', expected_close_date: null });
-      expect(renamed).toMatchObject({ name: 'Renamed', owner: null, currency: 'USD', expected_close_date: null, value: 750.25, lead_id: lead.id, metadata: { a: '1', b: '2' } });
+      expect(renamed).toMatchObject({
+        name: 'Renamed',
+        owner: null,
+        currency: 'USD',
+        expected_close_date: null,
+        value: 750.25,
+        lead_id: lead.id,
+        metadata: { a: '1', b: '2' },
+      });
       // An empty body changes nothing.
       const same = await updated(deal.id, {});
       expect({ ...same, updated_at: renamed.updated_at }).toEqual(renamed);
@@ -587,7 +607,7 @@ describe('deals', () => {
 
     const byIdSorted = (rows: Deal[]) => rows.map((d) => d.id).sort();
 
-    it('lists every deal of the key\'s account and mode, newest first, as the full objects', async () => {
+    it("lists every deal of the key's account and mode, newest first, as the full objects", async () => {
       const { rows } = await walk(account.testKey, {}, 100);
       expect(rows).toHaveLength(deals.length);
       expect(byIdSorted(rows)).toEqual(byIdSorted(deals));
@@ -672,7 +692,10 @@ describe('deals', () => {
       await filtered({ max_value: 999.99 }, (d) => cents(d.value) <= 99_999);
       await filtered({ min_value: 999.99, max_value: 1000 }, (d) => cents(d.value) >= 99_999 && cents(d.value) <= 100_000);
       await filtered({ min_value: 0.1, max_value: 0.1 }, (d) => cents(d.value) === 10);
-      await filtered({ min_value: 1000, max_value: 40000, stage: 'negotiation,proposal' }, (d) => d.value >= 1000 && d.value <= 40000 && ['negotiation', 'proposal'].includes(d.stage));
+      await filtered(
+        { min_value: 1000, max_value: 40000, stage: 'negotiation,proposal' },
+        (d) => d.value >= 1000 && d.value <= 40000 && ['negotiation', 'proposal'].includes(d.stage),
+      );
     });
 
     it('filters by co_sell_status', async () => {
@@ -749,7 +772,10 @@ describe('deals', () => {
       expect(expected.find((g) => g.stage === 'prospecting' && g.currency === 'USD')).toMatchObject({ count: 3, totalValue: 20.33, weightedValue: 2.03 });
       expect(expected.find((g) => g.stage === 'qualification' && g.currency === 'USD')).toMatchObject({ count: 2, totalValue: 333.43, weightedValue: 83.36 });
       expect(expected.find((g) => g.stage === 'proposal' && g.currency === 'USD')).toMatchObject({ weightedValue: 0.01 });
-      expect(expected.find((g) => g.stage === 'proposal' && g.currency === 'JPY')).toMatchObject({ totalValue: 20_000_000_000_000, weightedValue: 10_000_000_000_000 });
+      expect(expected.find((g) => g.stage === 'proposal' && g.currency === 'JPY')).toMatchObject({
+        totalValue: 20_000_000_000_000,
+        weightedValue: 10_000_000_000_000,
+      });
       expect(expected.find((g) => g.stage === 'closed_lost')).toMatchObject({ totalValue: 5007.77, weightedValue: 0 });
 
       const res = await app.graphql('{ pipelineSummary { stage currency count totalValue weightedValue probability } }', {}, account.testKey);
@@ -767,7 +793,7 @@ describe('deals', () => {
   });
 
   describe('isolation between accounts and modes', () => {
-    it('never lists, updates or registers another account\'s or the other mode\'s deals', async () => {
+    it("never lists, updates or registers another account's or the other mode's deals", async () => {
       const a = await app.createAccount();
       const b = await app.createAccount();
       await connectM365(a, false);
@@ -999,7 +1025,10 @@ describe('registerDeal per-operation limit', () => {
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    const rows = await app.orm.em.fork().getConnection().execute<Array<{ co_sell_id: string | null }>>('select co_sell_id from deals where id = ?', [second.id]);
+    const rows = await app.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ co_sell_id: string | null }>>('select co_sell_id from deals where id = ?', [second.id]);
     expect(rows[0].co_sell_id).toBeNull();
 
     // Other reads and writes are not limited by it, and the live mode has its own allowance.

@@ -48,9 +48,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The fields whose values differ between two REST bodies, with their earlier values (updated_at aside). */
 function changedFields(before: Json, after: Json): Json {
-  return Object.fromEntries(
-    Object.entries(before).filter(([name, value]) => name !== 'updated_at' && JSON.stringify(value) !== JSON.stringify(after[name])),
-  );
+  return Object.fromEntries(Object.entries(before).filter(([name, value]) => name !== 'updated_at' && JSON.stringify(value) !== JSON.stringify(after[name])));
 }
 
 describe('events', () => {
@@ -91,7 +89,8 @@ describe('events', () => {
   const createLead = (key: string, fields: Json = {}) =>
     ok<Json>(app.request('POST', '/v1/leads', { key, body: { company: 'Fabrikam', contact_email: uniqueEmail(), ...fields } }), 201);
   const getLead = (key: string, id: unknown) => ok<Json>(app.request('GET', `/v1/leads/${id}`, { key }));
-  const createDeal = (key: string, fields: Json = {}) => ok<Json>(app.request('POST', '/v1/deals', { key, body: { name: 'Deal', value: 100, ...fields } }), 201);
+  const createDeal = (key: string, fields: Json = {}) =>
+    ok<Json>(app.request('POST', '/v1/deals', { key, body: { name: 'Deal', value: 100, ...fields } }), 201);
   /** The deal as REST shows it. There is no GET /v1/deals/{id} (the spec lists none): read it from GET /v1/deals. */
   const getDeal = async (key: string, id: unknown): Promise<Json> => {
     const found = (await ok<{ data: Json[] }>(app.request('GET', '/v1/deals?limit=100', { key }))).data.filter((d) => d.id === id);
@@ -109,7 +108,11 @@ describe('events', () => {
   const connect = (key: string, body: Json) => app.request('POST', '/v1/integrations', { key, body });
 
   async function gqlEvents(key: string, filter: Json = {}) {
-    const res = await app.graphql(`query E($f: EventListInput) { events(filter: $f) { object data { ${EVENT_FIELDS} } hasMore nextCursor } }`, { f: filter }, key);
+    const res = await app.graphql(
+      `query E($f: EventListInput) { events(filter: $f) { object data { ${EVENT_FIELDS} } hasMore nextCursor } }`,
+      { f: filter },
+      key,
+    );
     if (res.status !== 200 || res.body.errors) throw new Error(`events query failed: ${res.status} ${res.text.slice(0, 400)}`);
     return res.body.data.events as { object: string; data: GqlEvent[]; hasMore: boolean; nextCursor: string | null };
   }
@@ -367,8 +370,7 @@ describe('events', () => {
       const lead = await createLead(key);
       const closed = await createDeal(key, { stage: 'closed_lost' });
       await ok(connect(key, { type: 'crm', provider: 'hubspot', credentials: { access_token: `pat-na1-${randomUUID()}` } }), 201);
-      const counts = async () =>
-        Promise.all((['events', 'leads', 'deals', 'integrations'] as const).map((table) => countRows(table, account.account.id)));
+      const counts = async () => Promise.all((['events', 'leads', 'deals', 'integrations'] as const).map((table) => countRows(table, account.account.id)));
       const before = await counts();
       const leadBefore = await getLead(key, lead.id);
 
@@ -414,7 +416,10 @@ describe('events', () => {
   describe('the event object and listing', () => {
     it('has an evt_ id, object "event", its type, api_version v1, livemode by key, created_at with milliseconds', async () => {
       const account = await app.createAccount();
-      for (const [key, livemode] of [[account.testKey, false], [account.liveKey, true]] as const) {
+      for (const [key, livemode] of [
+        [account.testKey, false],
+        [account.liveKey, true],
+      ] as const) {
         const start = Date.now();
         const lead = await createLead(key);
         const end = Date.now();
@@ -442,7 +447,7 @@ describe('events', () => {
       }
     });
 
-    it('lists only the key\'s own account and mode; event(id) of another account or mode is NOT_FOUND', async () => {
+    it("lists only the key's own account and mode; event(id) of another account or mode is NOT_FOUND", async () => {
       const a = await app.createAccount();
       const b = await app.createAccount();
       await createLead(a.testKey);
@@ -450,7 +455,10 @@ describe('events', () => {
       await createLead(a.liveKey);
       await createLead(b.testKey);
       const rowsOf = async (account: TestAccount, livemode: boolean) =>
-        (await eventRows(account.account.id)).filter((r) => r.livemode === livemode).map((r) => r.id).sort();
+        (await eventRows(account.account.id))
+          .filter((r) => r.livemode === livemode)
+          .map((r) => r.id)
+          .sort();
       const listedIds = async (key: string) => (await gqlEvents(key, { limit: 100 })).data.map((e) => e.id).sort();
 
       expect(await rowsOf(a, false)).toHaveLength(3);
@@ -463,7 +471,13 @@ describe('events', () => {
       const [bEvent] = await rowsOf(b, false);
       const [aLive] = await rowsOf(a, true);
       expect((await gqlEvent(b.testKey, bEvent)).body.data.event.id).toBe(bEvent);
-      for (const [key, id] of [[a.testKey, bEvent], [a.liveKey, bEvent], [a.testKey, aLive], [a.testKey, 'evt_nope'], [a.testKey, 'lead_01J0000000000000000000000']]) {
+      for (const [key, id] of [
+        [a.testKey, bEvent],
+        [a.liveKey, bEvent],
+        [a.testKey, aLive],
+        [a.testKey, 'evt_nope'],
+        [a.testKey, 'lead_01J0000000000000000000000'],
+      ]) {
         const res = await gqlEvent(key, id);
         expect(res.body.data).toBeNull();
         expect(firstError(res).extensions.code).toBe('NOT_FOUND');

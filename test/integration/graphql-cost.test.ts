@@ -9,8 +9,7 @@ import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app
 
 const LEAD_FIELDS = `id object company contactEmail contactName industry employees website country source status
   score scoreLabel modelVersion scoredAt metadata livemode createdAt updatedAt`;
-const FULL_PAGE = (alias: string, limit = 100) =>
-  `${alias}: leads(filter: { limit: ${limit} }) { object hasMore nextCursor data { ${LEAD_FIELDS} } }`;
+const FULL_PAGE = (alias: string, limit = 100) => `${alias}: leads(filter: { limit: ${limit} }) { object hasMore nextCursor data { ${LEAD_FIELDS} } }`;
 
 interface GraphQLErrorBody {
   message: string;
@@ -183,7 +182,11 @@ describe('GraphQL depth and cost limits', () => {
       expect(Object.keys(fits.body.data)).toHaveLength(MAX_ROOT_FIELDS);
 
       const before = await leadCount();
-      const over = await app.graphql(`mutation { ${aliases(MAX_ROOT_FIELDS + 1, (i) => `m${i}: createLead(input: { company: "Root ${i}", contactEmail: "root${i}@root.test" }) { id }`)} }`, {}, key);
+      const over = await app.graphql(
+        `mutation { ${aliases(MAX_ROOT_FIELDS + 1, (i) => `m${i}: createLead(input: { company: "Root ${i}", contactEmail: "root${i}@root.test" }) { id }`)} }`,
+        {},
+        key,
+      );
       const [error] = refused(over);
       expect(error.extensions.errorCode).toBe('query_too_complex');
       expect(error.message).toMatch(new RegExp(`${MAX_ROOT_FIELDS + 1} root fields .* limit of ${MAX_ROOT_FIELDS}`));
@@ -214,8 +217,9 @@ describe('GraphQL depth and cost limits', () => {
     });
 
     it('refuses a document whose cost cannot be computed (fragments spread into each other 6^11 times), quickly', async () => {
-      const fragments = Array.from({ length: 12 }, (_, i) =>
-        `fragment F${i} on Query { ${i < 11 ? Array.from({ length: 6 }, () => `...F${i + 1}`).join(' ') : 'leads { data { id } }'} }`,
+      const fragments = Array.from(
+        { length: 12 },
+        (_, i) => `fragment F${i} on Query { ${i < 11 ? Array.from({ length: 6 }, () => `...F${i + 1}`).join(' ') : 'leads { data { id } }'} }`,
       ).join(' ');
       const started = Date.now();
       const response = await app.graphql(`query { ...F0 } ${fragments}`, {}, key);

@@ -322,12 +322,15 @@ describe('GraphQL over HTTP', () => {
         expect(error.extensions).toMatchObject({ code: 'UNAUTHENTICATED', errorCode: code, type: 'authentication_error' });
         expect(error.extensions.requestId).toBe(response.headers.get('x-request-id'));
       }
-      const wrongScheme = await app.request('POST', '/graphql', { headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` }, body: { query: HEALTH } });
+      const wrongScheme = await app.request('POST', '/graphql', {
+        headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` },
+        body: { query: HEALTH },
+      });
       expect(wrongScheme.status).toBe(401);
       expect(firstError(wrongScheme).extensions).toMatchObject({ code: 'UNAUTHENTICATED', errorCode: 'api_key_invalid' });
     });
 
-    it('never shows a stack trace, SQL or a library\'s message', () => {
+    it("never shows a stack trace, SQL or a library's message", () => {
       expect(allErrors.length).toBeGreaterThan(20);
       for (const error of allErrors) {
         const text = JSON.stringify(error);

@@ -33,8 +33,7 @@ describe('Idempotency-Key', () => {
   });
   afterAll(() => app.close());
 
-  const sql = <T = Record<string, unknown>>(query: string, params: unknown[] = []) =>
-    app.orm.em.getConnection().execute(query, params) as Promise<T[]>;
+  const sql = <T = Record<string, unknown>>(query: string, params: unknown[] = []) => app.orm.em.getConnection().execute(query, params) as Promise<T[]>;
   const leadCount = async (account: TestAccount, livemode = false): Promise<number> =>
     (await sql<{ n: number }>('select count(*)::int as n from leads where account_id = ? and livemode = ?', [account.account.id, livemode]))[0].n;
   const leadsWith = async (account: TestAccount, email: string): Promise<number> =>
@@ -232,10 +231,10 @@ describe('Idempotency-Key', () => {
     // As if an earlier version, which committed its claim before running the request, had died
     // mid-way: its claim still running and its lead never committed. (This version never commits
     // a running claim: the key commits with the request's answer and changes, or not at all.)
-    await sql("update idempotency_keys set state = 'running', locked_at = now(), response_status = null, response_type = null, response_body = null where key = ? and account_id = ?", [
-      key,
-      account.account.id,
-    ]);
+    await sql(
+      "update idempotency_keys set state = 'running', locked_at = now(), response_status = null, response_type = null, response_body = null where key = ? and account_id = ?",
+      [key, account.account.id],
+    );
     await sql('delete from leads where id = ?', [first.body.id]);
 
     const whileRunning = await post(account.testKey, key, body);

@@ -39,12 +39,33 @@ describe('the input contract', () => {
       ['events', 'query ($f: EventListInput) { events(filter: $f) { hasMore } }', () => '{ events(filter: null) { hasMore } }'],
       ['integrations', 'query ($f: IntegrationListInput) { integrations(filter: $f) { hasMore } }', () => '{ integrations(filter: null) { hasMore } }'],
       ['webhooks', 'query ($f: WebhookListInput) { webhooks(filter: $f) { hasMore } }', () => '{ webhooks(filter: null) { hasMore } }'],
-      ['Agent.runs', 'query ($id: ID!, $f: AgentRunListInput) { agent(id: $id) { runs(filter: $f) { hasMore } } }', (v) => `{ agent(id: "${v.id}") { runs(filter: null) { hasMore } } }`],
-      ['Deal.proposals', 'query ($id: ID!, $f: ProposalListInput) { deal(id: $id) { proposals(filter: $f) { hasMore } } }', (v) => `{ deal(id: "${v.id}") { proposals(filter: null) { hasMore } } }`],
-      ['Webhook.attempts', 'query ($id: ID!, $f: PageInput) { webhook(id: $id) { attempts(filter: $f) { hasMore } } }', (v) => `{ webhook(id: "${v.id}") { attempts(filter: null) { hasMore } } }`],
-      ['agentMetrics', 'query ($id: ID!, $f: AgentMetricsInput) { agentMetrics(id: $id, filter: $f) { runs } }', (v) => `{ agentMetrics(id: "${v.id}", filter: null) { runs } }`],
+      [
+        'Agent.runs',
+        'query ($id: ID!, $f: AgentRunListInput) { agent(id: $id) { runs(filter: $f) { hasMore } } }',
+        (v) => `{ agent(id: "${v.id}") { runs(filter: null) { hasMore } } }`,
+      ],
+      [
+        'Deal.proposals',
+        'query ($id: ID!, $f: ProposalListInput) { deal(id: $id) { proposals(filter: $f) { hasMore } } }',
+        (v) => `{ deal(id: "${v.id}") { proposals(filter: null) { hasMore } } }`,
+      ],
+      [
+        'Webhook.attempts',
+        'query ($id: ID!, $f: PageInput) { webhook(id: $id) { attempts(filter: $f) { hasMore } } }',
+        (v) => `{ webhook(id: "${v.id}") { attempts(filter: null) { hasMore } } }`,
+      ],
+      [
+        'agentMetrics',
+        'query ($id: ID!, $f: AgentMetricsInput) { agentMetrics(id: $id, filter: $f) { runs } }',
+        (v) => `{ agentMetrics(id: "${v.id}", filter: null) { runs } }`,
+      ],
     ];
-    const idFor: Record<string, () => string> = { 'Agent.runs': () => ids.agent, 'Deal.proposals': () => ids.deal, 'Webhook.attempts': () => ids.webhook, agentMetrics: () => ids.agent };
+    const idFor: Record<string, () => string> = {
+      'Agent.runs': () => ids.agent,
+      'Deal.proposals': () => ids.deal,
+      'Webhook.attempts': () => ids.webhook,
+      agentMetrics: () => ids.agent,
+    };
 
     it.each(documents.map(([name]) => name))('%s, as a literal and through variables', async (name) => {
       const [, withVariables, literal] = documents.find(([each]) => each === name)!;
@@ -62,7 +83,11 @@ describe('the input contract', () => {
       const literal = await app.graphql(`mutation { deployAgent(id: "${ids.agent}", input: null) { status version } }`, {}, owner.testKey);
       expect(literal.body.errors).toBeUndefined();
       expect(literal.body.data.deployAgent.status).toBe('deployed');
-      const variables = await app.graphql('mutation ($id: ID!, $input: AgentDeployInput) { deployAgent(id: $id, input: $input) { version } }', { id: ids.agent, input: null }, owner.testKey);
+      const variables = await app.graphql(
+        'mutation ($id: ID!, $input: AgentDeployInput) { deployAgent(id: $id, input: $input) { version } }',
+        { id: ids.agent, input: null },
+        owner.testKey,
+      );
       expect(variables.body.errors).toBeUndefined();
       expect(variables.body.data.deployAgent.version).toBe(literal.body.data.deployAgent.version + 1);
     });
@@ -113,7 +138,14 @@ describe('the input contract', () => {
   });
 
   it('answers a JSON body that is not an object alike, and truly, on REST and GraphQL', async () => {
-    for (const [rawBody, kind] of [['"x"', 'a string'], ['1', 'a number'], ['null', 'null'], ['true', 'a boolean'], ['[]', 'an array'], ['[{"company":"A"}]', 'an array']]) {
+    for (const [rawBody, kind] of [
+      ['"x"', 'a string'],
+      ['1', 'a number'],
+      ['null', 'null'],
+      ['true', 'a boolean'],
+      ['[]', 'an array'],
+      ['[{"company":"A"}]', 'an array'],
+    ]) {
       const rest = await app.request('POST', '/v1/leads', { key: owner.testKey, rawBody, headers: { 'content-type': 'application/json' } });
       expectRestError(rest, 400, 'parameter_invalid');
       expect(rest.body.error.message).toBe(`The request body must be a JSON object, not ${kind}`);
@@ -125,7 +157,11 @@ describe('the input contract', () => {
       expect(gql.body.errors[0].message).toMatch(/^The request body must be a JSON object, not /);
     }
     // Malformed JSON stays invalid_json.
-    expectRestError(await app.request('POST', '/v1/leads', { key: owner.testKey, rawBody: '{"a":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+    expectRestError(
+      await app.request('POST', '/v1/leads', { key: owner.testKey, rawBody: '{"a":', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_json',
+    );
   });
 
   it('names nested parameters in REST names in REST messages', async () => {
@@ -139,8 +175,20 @@ describe('the input contract', () => {
   });
 
   it('accepts only http(s) websites (or a bare domain), on create and update', async () => {
-    for (const website of ['javascript:alert(1)', 'data:text/html,<script>alert(1)</script>', 'JAVASCRIPT:alert(1)', 'ftp://files.example.com', 'vbscript:x', 'http://', 'https:// spaced.example', 'acme .com']) {
-      const created = await app.request('POST', '/v1/leads', { key: owner.testKey, body: { company: 'Web', contact_email: `web${Math.random()}@web.test`, website } });
+    for (const website of [
+      'javascript:alert(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'JAVASCRIPT:alert(1)',
+      'ftp://files.example.com',
+      'vbscript:x',
+      'http://',
+      'https:// spaced.example',
+      'acme .com',
+    ]) {
+      const created = await app.request('POST', '/v1/leads', {
+        key: owner.testKey,
+        body: { company: 'Web', contact_email: `web${Math.random()}@web.test`, website },
+      });
       expectRestError(created, 400, 'parameter_invalid', 'website');
       expect(created.body.error.message).toBe('website must be an http or https URL, or a domain such as acme.com');
       expectRestError(await app.request('PUT', `/v1/leads/${ids.lead}`, { key: owner.testKey, body: { website } }), 400, 'parameter_invalid', 'website');

@@ -163,18 +163,12 @@ describe('integrations', () => {
   }
 
   const row = async (id: string) => {
-    const rows = await app.orm.em
-      .fork()
-      .getConnection()
-      .execute<Array<Record<string, unknown>>>('select * from integrations where id = ?', [id]);
+    const rows = await app.orm.em.fork().getConnection().execute<Array<Record<string, unknown>>>('select * from integrations where id = ?', [id]);
     return rows[0];
   };
   /** Rows of one account, so a concurrent test run on the same database cannot change the count. */
   const countRows = async (accountId: string): Promise<number> => {
-    const rows = await app.orm.em
-      .fork()
-      .getConnection()
-      .execute<{ count: string }[]>('select count(*) from integrations where account_id = ?', [accountId]);
+    const rows = await app.orm.em.fork().getConnection().execute<{ count: string }[]>('select count(*) from integrations where account_id = ?', [accountId]);
     return Number(rows[0].count);
   };
 
@@ -257,9 +251,35 @@ describe('integrations', () => {
       const mismatch = await graphql(mutation, { input: { type: 'crm', provider: 'microsoft365', credentials } }, testKey);
       expect(mismatch.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', errorCode: 'parameter_invalid', param: 'provider' });
       // The schema offers no way to read credentials back.
-      const probe = await graphql(`{ integrations { data { id credentials } } }`, {}, testKey);
+      const probe = await graphql(
+        `
+          {
+            integrations {
+              data {
+                id
+                credentials
+              }
+            }
+          }
+        `,
+        {},
+        testKey,
+      );
       expect(probe.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
-      const probeEncrypted = await graphql(`{ integrations { data { id credentialsEncrypted } } }`, {}, testKey);
+      const probeEncrypted = await graphql(
+        `
+          {
+            integrations {
+              data {
+                id
+                credentialsEncrypted
+              }
+            }
+          }
+        `,
+        {},
+        testKey,
+      );
       expect(probeEncrypted.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     });
   });
@@ -290,7 +310,7 @@ describe('integrations', () => {
       const credentials = credentialsFor(provider);
       expect(Object.keys(credentials)).toEqual(FIELDS[provider]);
       for (const field of FIELDS[provider]) {
-        const { [field]: _omitted, ...rest } = credentials;  
+        const { [field]: _omitted, ...rest } = credentials;
         expectError(await connect(testKey, { type: TYPE_OF[provider], provider, credentials: rest }), 400, 'parameter_missing', `credentials[${field}]`);
         expectError(
           await connect(testKey, { type: TYPE_OF[provider], provider, credentials: { ...credentials, [field]: null } }),
@@ -299,7 +319,12 @@ describe('integrations', () => {
           `credentials[${field}]`,
         );
       }
-      expectError(await connect(testKey, { type: TYPE_OF[provider], provider, credentials: {} }), 400, 'parameter_missing', `credentials[${FIELDS[provider][0]}]`);
+      expectError(
+        await connect(testKey, { type: TYPE_OF[provider], provider, credentials: {} }),
+        400,
+        'parameter_missing',
+        `credentials[${FIELDS[provider][0]}]`,
+      );
     });
 
     it.each(PROVIDERS)('%s: a field that is not a non-blank string of at most 2,000 characters is parameter_invalid', async (provider) => {
@@ -327,7 +352,7 @@ describe('integrations', () => {
       expect(camel.body.error.message).toContain('"clientSecret"');
     });
 
-    it('checks each field\'s shape', async () => {
+    it("checks each field's shape", async () => {
       const cases: Array<[`${IntegrationProvider}`, string, string]> = [
         ['salesforce', 'instance_url', 'http://acme.my.salesforce.com'],
         ['salesforce', 'instance_url', 'acme.my.salesforce.com'],
@@ -378,9 +403,9 @@ describe('integrations', () => {
 
     it('checks type, provider, name and credentials themselves', async () => {
       const valid = bodyFor(IntegrationProvider.hubspot);
-      const { type: _type, ...noType } = valid;  
-      const { provider: _provider, ...noProvider } = valid;  
-      const { credentials: _credentials, ...noCredentials } = valid;  
+      const { type: _type, ...noType } = valid;
+      const { provider: _provider, ...noProvider } = valid;
+      const { credentials: _credentials, ...noCredentials } = valid;
       expectError(await connect(testKey, noType), 400, 'parameter_missing', 'type');
       expectError(await connect(testKey, noProvider), 400, 'parameter_missing', 'provider');
       expectError(await connect(testKey, noCredentials), 400, 'parameter_missing', 'credentials');
@@ -406,7 +431,13 @@ describe('integrations', () => {
       expectError(second, 409, 'resource_conflict', 'provider');
       expect(second.body.error.message).toMatch(/already connected/);
       const gql = await graphql(
-        `mutation ($input: IntegrationConnectInput!) { connectIntegration(input: $input) { id } }`,
+        `
+          mutation ($input: IntegrationConnectInput!) {
+            connectIntegration(input: $input) {
+              id
+            }
+          }
+        `,
         { input: bodyFor(IntegrationProvider.hubspot) },
         testKey,
       );
@@ -463,14 +494,7 @@ describe('integrations', () => {
       expect(res.body).toMatchObject({ object: 'list', has_more: false, next_cursor: null });
       expect(res.body.data.map((i: Integration) => i.id)).toEqual(made.map((i) => i.id));
       for (const item of res.body.data as Integration[]) expect(Object.keys(item).sort()).toEqual(INTEGRATION_KEYS);
-      expect(res.body.data.map((i: Integration) => i.status)).toEqual([
-        'connected',
-        'disconnected',
-        'connected',
-        'connected',
-        'disconnected',
-        'connected',
-      ]);
+      expect(res.body.data.map((i: Integration) => i.status)).toEqual(['connected', 'disconnected', 'connected', 'connected', 'disconnected', 'connected']);
     });
 
     it('filters by status, type and provider', async () => {
@@ -573,7 +597,19 @@ describe('integrations', () => {
       const second = await disconnect(testKey, made.id);
       expect(second.status).toBe(200);
       expect(second.body).toEqual(first.body);
-      const gql = await graphql(`mutation ($id: ID!) { disconnectIntegration(id: $id) { id status disconnectedAt } }`, { id: made.id }, testKey);
+      const gql = await graphql(
+        `
+          mutation ($id: ID!) {
+            disconnectIntegration(id: $id) {
+              id
+              status
+              disconnectedAt
+            }
+          }
+        `,
+        { id: made.id },
+        testKey,
+      );
       expect(gql.body.data.disconnectIntegration).toEqual({ id: made.id, status: 'disconnected', disconnectedAt: firstAt });
     });
 
@@ -581,16 +617,34 @@ describe('integrations', () => {
       const { testKey } = await app.createAccount();
       const lead = await record(await app.request('POST', '/v1/leads', { key: testKey, body: { company: 'Acme', contact_email: 'a@acme.test' } }));
       expect(lead.status).toBe(201);
-      for (const id of ['int_0000000000000000000000000A', 'int_01ARZ3NDEKTSV4RRFFQ69G5FAV', lead.body.id, 'int_lowercase0000000000000000', 'nonsense', 'int_', '%20']) {
+      for (const id of [
+        'int_0000000000000000000000000A',
+        'int_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+        lead.body.id,
+        'int_lowercase0000000000000000',
+        'nonsense',
+        'int_',
+        '%20',
+      ]) {
         expectError(await disconnect(testKey, id), 404, 'resource_missing', 'id');
       }
-      const gql = await graphql(`{ integration(id: "int_01ARZ3NDEKTSV4RRFFQ69G5FAV") { id } }`, {}, testKey);
+      const gql = await graphql(
+        `
+          {
+            integration(id: "int_01ARZ3NDEKTSV4RRFFQ69G5FAV") {
+              id
+            }
+          }
+        `,
+        {},
+        testKey,
+      );
       expect(gql.body.errors[0].extensions).toMatchObject({ code: 'NOT_FOUND', errorCode: 'resource_missing' });
     });
   });
 
   describe('isolation between accounts and modes', () => {
-    it('never shows, finds or changes another account\'s or mode\'s integration', async () => {
+    it("never shows, finds or changes another account's or mode's integration", async () => {
       const a = await app.createAccount();
       const b = await app.createAccount();
       const aTest = await connected(a.testKey, IntegrationProvider.microsoft365);
@@ -611,9 +665,29 @@ describe('integrations', () => {
         [a.testKey, bTest.id],
       ]) {
         expectError(await disconnect(key, id), 404, 'resource_missing', 'id');
-        const gql = await graphql(`query ($id: ID!) { integration(id: $id) { id } }`, { id }, key);
+        const gql = await graphql(
+          `
+            query ($id: ID!) {
+              integration(id: $id) {
+                id
+              }
+            }
+          `,
+          { id },
+          key,
+        );
         expect(gql.body.errors[0].extensions.code).toBe('NOT_FOUND');
-        const gqlDisconnect = await graphql(`mutation ($id: ID!) { disconnectIntegration(id: $id) { id } }`, { id }, key);
+        const gqlDisconnect = await graphql(
+          `
+            mutation ($id: ID!) {
+              disconnectIntegration(id: $id) {
+                id
+              }
+            }
+          `,
+          { id },
+          key,
+        );
         expect(gqlDisconnect.body.errors[0].extensions.code).toBe('NOT_FOUND');
       }
       for (const id of [aTest.id, aLive.id, bTest.id]) {
@@ -621,7 +695,18 @@ describe('integrations', () => {
         expect(stored.status).toBe('connected');
         expect(stored.credentials_encrypted).toEqual(expect.any(String));
       }
-      const own = await graphql(`query ($id: ID!) { integration(id: $id) { id livemode } }`, { id: aLive.id }, a.liveKey);
+      const own = await graphql(
+        `
+          query ($id: ID!) {
+            integration(id: $id) {
+              id
+              livemode
+            }
+          }
+        `,
+        { id: aLive.id },
+        a.liveKey,
+      );
       expect(own.body.data.integration).toEqual({ id: aLive.id, livemode: true });
     });
   });

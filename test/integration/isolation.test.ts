@@ -123,7 +123,7 @@ describe('tenant and mode isolation', () => {
     });
   });
 
-  it('lists only the key\'s own account and mode', async () => {
+  it("lists only the key's own account and mode", async () => {
     const extraATest = await create(a.testKey, { company: 'A test extra', contact_email: 'extra@a.test' });
     const extraBLive = await create(b.liveKey, { company: 'B live extra', contact_email: 'extra@b.test' });
     expect(ids(await listAll(a.testKey))).toEqual(ids([aTest, extraATest]));

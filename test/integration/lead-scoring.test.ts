@@ -110,9 +110,7 @@ function featuresOf(lead: RestLead): LeadFeatures {
 /** The fields whose values differ between two REST bodies, with their earlier values (updated_at aside). */
 function changedFields(before: object, after: object): Record<string, unknown> {
   const later = after as Record<string, unknown>;
-  return Object.fromEntries(
-    Object.entries(before).filter(([name, value]) => name !== 'updated_at' && JSON.stringify(value) !== JSON.stringify(later[name])),
-  );
+  return Object.fromEntries(Object.entries(before).filter(([name, value]) => name !== 'updated_at' && JSON.stringify(value) !== JSON.stringify(later[name])));
 }
 
 const wonCount = (items: Array<{ won?: boolean }>) => items.filter((item) => item.won === true).length;
@@ -172,10 +170,9 @@ describe('learned lead score', () => {
   }
 
   const modelRows = (account: TestAccount) =>
-    sql<ModelRow>(
-      'select livemode, version, won, lost, training_size, holdout_size, params from lead_models where account_id = ? order by livemode, version',
-      [account.account.id],
-    );
+    sql<ModelRow>('select livemode, version, won, lost, training_size, holdout_size, params from lead_models where account_id = ? order by livemode, version', [
+      account.account.id,
+    ]);
   const eventRows = (account: TestAccount, livemode: boolean) =>
     sql<EventRow>('select id, livemode, type, data from events where account_id = ? and livemode = ? order by created_at, id', [account.account.id, livemode]);
 
@@ -247,7 +244,13 @@ describe('learned lead score', () => {
         model: scorer.version,
       });
       expect(Object.keys(score).sort()).toEqual(['base_score', 'lead_id', 'model_version', 'score', 'score_label', 'scored_at', 'signals']);
-      expect(score).toMatchObject({ lead_id: lead.id, score: lead.score, score_label: lead.score_label, model_version: scorer.version, scored_at: lead.scored_at });
+      expect(score).toMatchObject({
+        lead_id: lead.id,
+        score: lead.score,
+        score_label: lead.score_label,
+        model_version: scorer.version,
+        scored_at: lead.scored_at,
+      });
       expect(score.base_score).toBe(expected.baseScore);
       expect(score.signals).toEqual(expected.signals);
       expect(score.signals.reduce((sum, s) => sum + s.impact, 0)).toBe(score.score - score.base_score);

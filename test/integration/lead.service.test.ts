@@ -70,7 +70,7 @@ describe('LeadService on a real database', () => {
   });
 
   describe('create', () => {
-    it('stamps the lead with the scope\'s account and mode, normalises input and scores it', async () => {
+    it("stamps the lead with the scope's account and mode, normalises input and scores it", async () => {
       const lead = await testA().create(input({ company: '  Acme Corp  ', contactEmail: ' Jane@ACME.test ', industry: 'Software', employees: 300 }));
       expect(lead.id).toMatch(/^lead_[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(lead.account.id).toBe(accountA.id);
@@ -85,9 +85,7 @@ describe('LeadService on a real database', () => {
       expect(lead.modelVersion).toBe('prior-v1');
 
       const row = await orm.em.getConnection().execute('select account_id, livemode, contact_email, score, score_signals from leads where id = ?', [lead.id]);
-      expect(row).toEqual([
-        expect.objectContaining({ account_id: accountA.id, livemode: false, contact_email: 'jane@acme.test', score: expected.score }),
-      ]);
+      expect(row).toEqual([expect.objectContaining({ account_id: accountA.id, livemode: false, contact_email: 'jane@acme.test', score: expected.score })]);
       expect(row[0].score_signals).toEqual(expected.signals);
     });
 
@@ -106,7 +104,9 @@ describe('LeadService on a real database', () => {
     });
 
     it('allows the same contact email once per mode and once per account', async () => {
-      const leads = await Promise.all([testA(), liveA(), testB(), service({ accountId: accountB.id, livemode: true })].map((s) => s.create(input({ contactEmail: 'same@x.test' }))));
+      const leads = await Promise.all(
+        [testA(), liveA(), testB(), service({ accountId: accountB.id, livemode: true })].map((s) => s.create(input({ contactEmail: 'same@x.test' }))),
+      );
       expect(new Set(leads.map((l) => l.id)).size).toBe(4);
     });
   });
@@ -206,7 +206,7 @@ describe('LeadService on a real database', () => {
       expect((await testA().update(lead.id, patch({ contactEmail: 'live@acme.test' }))).contactEmail).toBe('live@acme.test');
     });
 
-    it('cannot change another scope\'s lead', async () => {
+    it("cannot change another scope's lead", async () => {
       const lead = await testA().create(input({ contactEmail: 'a@acme.test' }));
       for (const other of [liveA(), testB()]) {
         expect((await apiError(other.update(lead.id, patch({ company: 'Hijacked' })))).errorCode).toBe('resource_missing');
@@ -229,7 +229,7 @@ describe('LeadService on a real database', () => {
   });
 
   describe('score', () => {
-    it('explains the stored score: base plus the signals\' impacts', async () => {
+    it("explains the stored score: base plus the signals' impacts", async () => {
       const lead = await testA().create(input({ contactEmail: 'a@acme.test', industry: 'Finance', employees: 80, source: 'referral' }));
       const score = await testA().score(lead.id);
       expect(score).toMatchObject({ leadId: lead.id, score: lead.score, scoreLabel: lead.scoreLabel, modelVersion: 'prior-v1' });
@@ -239,7 +239,7 @@ describe('LeadService on a real database', () => {
   });
 
   describe('list', () => {
-    it('lists only the scope\'s leads, newest first', async () => {
+    it("lists only the scope's leads, newest first", async () => {
       const a1 = await testA().create(input({ contactEmail: '1@a.test' }));
       const a2 = await testA().create(input({ contactEmail: '2@a.test' }));
       await liveA().create(input({ contactEmail: '3@a.test' }));

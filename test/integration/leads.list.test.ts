@@ -85,9 +85,7 @@ describe('GET /v1/leads', () => {
   async function createMany(apiKey: string, specs: Array<Record<string, unknown>>, batch = 25): Promise<Lead[]> {
     const created: Lead[] = [];
     for (let start = 0; start < specs.length; start += batch) {
-      const responses = await Promise.all(
-        specs.slice(start, start + batch).map((body) => app.request<Lead>('POST', '/v1/leads', { key: apiKey, body })),
-      );
+      const responses = await Promise.all(specs.slice(start, start + batch).map((body) => app.request<Lead>('POST', '/v1/leads', { key: apiKey, body })));
       for (const res of responses) {
         if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
         created.push(res.body);
@@ -148,7 +146,10 @@ describe('GET /v1/leads', () => {
     app = await startTestApp();
     await app.reset();
     ({ testKey: key } = await app.createAccount());
-    leads = await createMany(key, Array.from({ length: 250 }, (_, i) => leadSpec(i)));
+    leads = await createMany(
+      key,
+      Array.from({ length: 250 }, (_, i) => leadSpec(i)),
+    );
     byId = new Map(leads.map((lead) => [lead.id, lead]));
     // The data set must exercise what the tests claim to test.
     expect(new Set(leads.map((l) => l.score_label))).toEqual(new Set(['hot', 'warm', 'cold']));
@@ -293,7 +294,12 @@ describe('GET /v1/leads', () => {
         });
         expect(new Set(ids(rows)).size).toBe(rows.length);
         const existingIds = new Set(ids(existing));
-        expect(rows.filter((r) => existingIds.has(r.id)).map((r) => r.id).sort()).toEqual(sortedIds(existing));
+        expect(
+          rows
+            .filter((r) => existingIds.has(r.id))
+            .map((r) => r.id)
+            .sort(),
+        ).toEqual(sortedIds(existing));
         // Whatever was visited is in order.
         const visited = rows.map((r) => r[fieldOf(sort)] as Primary);
         expect(visited).toEqual(expectedPrimaries(rows, sort));
@@ -412,10 +418,7 @@ describe('GET /v1/leads', () => {
     });
 
     it('filters combine (every filter must match)', async () => {
-      await expectFilter(
-        { industry: 'software', status: 'new' },
-        (l) => l.industry?.toLowerCase() === 'software' && l.status === 'new',
-      );
+      await expectFilter({ industry: 'software', status: 'new' }, (l) => l.industry?.toLowerCase() === 'software' && l.status === 'new');
       await expectFilter(
         { score_label: 'warm', min_employees: 97, q: 'firm' },
         (l) => labelFor(l.score) === 'warm' && l.employees !== null && l.employees >= 97 && l.contact_email.includes('firm'),
@@ -526,7 +529,7 @@ describe('GET /v1/leads', () => {
       }
     });
 
-    it('never shows another account\'s or the other mode\'s leads', async () => {
+    it("never shows another account's or the other mode's leads", async () => {
       const account = await app.createAccount();
       const mine = await createMany(account.testKey, [{ company: 'Company001', contact_email: 'lead001@firm1.test', industry: 'Software' }]);
       const live = await createMany(account.liveKey, [{ company: 'Company001', contact_email: 'live@firm1.test', industry: 'Software' }]);

@@ -23,13 +23,7 @@ const uniqueEmail = (local = 'contact') => `${local}${++emailCounter}-${Date.now
  * the status, and an X-Request-Id header equal to error.request_id. `param: undefined` means the
  * error must not name a parameter.
  */
-function expectError(
-  res: HttpResponse,
-  status: number,
-  code: string,
-  param: string | undefined,
-  type = 'invalid_request_error',
-): void {
+function expectError(res: HttpResponse, status: number, code: string, param: string | undefined, type = 'invalid_request_error'): void {
   const context = `${status} ${code} ${param ?? ''}: got ${res.status} ${res.text.slice(0, 300)}`;
   expect({ context, status: res.status }).toEqual({ context, status });
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -246,7 +240,7 @@ describe('REST lead routes', () => {
       expect((await get(lead.id)).body).toEqual(lead);
     });
 
-    it('is 404 for another account\'s lead, never 403', async () => {
+    it("is 404 for another account's lead, never 403", async () => {
       const lead = await createLead();
       const other = await app.createAccount();
       expectError(await get(lead.id, other.testKey), 404, 'resource_missing', 'id');
@@ -531,7 +525,7 @@ describe('REST lead routes', () => {
       expect((await post({ company: 'Again', contact_email: lead.contact_email })).status).toBe(201);
     });
 
-    it('does not delete another mode\'s lead', async () => {
+    it("does not delete another mode's lead", async () => {
       const live = await createLead({}, liveKey);
       expectError(await del(live.id, testKey), 404, 'resource_missing', 'id');
       expect((await get(live.id, liveKey)).status).toBe(200);
@@ -556,9 +550,7 @@ describe('REST lead routes', () => {
         const res = await score(lead.id);
         expect(res.status).toBe(200);
         const body = res.body;
-        expect(Object.keys(body).sort()).toEqual(
-          ['base_score', 'lead_id', 'model_version', 'score', 'score_label', 'scored_at', 'signals'].sort(),
-        );
+        expect(Object.keys(body).sort()).toEqual(['base_score', 'lead_id', 'model_version', 'score', 'score_label', 'scored_at', 'signals'].sort());
         expect(body.lead_id).toBe(lead.id);
         expect(body.score).toBe(lead.score);
         expect(body.score_label).toBe(lead.score_label);
@@ -672,7 +664,11 @@ describe('REST lead routes', () => {
       expectError(await put(lead.id, { metadata: { a: '\u0000' } }), 400, 'parameter_invalid', 'metadata[a]');
       expect(await countLeads()).toBe(before + 1);
       expect((await get(lead.id)).body).toEqual(lead);
-      for (const query of ['q=a%00b', 'industry=%00', 'sort=company&cursor=' + Buffer.from('{"s":"company","v":"a\\u0000","i":"lead_x"}').toString('base64url')]) {
+      for (const query of [
+        'q=a%00b',
+        'industry=%00',
+        'sort=company&cursor=' + Buffer.from('{"s":"company","v":"a\\u0000","i":"lead_x"}').toString('base64url'),
+      ]) {
         const param = query.startsWith('sort') ? 'cursor' : query.split('=')[0];
         expectError(await app.request('GET', `/v1/leads?${query}`, { key: testKey }), 400, 'parameter_invalid', param);
       }

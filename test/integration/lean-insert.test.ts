@@ -65,8 +65,8 @@ describe('insertLean on a real database', () => {
     await insertLean(lean, [lead, event]);
 
     const flushedRow = (await row('leads', flushedLead.id))!;
-    expect(withoutId(await row('leads', lead.id) ?? {})).toEqual({ ...withoutId(flushedRow), contact_email: 'lean@lean.test' });
-    expect(withoutId(await row('events', event.id) ?? {})).toEqual({
+    expect(withoutId((await row('leads', lead.id)) ?? {})).toEqual({ ...withoutId(flushedRow), contact_email: 'lean@lean.test' });
+    expect(withoutId((await row('events', event.id)) ?? {})).toEqual({
       ...withoutId((await row('events', flushedEvent.id))!),
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -105,7 +105,8 @@ describe('insertLean on a real database', () => {
     const events = [1, 2, 3].map((n) => createScoped(em, Event, { type: `test.${n}`, data: { object: { n }, previous_attributes: {} } }, { persist: false }));
     const lead = createScoped(em, Lead, leadData('after-events@lean.test'), { persist: false });
     await insertLean(em, [...events, lead]);
-    for (const [n, event] of events.entries()) expect(await row('events', event.id)).toMatchObject({ type: `test.${n + 1}`, data: { object: { n: n + 1 }, previous_attributes: {} } });
+    for (const [n, event] of events.entries())
+      expect(await row('events', event.id)).toMatchObject({ type: `test.${n + 1}`, data: { object: { n: n + 1 }, previous_attributes: {} } });
     expect(await row('leads', lead.id)).toMatchObject({ contact_email: 'after-events@lean.test' });
   });
 

@@ -116,7 +116,11 @@ describe('GET /metrics: HTTP requests and rate limits', () => {
     expect(requests('GET', '/v1/deals', 401)).toBe(2);
     expect(requests('GET', '/v1/deals', 429)).toBe(1);
     // Nothing else moved but the scrape before: every request made is counted once, and only once.
-    const apiRequests = (s: Scrape) => s.matching('http_requests_total').filter((x) => x.labels.route !== '/metrics').reduce((sum, x) => sum + x.value, 0);
+    const apiRequests = (s: Scrape) =>
+      s
+        .matching('http_requests_total')
+        .filter((x) => x.labels.route !== '/metrics')
+        .reduce((sum, x) => sum + x.value, 0);
     expect(apiRequests(after) - apiRequests(before)).toBe(statuses.length);
     expect(moved('http_requests_total', { method: 'GET', route: '/metrics', status: '200' })).toBe(1);
 

@@ -11,7 +11,24 @@ it('answers odd input to the proposal, agent and webhook routes with 2xx or a 4x
     const o = await app.createAccount();
     const deal = await app.request('POST', '/v1/deals', { key: o.testKey, body: { name: 'D', value: 10 } });
     const agent = await app.request('POST', '/v1/agents', { key: o.testKey, body: { name: 'A', type: 'lead_qualifier' } });
-    const odd: unknown[] = [null, [], 'x', 0, -1, 1e308, true, {}, { a: null }, '\u0000', 'x'.repeat(10000), [1, 2], { $gt: '' }, -0.0001, 1.23456789, 'P-2026-000001'];
+    const odd: unknown[] = [
+      null,
+      [],
+      'x',
+      0,
+      -1,
+      1e308,
+      true,
+      {},
+      { a: null },
+      '\u0000',
+      'x'.repeat(10000),
+      [1, 2],
+      { $gt: '' },
+      -0.0001,
+      1.23456789,
+      'P-2026-000001',
+    ];
     const routes: Array<[string, string, (v: unknown) => unknown]> = [
       ['POST', '/v1/proposals', (v) => ({ deal_id: deal.body.id, line_items: v })],
       ['POST', '/v1/proposals', (v) => ({ deal_id: v })],
@@ -31,7 +48,9 @@ it('answers odd input to the proposal, agent and webhook routes with 2xx or a 4x
     for (const [method, path, body] of routes) {
       for (const v of odd) {
         const r = await app.request(method, path, { key: o.testKey, body: body(v) });
-        const shaped = r.status < 400 || (r.status < 500 && typeof r.body?.error?.code === 'string' && typeof r.body.error.message === 'string' && /^req_/.test(r.body.error.request_id));
+        const shaped =
+          r.status < 400 ||
+          (r.status < 500 && typeof r.body?.error?.code === 'string' && typeof r.body.error.message === 'string' && /^req_/.test(r.body.error.request_id));
         if (r.status >= 500 || !shaped) bad.push(`${method} ${path} ${JSON.stringify(body(v)).slice(0, 120)} -> ${r.status} ${r.text.slice(0, 200)}`);
       }
     }

@@ -89,7 +89,12 @@ describe('GET /docs', () => {
     expect(res.text).toContain('/v1/openapi.json');
     expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
     const scripts = [...res.text.matchAll(/<(?:script src|link rel="stylesheet" href)="([^"]+)"/g)].map((m) => m[1]);
-    expect(scripts).toEqual(['/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js', '/docs/assets/swagger-ui-standalone-preset.js', '/docs/init.js']);
+    expect(scripts).toEqual([
+      '/docs/assets/swagger-ui.css',
+      '/docs/assets/swagger-ui-bundle.js',
+      '/docs/assets/swagger-ui-standalone-preset.js',
+      '/docs/init.js',
+    ]);
     for (const asset of scripts) {
       const file = await app.request('GET', asset);
       expect([asset, file.status]).toEqual([asset, 200]);

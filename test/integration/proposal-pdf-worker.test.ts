@@ -125,11 +125,15 @@ describe('proposal PDFs in worker threads, rendered once', () => {
 
     // Plain node:http: fetch would add Cache-Control: no-cache to a conditional request.
     const conditional = await new Promise<{ status: number; etag?: string; length: number }>((resolve, reject) => {
-      const req = httpRequest(`${app.baseUrl}/v1/proposals/${id}/pdf`, { headers: { authorization: `Bearer ${owner.testKey}`, 'if-none-match': etag } }, (res) => {
-        let length = 0;
-        res.on('data', (chunk: Buffer) => (length += chunk.length));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, etag: res.headers.etag, length }));
-      });
+      const req = httpRequest(
+        `${app.baseUrl}/v1/proposals/${id}/pdf`,
+        { headers: { authorization: `Bearer ${owner.testKey}`, 'if-none-match': etag } },
+        (res) => {
+          let length = 0;
+          res.on('data', (chunk: Buffer) => (length += chunk.length));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, etag: res.headers.etag, length }));
+        },
+      );
       req.on('error', reject).end();
     });
     expect(conditional).toEqual({ status: 304, etag, length: 0 });
@@ -141,7 +145,10 @@ describe('proposal PDFs in worker threads, rendered once', () => {
     const rows = await app.orm.em
       .fork()
       .getConnection()
-      .execute<Array<{ account_id: string; livemode: boolean; etag: string; bytes: Buffer }>>('select account_id, livemode, etag, bytes from proposal_pdfs where proposal_id = ?', [id]);
+      .execute<Array<{ account_id: string; livemode: boolean; etag: string; bytes: Buffer }>>(
+        'select account_id, livemode, etag, bytes from proposal_pdfs where proposal_id = ?',
+        [id],
+      );
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ account_id: owner.account.id, livemode: false, etag });
     expect(Buffer.compare(rows[0].bytes, first.bytes)).toBe(0);
@@ -250,7 +257,8 @@ describe('proposal PDFs when the pool is full', () => {
       return (await app.request('POST', '/v1/proposals', { key, body: { deal_id: deal.body.id, line_items: lines(count) } })).body.id as string;
     };
     const [long, second, others] = [await made(busy.testKey, 500), await made(busy.testKey, 1), await made(other.testKey, 1)];
-    const admitted = async () => Number(/^proposal_pdf_renders_in_progress\{state="admitted"\} (\S+)$/m.exec((await app.request('GET', '/metrics')).text)?.[1] ?? 0);
+    const admitted = async () =>
+      Number(/^proposal_pdf_renders_in_progress\{state="admitted"\} (\S+)$/m.exec((await app.request('GET', '/metrics')).text)?.[1] ?? 0);
     const pdf = (key: string, id: string) => app.request('GET', `/v1/proposals/${id}/pdf`, { key });
 
     const rendering = pdf(busy.testKey, long);

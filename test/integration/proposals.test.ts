@@ -179,8 +179,12 @@ describe('proposals', () => {
   };
 
   const createLead = (key: string, fields: Json = {}) =>
-    ok<Json>(app.request('POST', '/v1/leads', { key, body: { company: 'Globex Corporation', contact_name: 'Hank Scorpio', contact_email: uniqueEmail(), ...fields } }), 201);
-  const createDeal = (key: string, fields: Json = {}) => ok<Json>(app.request('POST', '/v1/deals', { key, body: { name: 'Globex rollout', value: 1000, ...fields } }), 201);
+    ok<Json>(
+      app.request('POST', '/v1/leads', { key, body: { company: 'Globex Corporation', contact_name: 'Hank Scorpio', contact_email: uniqueEmail(), ...fields } }),
+      201,
+    );
+  const createDeal = (key: string, fields: Json = {}) =>
+    ok<Json>(app.request('POST', '/v1/deals', { key, body: { name: 'Globex rollout', value: 1000, ...fields } }), 201);
   const post = (key: string, body: unknown) => app.request<Proposal>('POST', '/v1/proposals', { key, body });
   const create = (key: string, body: Json) => ok<Proposal>(post(key, body), 201);
   const get = (key: string, id: string) => app.request<Proposal>('GET', `/v1/proposals/${id}`, { key });
@@ -350,7 +354,14 @@ describe('proposals', () => {
       const cases: Array<{ lines: Array<{ quantity: number; unit_price: number }>; discount?: number; tax?: number; total: number }> = [
         { lines: [{ quantity: 0.1, unit_price: 3 }], total: 0.3 },
         { lines: [{ quantity: 3, unit_price: 0.1 }], total: 0.3 },
-        { lines: [{ quantity: 1, unit_price: 0.1 }, { quantity: 1, unit_price: 0.1 }, { quantity: 1, unit_price: 0.1 }], total: 0.3 },
+        {
+          lines: [
+            { quantity: 1, unit_price: 0.1 },
+            { quantity: 1, unit_price: 0.1 },
+            { quantity: 1, unit_price: 0.1 },
+          ],
+          total: 0.3,
+        },
         { lines: [{ quantity: 1, unit_price: 100 }], discount: 33.333, total: 66.67 },
         { lines: [{ quantity: 0.5, unit_price: 0.01 }], total: 0.01 },
         { lines: [{ quantity: 1.005, unit_price: 1 }], total: 1.01 },
@@ -401,7 +412,12 @@ describe('proposals', () => {
         ['an unknown field', { discount: 5 }, 'parameter_unknown', 'discount'],
         ['a read-only field', { number: 'P-2026-000999' }, 'parameter_unknown', 'number'],
         ['an unknown line field', { line_items: [{ ...line, sku: 'X-1' }] }, 'parameter_unknown', 'line_items[0][sku]'],
-        ['a line total beyond the maximum', { line_items: [{ ...line, quantity: 1_000_000, unit_price: 10_000_000.01 }] }, 'parameter_invalid', 'line_items[0]'],
+        [
+          'a line total beyond the maximum',
+          { line_items: [{ ...line, quantity: 1_000_000, unit_price: 10_000_000.01 }] },
+          'parameter_invalid',
+          'line_items[0]',
+        ],
       ];
       for (const [label, fields, code, param] of cases) {
         const res = await post(key, { deal_id: deal.id, ...fields });
@@ -415,7 +431,7 @@ describe('proposals', () => {
       expect(sequence(first.number)).toBe(1);
     });
 
-    it('is 404 resource_missing with param deal_id for an unknown, malformed, other account\'s or other mode\'s deal', async () => {
+    it("is 404 resource_missing with param deal_id for an unknown, malformed, other account's or other mode's deal", async () => {
       const other = await app.createAccount();
       const otherDeal = await createDeal(other.testKey);
       const liveDeal = await createDeal(main.liveKey);
@@ -438,7 +454,7 @@ describe('proposals', () => {
       expect(res.body).toEqual(created);
     });
 
-    it('is 404 for unknown, malformed, another account\'s and the other mode\'s proposal', async () => {
+    it("is 404 for unknown, malformed, another account's and the other mode's proposal", async () => {
       const deal = await createDeal(main.testKey);
       const mine = await create(main.testKey, { deal_id: deal.id });
       const other = await app.createAccount();
@@ -550,7 +566,9 @@ describe('proposals', () => {
       const etag = pdfBefore.headers.get('etag');
       expect(etag).toBeTruthy();
 
-      const editedDeal = await ok<Json>(app.request('PUT', `/v1/deals/${deal.id}`, { key, body: { name: 'Renamed research', value: 1.23, stage: 'qualification' } }));
+      const editedDeal = await ok<Json>(
+        app.request('PUT', `/v1/deals/${deal.id}`, { key, body: { name: 'Renamed research', value: 1.23, stage: 'qualification' } }),
+      );
       expect(editedDeal).toMatchObject({ name: 'Renamed research', value: 1.23, stage: 'qualification' });
       const editedLead = await ok<Json>(app.request('PUT', `/v1/leads/${lead.id}`, { key, body: { company: 'Renamed Corp', contact_name: 'Someone Else' } }));
       expect(editedLead).toMatchObject({ company: 'Renamed Corp', contact_name: 'Someone Else' });
@@ -722,7 +740,16 @@ describe('proposals', () => {
         notes: 'Grüße aus München — 東京',
       });
       const { text } = await pdfText((await pdfOf(key, p.id)).bytes);
-      for (const expected of ['Müller & Söhne Straßenbau 日本支社', 'Café Zürich Größe AG', 'Renée Weiß', 'Angebot für Café Zürich', 'Beratung für Größe und Maß', '日本語サポート', 'Crème brûlée tasting', 'Grüße aus München — 東京']) {
+      for (const expected of [
+        'Müller & Söhne Straßenbau 日本支社',
+        'Café Zürich Größe AG',
+        'Renée Weiß',
+        'Angebot für Café Zürich',
+        'Beratung für Größe und Maß',
+        '日本語サポート',
+        'Crème brûlée tasting',
+        'Grüße aus München — 東京',
+      ]) {
         expect(dense(text)).toContain(dense(expected));
       }
       // Latin text that does not wrap comes out word for word.
@@ -754,7 +781,7 @@ describe('proposals', () => {
   });
 
   describe('GraphQL', () => {
-    it('deal(id) { proposals } lists the deal\'s proposals newest first, and only them', async () => {
+    it("deal(id) { proposals } lists the deal's proposals newest first, and only them", async () => {
       const key = main.testKey;
       const deal = await createDeal(key, { name: 'Listed deal', value: 10 });
       const otherDeal = await createDeal(key);
@@ -776,11 +803,19 @@ describe('proposals', () => {
       );
       expect(list.data.map((p: Json) => p.total)).toEqual([3.3, 2.2, 1.1]);
 
-      const paged = await app.graphql(`query D($id: ID!) { deal(id: $id) { proposals(filter: { limit: 2 }) { data { id } hasMore nextCursor } } }`, { id: deal.id }, key);
+      const paged = await app.graphql(
+        `query D($id: ID!) { deal(id: $id) { proposals(filter: { limit: 2 }) { data { id } hasMore nextCursor } } }`,
+        { id: deal.id },
+        key,
+      );
       const page = paged.body.data.deal.proposals;
       expect(page.data.map((p: Json) => p.id)).toEqual([made[2].id, made[1].id]);
       expect(page.hasMore).toBe(true);
-      const rest = await app.graphql(`query D($id: ID!, $c: String) { deal(id: $id) { proposals(filter: { limit: 2, cursor: $c }) { data { id } hasMore } } }`, { id: deal.id, c: page.nextCursor }, key);
+      const rest = await app.graphql(
+        `query D($id: ID!, $c: String) { deal(id: $id) { proposals(filter: { limit: 2, cursor: $c }) { data { id } hasMore } } }`,
+        { id: deal.id, c: page.nextCursor },
+        key,
+      );
       expect(rest.body.data.deal.proposals).toEqual({ data: [{ id: made[0].id }], hasMore: false });
     });
 
@@ -808,18 +843,32 @@ describe('proposals', () => {
       expect(res.body.errors).toBeUndefined();
       const made = res.body.data.createProposal;
       // 0.333 × 100.00 = 33.30; 33.333 % = 11.0998… → 11.10; total 22.20
-      expect(made).toMatchObject({ subtotal: 33.3, discount: 11.1, tax: 0, total: 22.2, lineItems: [{ description: 'Thirds', quantity: 0.333, unitPrice: 100, amount: 33.3 }] });
+      expect(made).toMatchObject({
+        subtotal: 33.3,
+        discount: 11.1,
+        tax: 0,
+        total: 22.2,
+        lineItems: [{ description: 'Thirds', quantity: 0.333, unitPrice: 100, amount: 33.3 }],
+      });
       expect(made.pdfUrl).toBe(`${PUBLIC_URL}/v1/proposals/${made.id}/pdf`);
       const rest = (await get(key, made.id)).body;
       expect(rest).toMatchObject({ number: made.number, total: 22.2, valid_until: made.validUntil });
-      const bad = await app.graphql(`mutation C($input: ProposalCreateInput!) { createProposal(input: $input) { id } }`, { input: { dealId: deal.id, lineItems: [{ description: 'x', quantity: 0.0001, unitPrice: 1 }] } }, key);
+      const bad = await app.graphql(
+        `mutation C($input: ProposalCreateInput!) { createProposal(input: $input) { id } }`,
+        { input: { dealId: deal.id, lineItems: [{ description: 'x', quantity: 0.0001, unitPrice: 1 }] } },
+        key,
+      );
       expect(bad.body.errors[0].extensions).toMatchObject({ errorCode: 'parameter_invalid', param: 'lineItems.0.quantity' });
     });
   });
 
   describe('events', () => {
     async function proposalEvents(key: string): Promise<Json[]> {
-      const res = await app.graphql(`{ events(filter: { type: "proposal.created", limit: 100 }) { data { id object type livemode apiVersion data } } }`, {}, key);
+      const res = await app.graphql(
+        `{ events(filter: { type: "proposal.created", limit: 100 }) { data { id object type livemode apiVersion data } } }`,
+        {},
+        key,
+      );
       if (res.status !== 200 || res.body.errors) throw new Error(`events query failed: ${res.status} ${res.text.slice(0, 400)}`);
       return res.body.data.events.data;
     }
@@ -864,7 +913,9 @@ describe('proposals under the default per-operation limits', () => {
   it('generateProposal allows 20 per minute per account and mode, then 429 rate_limit_exceeded with Retry-After', async () => {
     const account = await app.createAccount();
     const deal = (await app.request('POST', '/v1/deals', { key: account.testKey, body: { name: 'Limited', value: 5 } })).body;
-    const results = await Promise.all(Array.from({ length: 20 }, () => app.request('POST', '/v1/proposals', { key: account.testKey, body: { deal_id: deal.id } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => app.request('POST', '/v1/proposals', { key: account.testKey, body: { deal_id: deal.id } })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
     const over = await app.request('POST', '/v1/proposals', { key: account.testKey, body: { deal_id: deal.id } });
     expectError(over, 429, 'rate_limit_exceeded', undefined);

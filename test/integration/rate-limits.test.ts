@@ -382,7 +382,11 @@ for (const backend of backends) {
       it('charge a request once per root field it selects, aliases and fragments included, and say so in the headers', async () => {
         const owner = await app.createAccount({ plan: Plan.starter });
         const key = owner.liveKey;
-        const five = await app.graphql('query { a: health { status } b: health { status } c: leads { hasMore } ...More } fragment More on Query { d: deals { hasMore } ... on Query { e: agents { hasMore } } }', {}, key);
+        const five = await app.graphql(
+          'query { a: health { status } b: health { status } c: leads { hasMore } ...More } fragment More on Query { d: deals { hasMore } ... on Query { e: agents { hasMore } } }',
+          {},
+          key,
+        );
         expect(five.status).toBe(200);
         expect(five.body.errors).toBeUndefined();
         expect(cost(five)).toBe(5);

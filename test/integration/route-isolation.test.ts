@@ -75,17 +75,24 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
       return { query: `${route.operation.type} ${declared} { ${route.operation.field}(${args}) ${selection} }`, body: bodyFor(route.method, route.path) };
     };
 
-    it.each(addressed.map((route) => [route.operation.field, route] as const))('%s is NOT_FOUND for another account and for the other mode', async (_field, route) => {
-      const { query, body } = operationFor(route);
-      for (const key of [stranger.testKey, stranger.liveKey, owner.liveKey]) {
-        const response = await app.graphql(query, body === undefined ? {} : { body: camelCased(body) }, key);
-        expect({ key: key.slice(0, 8), data: response.body.data?.[route.operation.field] ?? null, code: response.body.errors?.[0]?.extensions?.code }).toEqual({
-          key: key.slice(0, 8),
-          data: null,
-          code: 'NOT_FOUND',
-        });
-      }
-    });
+    it.each(addressed.map((route) => [route.operation.field, route] as const))(
+      '%s is NOT_FOUND for another account and for the other mode',
+      async (_field, route) => {
+        const { query, body } = operationFor(route);
+        for (const key of [stranger.testKey, stranger.liveKey, owner.liveKey]) {
+          const response = await app.graphql(query, body === undefined ? {} : { body: camelCased(body) }, key);
+          expect({
+            key: key.slice(0, 8),
+            data: response.body.data?.[route.operation.field] ?? null,
+            code: response.body.errors?.[0]?.extensions?.code,
+          }).toEqual({
+            key: key.slice(0, 8),
+            data: null,
+            code: 'NOT_FOUND',
+          });
+        }
+      },
+    );
   });
 
   it.each(listed.map((route) => [route.path] as const))('GET %s lists nothing of another account or the other mode', async (path) => {

@@ -57,12 +57,16 @@ describe('tenant scope of every read a request makes', () => {
   afterAll(() => app.close());
 
   it('names tenant tables from the entities themselves', () => {
-    expect(tables).toEqual(expect.arrayContaining(['leads', 'deals', 'proposals', 'agents', 'agent_runs', 'integrations', 'webhooks', 'events', 'webhook_attempts']));
+    expect(tables).toEqual(
+      expect.arrayContaining(['leads', 'deals', 'proposals', 'agents', 'agent_runs', 'integrations', 'webhooks', 'events', 'webhook_attempts']),
+    );
   });
 
   it('finds a read without the scope when there is one (the check can fail)', async () => {
     expect(unscopedReads(['select count(*) from deals where stage = ?'], tables)).toHaveLength(1);
-    expect(unscopedReads(['select 1 from "agent_runs" where "account_id" = ? and "livemode" = ? and exists (select 1 from deals where deals.lead_id = ?)'], tables)).toHaveLength(1);
+    expect(
+      unscopedReads(['select 1 from "agent_runs" where "account_id" = ? and "livemode" = ? and exists (select 1 from deals where deals.lead_id = ?)'], tables),
+    ).toHaveLength(1);
     expect(unscopedReads(['select * from "leads" as "l0" where "l0"."account_id" = ? and "l0"."livemode" = ?'], tables)).toEqual([]);
   });
 

@@ -36,7 +36,9 @@ describe('services inside a transaction', () => {
     const em = tenantFork(orm.em, { accountId: account.id, livemode: false });
     const services = servicesFor(em);
     const lead = await services.leads.create(Object.assign(new LeadCreateInput(), { company: 'Tx Co', contactEmail: 'buyer@tx.example' }));
-    const deal = await services.deals.create(Object.assign(new DealCreateInput(), { name: 'Tx deal', value: 5000, leadId: lead.id, stage: DealStage.qualification }));
+    const deal = await services.deals.create(
+      Object.assign(new DealCreateInput(), { name: 'Tx deal', value: 5000, leadId: lead.id, stage: DealStage.qualification }),
+    );
 
     const connect = Object.assign(new IntegrationConnectInput(), {
       type: 'm365',

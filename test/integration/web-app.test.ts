@@ -57,9 +57,9 @@ const money = (value: number) => new Intl.NumberFormat('en-US', { style: 'curren
 
 /** The cells of each body row of a table, as the user reads them. */
 async function tableRows(page: Page, selector: string): Promise<string[][]> {
-  return page.locator(`${selector} tbody tr`).evaluateAll((rows: DomElement[]) =>
-    rows.map((row) => Array.from(row.querySelectorAll('td')).map((cell) => (cell.textContent ?? '').trim())),
-  );
+  return page
+    .locator(`${selector} tbody tr`)
+    .evaluateAll((rows: DomElement[]) => rows.map((row) => Array.from(row.querySelectorAll('td')).map((cell) => (cell.textContent ?? '').trim())));
 }
 
 /** Form posts and page loads without a browser: redirects not followed, cookies passed by hand. */
@@ -309,7 +309,10 @@ describe('web application', () => {
       }
 
       await page.goto(`${app.baseUrl}/dashboard`);
-      await page.getByRole('status').filter({ hasText: /^Updated / }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Updated / })
+        .waitFor();
       await expect(page.getByRole('heading', { name: 'Pipeline by stage (test data)' }).isVisible()).resolves.toBe(true);
 
       const expected = [
@@ -348,25 +351,32 @@ describe('web application', () => {
       expect(liveLead.status).toBe(201);
 
       await page.goto(`${app.baseUrl}/dashboard`);
-      await page.getByRole('status').filter({ hasText: /^Updated / }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Updated / })
+        .waitFor();
       await expect(page.locator('.badge').textContent()).resolves.toBe('Test data');
       await page.getByRole('button', { name: 'Switch to live' }).click();
       await page.waitForURL(`${app.baseUrl}/dashboard`);
-      await page.getByRole('status').filter({ hasText: /^Updated / }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Updated / })
+        .waitFor();
       await expect(page.locator('.badge').textContent()).resolves.toBe('Live data');
       await expect(page.getByRole('heading', { name: 'Pipeline by stage (live data)' }).isVisible()).resolves.toBe(true);
       expect(await tableRows(page, '#pipeline')).toEqual([['proposal', '1', money(4200), money(2100), '50%']]);
       await expect(page.locator('#chart rect').count()).resolves.toBe(1);
-      expect((await tableRows(page, '#leads')).map((cells) => cells.slice(0, 3))).toEqual([
-        ['Live Corp', 'ceo@livecorp.example', String(liveLead.body.score)],
-      ]);
+      expect((await tableRows(page, '#leads')).map((cells) => cells.slice(0, 3))).toEqual([['Live Corp', 'ceo@livecorp.example', String(liveLead.body.score)]]);
 
       // The mode is the session's: another page load keeps it, until switched back.
       await page.reload();
       await expect(page.locator('.badge').textContent()).resolves.toBe('Live data');
       await page.getByRole('button', { name: 'Switch to test' }).click();
       await page.waitForURL(`${app.baseUrl}/dashboard`);
-      await page.getByRole('status').filter({ hasText: /^Updated / }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^Updated / })
+        .waitFor();
       await expect(page.locator('.badge').textContent()).resolves.toBe('Test data');
       expect((await tableRows(page, '#pipeline')).map((cells) => cells[0])).toEqual(['prospecting', 'qualification', 'negotiation']);
     });
@@ -507,19 +517,26 @@ describe('web application', () => {
       expect(none.status).toBe(403);
       const byReferer = await http(app, 'POST', '/login', { form: { email, password: PASSWORD }, origin: null, headers: { referer: `${app.baseUrl}/login` } });
       expect(byReferer.status).toBe(303);
-      const crossSignup = await http(app, 'POST', '/signup', { form: { name: 'X', email: uniqueEmail('cross'), password: PASSWORD }, origin: 'https://evil.example' });
+      const crossSignup = await http(app, 'POST', '/signup', {
+        form: { name: 'X', email: uniqueEmail('cross'), password: PASSWORD },
+        origin: 'https://evil.example',
+      });
       expect(crossSignup.status).toBe(403);
       const ok = await http(app, 'POST', '/login', { form: { email, password: PASSWORD } });
       expect(ok.status).toBe(303);
       expect(ok.headers.get('location')).toBe('/dashboard');
     });
 
-    it('signed-in forms need the session\'s _csrf: without it or with another one they are 403 and change nothing', async () => {
+    it("signed-in forms need the session's _csrf: without it or with another one they are 403 and change nothing", async () => {
       const { cookie, csrf } = await signUp(app);
       const other = await signUp(app);
       const keyCount = async () => ((await http(app, 'GET', '/settings/api-keys', { cookie })).text.match(/aria-label="Revoke /g) ?? []).length;
 
-      for (const form of [{ name: 'No token', type: 'test' } as Record<string, string>, { name: 'Wrong token', type: 'test', _csrf: other.csrf }, { name: 'Empty', type: 'test', _csrf: '' }]) {
+      for (const form of [
+        { name: 'No token', type: 'test' } as Record<string, string>,
+        { name: 'Wrong token', type: 'test', _csrf: other.csrf },
+        { name: 'Empty', type: 'test', _csrf: '' },
+      ]) {
         const res = await http(app, 'POST', '/settings/api-keys', { cookie, form });
         expect(res.status).toBe(403);
         expect(res.text).not.toMatch(/sk_test_/);

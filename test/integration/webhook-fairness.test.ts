@@ -31,14 +31,18 @@ function sql<T>(app: TestApp, query: string, params: unknown[] = []): Promise<T[
 }
 
 const endpointState = async (app: TestApp, webhookId: string) =>
-  (await sql<{ status: string; disabled_reason: string | null; consecutive_failures: number; backoff_until: string | null }>(
-    app,
-    'select status, disabled_reason, consecutive_failures, backoff_until from webhooks where id = ?',
-    [webhookId],
-  ))[0];
+  (
+    await sql<{ status: string; disabled_reason: string | null; consecutive_failures: number; backoff_until: string | null }>(
+      app,
+      'select status, disabled_reason, consecutive_failures, backoff_until from webhooks where id = ?',
+      [webhookId],
+    )
+  )[0];
 
 const deliveriesOf = (app: TestApp, webhookId: string) =>
-  sql<{ status: string; attempt_count: number }>(app, 'select status, attempt_count from webhook_deliveries where webhook_id = ? order by created_at, id', [webhookId]);
+  sql<{ status: string; attempt_count: number }>(app, 'select status, attempt_count from webhook_deliveries where webhook_id = ? order by created_at, id', [
+    webhookId,
+  ]);
 
 describe('fair webhook delivery', () => {
   let receiver: WebhookReceiver;
@@ -80,13 +84,19 @@ describe('fair webhook delivery', () => {
 
     const created = Date.now();
     await createLead(app, quiet.testKey, 'Quiet');
-    const arrived = await eventually(() => {
-      const request = receiver.requests.find((received) => received.path === '/quiet');
-      expect(request).toBeDefined();
-      return request!;
-    }, 5_000, 10);
+    const arrived = await eventually(
+      () => {
+        const request = receiver.requests.find((received) => received.path === '/quiet');
+        expect(request).toBeDefined();
+        return request!;
+      },
+      5_000,
+      10,
+    );
     const latencyMs = arrived.receivedAt - created;
-    console.log(`noisy neighbour: the quiet account's delivery arrived ${latencyMs} ms after its lead was created; the noisy account had ${noisyOpenWhenQuietArrived} attempts hanging at that moment`);
+    console.log(
+      `noisy neighbour: the quiet account's delivery arrived ${latencyMs} ms after its lead was created; the noisy account had ${noisyOpenWhenQuietArrived} attempts hanging at that moment`,
+    );
     expect(latencyMs).toBeLessThan(5_000);
     expect(noisyOpenWhenQuietArrived).toBe(4);
     // Never more than the account's share, nor more than 2 at one endpoint.
@@ -123,12 +133,18 @@ describe('fair webhook delivery', () => {
 
     const created = Date.now();
     await createLead(app, quiet.testKey, 'Quiet');
-    const arrived = await eventually(() => {
-      const request = receiver.requests.find((received) => received.path === '/quiet');
-      expect(request).toBeDefined();
-      return request!;
-    }, 5_000, 10);
-    console.log(`backlog: the quiet account's delivery arrived ${arrived.receivedAt - created} ms after its lead was created, behind 3,001 overdue deliveries of another account`);
+    const arrived = await eventually(
+      () => {
+        const request = receiver.requests.find((received) => received.path === '/quiet');
+        expect(request).toBeDefined();
+        return request!;
+      },
+      5_000,
+      10,
+    );
+    console.log(
+      `backlog: the quiet account's delivery arrived ${arrived.receivedAt - created} ms after its lead was created, behind 3,001 overdue deliveries of another account`,
+    );
     expect(arrived.receivedAt - created).toBeLessThan(5_000);
     expect(receiver.peakOpen((path) => path === '/backlog')).toBe(2);
   });
@@ -155,7 +171,7 @@ describe('fair webhook delivery', () => {
     });
   });
 
-  it('backs off an endpoint that keeps failing, without using up its deliveries\' attempts; a success resets it', async () => {
+  it("backs off an endpoint that keeps failing, without using up its deliveries' attempts; a success resets it", async () => {
     const app = await start({ webhooks: { retrySchedule: [0, ...Array(9).fill(0.05)], backoffBaseMs: 400, backoffMaxMs: 1_600 } });
     await app.reset();
     const account = await app.createAccount();
@@ -292,9 +308,11 @@ describe('at most 16 enabled webhook subscriptions per account and mode', () => 
     const refused = answers.filter((answer) => answer.status !== 201);
     expect(refused).toHaveLength(8);
     for (const answer of refused) expect(answer.body.error.message).toMatch(CAP_MESSAGE);
-    const [{ enabled }] = await sql<{ enabled: number }>(app, "select cast(count(*) as int) as enabled from webhooks where account_id = ? and status = 'enabled'", [
-      account.account.id,
-    ]);
+    const [{ enabled }] = await sql<{ enabled: number }>(
+      app,
+      "select cast(count(*) as int) as enabled from webhooks where account_id = ? and status = 'enabled'",
+      [account.account.id],
+    );
     expect(enabled).toBe(16);
   });
 });

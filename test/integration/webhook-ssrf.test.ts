@@ -152,7 +152,15 @@ describe('webhook URLs with WEBHOOK_ALLOW_PRIVATE_URLS=false', () => {
     const id = created.body.id as string;
     const put = (body: Record<string, unknown>) => app.request('PUT', `/v1/webhooks/${id}`, { key: owner.testKey, body });
 
-    for (const url of ['http://127.0.0.1:8080/hook', 'http://localhost/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:9000/', 'http://internal.example/', 'http://v6loop.example/', 'http://does-not-resolve.example/']) {
+    for (const url of [
+      'http://127.0.0.1:8080/hook',
+      'http://localhost/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]:9000/',
+      'http://internal.example/',
+      'http://v6loop.example/',
+      'http://does-not-resolve.example/',
+    ]) {
       expectError(await put({ url }), 400, 'url_not_allowed', 'url');
     }
     // A refused URL spoils the whole update: the other fields sent with it do not change either.

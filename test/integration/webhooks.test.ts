@@ -35,15 +35,29 @@ async function attemptsOf(app: TestApp, key: string, webhookId: string) {
   return response.body.data.webhook as {
     status: string;
     disabledReason: string | null;
-    attempts: { data: Array<{ attemptNumber: number; responseStatus: number | null; latencyMs: number; error: string | null; responseSnippet: string | null; succeeded: boolean; eventId: string; deliveryId: string; url: string }> };
+    attempts: {
+      data: Array<{
+        attemptNumber: number;
+        responseStatus: number | null;
+        latencyMs: number;
+        error: string | null;
+        responseSnippet: string | null;
+        succeeded: boolean;
+        eventId: string;
+        deliveryId: string;
+        url: string;
+      }>;
+    };
   };
 }
 
 async function deliveryRows(app: TestApp, webhookId: string) {
-  return app.orm.em.getConnection().execute<Array<{ event_id: string; status: string; attempt_count: number }>>(
-    'select event_id, status, attempt_count from webhook_deliveries where webhook_id = ? order by created_at',
-    [webhookId],
-  );
+  return app.orm.em
+    .getConnection()
+    .execute<Array<{ event_id: string; status: string; attempt_count: number }>>(
+      'select event_id, status, attempt_count from webhook_deliveries where webhook_id = ? order by created_at',
+      [webhookId],
+    );
 }
 
 describe('webhooks', () => {
@@ -103,7 +117,10 @@ describe('webhooks', () => {
       expect((await post({ url: 'ftp://example.com/x', events: ['*'] })).body.error).toMatchObject({ code: 'parameter_invalid', param: 'url' });
       expect((await post({ url: 'not a url', events: ['*'] })).body.error).toMatchObject({ code: 'parameter_invalid', param: 'url' });
       expect((await post({ events: ['*'] })).status).toBe(400);
-      expect((await post({ url: receiver.url(), events: ['*'], secret: 'whsec_mine' })).body.error).toMatchObject({ code: 'parameter_unknown', param: 'secret' });
+      expect((await post({ url: receiver.url(), events: ['*'], secret: 'whsec_mine' })).body.error).toMatchObject({
+        code: 'parameter_unknown',
+        param: 'secret',
+      });
       const list = await app.request('GET', '/v1/webhooks', { key: owner.testKey });
       expect(list.body.data).toEqual([]);
     });
@@ -142,7 +159,7 @@ describe('webhooks', () => {
       expect(receiver.requests).toHaveLength(0);
     });
 
-    it('keeps modes and accounts apart: another mode\'s or account\'s subscription is 404', async () => {
+    it("keeps modes and accounts apart: another mode's or account's subscription is 404", async () => {
       const other = await app.createAccount();
       const live = await subscribe(app, owner.liveKey, receiver.url());
       const theirs = await subscribe(app, other.testKey, receiver.url());
@@ -156,7 +173,7 @@ describe('webhooks', () => {
   });
 
   describe('delivery', () => {
-    it('POSTs the event, signed per Standard Webhooks; the library\'s own verifier accepts it', async () => {
+    it("POSTs the event, signed per Standard Webhooks; the library's own verifier accepts it", async () => {
       const sub = await subscribe(app, owner.testKey, receiver.url(), ['lead.created']);
       const lead = await createLead(app, owner.testKey);
       await eventually(() => expect(receiver.requests).toHaveLength(1));
@@ -193,7 +210,11 @@ describe('webhooks', () => {
       expect((await app.request('POST', '/v1/deals', { key: owner.testKey, body: { name: 'Big', value: 5000 } })).status).toBe(201);
       await eventually(() => expect(receiver.requests).toHaveLength(5));
       await new Promise((resolve) => setTimeout(resolve, 300)); // nothing more arrives
-      const typesAt = (path: string) => receiver.requests.filter((r) => r.path === path).map((r) => JSON.parse(r.body).type).sort();
+      const typesAt = (path: string) =>
+        receiver.requests
+          .filter((r) => r.path === path)
+          .map((r) => JSON.parse(r.body).type)
+          .sort();
       expect(typesAt('/deals')).toEqual(['deal.created']);
       expect(typesAt('/leads')).toEqual(['lead.created']);
       expect(typesAt('/all')).toEqual(['deal.created', 'lead.created', 'lead.scored']);
@@ -210,8 +231,14 @@ describe('webhooks', () => {
       await eventually(() => expect(receiver.requests).toHaveLength(4));
       await new Promise((resolve) => setTimeout(resolve, 300));
       const at = (path: string) => receiver.requests.filter((r) => r.path === path).map((r) => JSON.parse(r.body));
-      expect(at('/test').map((e) => [e.livemode, e.data.object.id])).toEqual([[false, testLead.id], [false, testLead.id]]);
-      expect(at('/live').map((e) => [e.livemode, e.data.object.id])).toEqual([[true, liveLead.id], [true, liveLead.id]]);
+      expect(at('/test').map((e) => [e.livemode, e.data.object.id])).toEqual([
+        [false, testLead.id],
+        [false, testLead.id],
+      ]);
+      expect(at('/live').map((e) => [e.livemode, e.data.object.id])).toEqual([
+        [true, liveLead.id],
+        [true, liveLead.id],
+      ]);
       expect(at('/other')).toEqual([]);
     });
 
@@ -338,9 +365,9 @@ describe('webhook dispatchers together and across restarts', () => {
       expect(new Set(ids).size).toBe(40);
       expect(new Set(receiver.events().map((e) => e.data.object.id))).toEqual(new Set(made.map((l) => l.id)));
       await eventually(async () => {
-        const rows = await first.orm.em.getConnection().execute<Array<{ status: string; attempt_count: number }>>(
-          'select status, attempt_count from webhook_deliveries',
-        );
+        const rows = await first.orm.em
+          .getConnection()
+          .execute<Array<{ status: string; attempt_count: number }>>('select status, attempt_count from webhook_deliveries');
         expect(rows).toHaveLength(40);
         expect(rows.every((row) => row.status === 'succeeded' && row.attempt_count === 1)).toBe(true);
       });

@@ -117,7 +117,10 @@ describe('kill -9 during a burst of idempotent writes', () => {
         kind,
         path: kind === 'lead' ? '/v1/leads' : '/v1/deals',
         key: `crash-${run}-${i}`,
-        body: kind === 'lead' ? { company: `Crash ${run} ${i}`, contact_email: marker, industry: 'Software', employees: 250 } : { name: marker, value: 1000 + i, stage: 'prospecting' },
+        body:
+          kind === 'lead'
+            ? { company: `Crash ${run} ${i}`, contact_email: marker, industry: 'Software', employees: 250 }
+            : { name: marker, value: 1000 + i, stage: 'prospecting' },
         marker,
         answeredBeforeCrash: false,
       });
@@ -205,12 +208,15 @@ describe('kill -9 during a burst of idempotent writes', () => {
     const acknowledgedJobs = answered.slice();
     const replays: Array<{ job: Job; answer: Answer }> = [];
     const replayer = async () => {
-      for (let job = acknowledgedJobs.shift(); job; job = acknowledgedJobs.shift()) replays.push({ job, answer: await post(second.baseUrl, account.liveKey, job) });
+      for (let job = acknowledgedJobs.shift(); job; job = acknowledgedJobs.shift())
+        replays.push({ job, answer: await post(second.baseUrl, account.liveKey, job) });
     };
     await Promise.all(Array.from({ length: CLIENTS }, replayer));
     expect(replays).toHaveLength(answered.length);
     const mismatched = replays.filter(({ job, answer }) => answer.status !== 201 || !answer.replayed || answer.body.id !== job.id);
-    expect(mismatched.map(({ job, answer }) => ({ key: job.key, id: job.id, status: answer.status, replayed: answer.replayed, got: answer.body.id }))).toEqual([]);
+    expect(mismatched.map(({ job, answer }) => ({ key: job.key, id: job.id, status: answer.status, replayed: answer.replayed, got: answer.body.id }))).toEqual(
+      [],
+    );
 
     // In the database: every acknowledged write, and one object per key, named by its marker.
     const leads = await sql<{ id: string; contact_email: string }>('select id, contact_email from leads where account_id = ?', [account.accountId]);
@@ -218,7 +224,9 @@ describe('kill -9 during a burst of idempotent writes', () => {
     const byMarker = new Map<string, string[]>();
     for (const row of leads) byMarker.set(row.contact_email, [...(byMarker.get(row.contact_email) ?? []), row.id]);
     for (const row of deals) byMarker.set(row.name, [...(byMarker.get(row.name) ?? []), row.id]);
-    expect(jobs.filter((job) => JSON.stringify(byMarker.get(job.marker)) !== JSON.stringify([job.id])).map((job) => [job.key, job.id, byMarker.get(job.marker)])).toEqual([]);
+    expect(
+      jobs.filter((job) => JSON.stringify(byMarker.get(job.marker)) !== JSON.stringify([job.id])).map((job) => [job.key, job.id, byMarker.get(job.marker)]),
+    ).toEqual([]);
     expect(leads).toHaveLength(leadJobs.length);
     expect(deals).toHaveLength(dealJobs.length);
 
@@ -235,10 +243,14 @@ describe('kill -9 during a burst of idempotent writes', () => {
     const events = await sql<{ id: string }>('select id from events where account_id = ?', [account.accountId]);
     expect(events.length).toBeGreaterThanOrEqual(2 * leadJobs.length + dealJobs.length);
     const received = () => receiver.events().reduce((counts, event) => counts.set(event.id, (counts.get(event.id) ?? 0) + 1), new Map<string, number>());
-    await eventually(() => {
-      const counts = received();
-      expect(events.filter((event) => !counts.has(event.id)).map((event) => event.id)).toEqual([]);
-    }, 60_000, 200);
+    await eventually(
+      () => {
+        const counts = received();
+        expect(events.filter((event) => !counts.has(event.id)).map((event) => event.id)).toEqual([]);
+      },
+      60_000,
+      200,
+    );
     // ... each delivery finished (its status is written just after the receiver answers, so wait for
     // it), and sent no more often than it was claimed (once, unless the crash cut its attempt off).
     const loadDeliveries = () =>
@@ -246,11 +258,15 @@ describe('kill -9 during a burst of idempotent writes', () => {
         account.accountId,
       ]);
     let deliveries = await loadDeliveries();
-    await eventually(async () => {
-      deliveries = await loadDeliveries();
-      expect(deliveries).toHaveLength(events.length);
-      expect(deliveries.filter((delivery) => delivery.status !== 'succeeded')).toEqual([]);
-    }, 30_000, 200);
+    await eventually(
+      async () => {
+        deliveries = await loadDeliveries();
+        expect(deliveries).toHaveLength(events.length);
+        expect(deliveries.filter((delivery) => delivery.status !== 'succeeded')).toEqual([]);
+      },
+      30_000,
+      200,
+    );
     const counts = received();
     expect(deliveries.filter((delivery) => counts.get(delivery.event_id)! > delivery.attempt_count)).toEqual([]);
     expect(deliveries.filter((delivery) => delivery.attempt_count > 1).length).toBeLessThanOrEqual(DISPATCHER_CONCURRENCY);

@@ -13,11 +13,7 @@ export * from './fuzz-values';
  */
 
 /** A body as it goes on the wire. */
-export type BodyChoice =
-  | { kind: 'none' }
-  | { kind: 'json'; value: unknown }
-  | { kind: 'raw'; text: string }
-  | { kind: 'bytes'; hex: string };
+export type BodyChoice = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'raw'; text: string } | { kind: 'bytes'; hex: string };
 
 /** Texts JSON.parse refuses, or that parse to something that is not an object. */
 export const MALFORMED_JSON: readonly string[] = [
@@ -79,7 +75,22 @@ const RAW_QUERY_PIECES = ['%', '%zz', '%E0%A4%A', '%ED%A0%80', '%C0%AF', '%FF', 
 /** Query strings for a list's filter type: plausible values, hostile ones, unknown and repeated names. */
 export function queryFor(type: GraphQLInputObjectType | undefined, fixtures: FixtureIds): fc.Arbitrary<QueryItem[]> {
   const junk = fc.oneof(
-    fc.record({ name: fc.constantFrom('foo', 'expand[]', 'limit[]', 'filter[status]', '__proto__', 'constructor', 'LIMIT', 'Limit', 'starting_after', 'ending_before', ''), value: nastyString.map(String) }),
+    fc.record({
+      name: fc.constantFrom(
+        'foo',
+        'expand[]',
+        'limit[]',
+        'filter[status]',
+        '__proto__',
+        'constructor',
+        'LIMIT',
+        'Limit',
+        'starting_after',
+        'ending_before',
+        '',
+      ),
+      value: nastyString.map(String),
+    }),
     fc.record({ name: fc.constantFrom(...RAW_QUERY_PIECES), value: fc.constantFrom(...RAW_QUERY_PIECES), raw: fc.constant(true) }),
   );
   if (!type) return fc.oneof({ weight: 10, arbitrary: fc.constant<QueryItem[]>([]) }, { weight: 2, arbitrary: fc.array(junk, { minLength: 1, maxLength: 2 }) });
@@ -150,7 +161,17 @@ export const authChoice: fc.Arbitrary<AuthChoice> = fc.oneof(
     weight: 3,
     arbitrary: fc
       .oneof(
-        fc.constantFrom('Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Bearer sk_test_', 'Bearer sk_live_', 'Token sk_test_x', 'Bearer null', 'Bearer undefined', 'Bearer ' + 'a'.repeat(2000)),
+        fc.constantFrom(
+          'Bearer',
+          'Bearer ',
+          'Basic dXNlcjpwYXNz',
+          'Bearer sk_test_',
+          'Bearer sk_live_',
+          'Token sk_test_x',
+          'Bearer null',
+          'Bearer undefined',
+          'Bearer ' + 'a'.repeat(2000),
+        ),
         base62.map((tail) => `Bearer sk_test_${tail}`),
         base62.map((tail) => `Bearer sk_live_${tail}`),
         base62.map((tail) => `bearer sk_test_${tail}`),
@@ -230,11 +251,7 @@ export const headerFaults: fc.Arbitrary<HeaderFaults> = fc.record(
 export const headersArb: fc.Arbitrary<HeaderFaults> = fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 2, arbitrary: headerFaults });
 
 /** How the path's {id} is filled. */
-export type IdChoice =
-  | { kind: 'fixture' }
-  | { kind: 'fresh' }
-  | { kind: 'literal'; id: string }
-  | { kind: 'raw'; segment: string };
+export type IdChoice = { kind: 'fixture' } | { kind: 'fresh' } | { kind: 'literal'; id: string } | { kind: 'raw'; segment: string };
 
 export function idChoice(fixtures: FixtureIds): fc.Arbitrary<IdChoice> {
   return fc.oneof(

@@ -28,7 +28,12 @@ function toGraphQLNames(value: unknown, type: GraphQLInputType): unknown {
   for (const [key, item] of Object.entries(value)) {
     const field = fields[snakeToCamel(key)];
     // `contact_email` and `contactEmail` both sent: the later wins, as in a JSON object with a repeated key.
-    Object.defineProperty(out, field ? field.name : key, { value: field ? toGraphQLNames(item, field.type) : item, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, field ? field.name : key, {
+      value: field ? toGraphQLNames(item, field.type) : item,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -49,7 +54,10 @@ function variablesFor(operation: RouteOperation, fixtures: arb.FixtureIds): fc.A
     let plausible: fc.Arbitrary<unknown>;
     if (arg.name === 'id') {
       // Destructive operations get ids of the right shape that name nothing: the fixtures stay.
-      plausible = route.method === 'DELETE' ? arb.malformedId({ none: `${kind}_00000000000000000000000000` }) : fc.oneof(fc.constant(fixtures[kind]), arb.malformedId(fixtures));
+      plausible =
+        route.method === 'DELETE'
+          ? arb.malformedId({ none: `${kind}_00000000000000000000000000` })
+          : fc.oneof(fc.constant(fixtures[kind]), arb.malformedId(fixtures));
     } else {
       const input = arb.inputObjectOf(arg.type);
       const seed = arg.name === route.operation.body ? operation.body : input && arb.plausibleObject(input, fixtures);
@@ -98,16 +106,29 @@ const MALFORMED_DOCUMENTS: readonly string[] = [
 /** What is sent: an operation of the table, a malformed document, or a request of the wrong shape. */
 function payloadArb(operations: readonly RouteOperation[], fixtures: arb.FixtureIds): fc.Arbitrary<unknown> {
   return fc.oneof(
-    { weight: 8, arbitrary: fc.constantFrom(...operations).chain((operation) => variablesFor(operation, fixtures).map((variables) => ({ query: documentFor(operation), variables }))) },
+    {
+      weight: 8,
+      arbitrary: fc
+        .constantFrom(...operations)
+        .chain((operation) => variablesFor(operation, fixtures).map((variables) => ({ query: documentFor(operation), variables }))),
+    },
     {
       weight: 3,
       arbitrary: fc.record(
-        { query: fc.constantFrom(...MALFORMED_DOCUMENTS), variables: fc.option(fc.dictionary(fc.constantFrom('f', 'id', 'x'), arb.hostileValue, { maxKeys: 2 }), { nil: undefined }) },
+        {
+          query: fc.constantFrom(...MALFORMED_DOCUMENTS),
+          variables: fc.option(fc.dictionary(fc.constantFrom('f', 'id', 'x'), arb.hostileValue, { maxKeys: 2 }), { nil: undefined }),
+        },
         { requiredKeys: ['query'] },
       ),
     },
     { weight: 1, arbitrary: fc.constantFrom(20, 5_000, 200_000).map((depth) => ({ query: `${'{ leads '.repeat(depth)}${'}'.repeat(depth)}` })) },
-    { weight: 1, arbitrary: arb.hugeString.map((text) => ({ query: new arb.RawJson(`"{ leads(filter: { q: \\"${text.text.slice(1, -1)}\\" }) { hasMore } }"`, 'huge literal') })) },
+    {
+      weight: 1,
+      arbitrary: arb.hugeString.map((text) => ({
+        query: new arb.RawJson(`"{ leads(filter: { q: \\"${text.text.slice(1, -1)}\\" }) { hasMore } }"`, 'huge literal'),
+      })),
+    },
     {
       weight: 2,
       arbitrary: fc.oneof(
@@ -157,7 +178,7 @@ export function graphqlRequest(c: GraphQLCase, headers: Record<string, string>):
       .join('&');
     // Node refuses request heads over 16 kB with a bare 431 before the app sees them; longer ones go by POST.
     if (params.length < 8_000) {
-      const { 'content-type': _contentType, ...rest } = headers;  
+      const { 'content-type': _contentType, ...rest } = headers;
       return { method: 'GET', path: `/graphql?${params}`, headers: c.transport === 'get' ? { ...rest, 'apollo-require-preflight': 'true' } : rest };
     }
   }

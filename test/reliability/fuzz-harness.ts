@@ -41,9 +41,17 @@ const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0
 /** The exchange in a few lines, for a failure report (long values clipped, the key hidden). */
 export function describeExchange(request: WireRequest, response?: WireResponse): string {
   const headers = Object.entries(request.headers)
-    .map(([name, value]) => `${name}: ${name === 'authorization' && /sk_(test|live)_[A-Za-z0-9]{32}$/.test(value) ? `${value.slice(0, 15)}…` : clip(JSON.stringify(value), 80)}`)
+    .map(
+      ([name, value]) =>
+        `${name}: ${name === 'authorization' && /sk_(test|live)_[A-Za-z0-9]{32}$/.test(value) ? `${value.slice(0, 15)}…` : clip(JSON.stringify(value), 80)}`,
+    )
     .join('; ');
-  const body = request.body === undefined ? '(none)' : Buffer.isBuffer(request.body) ? `bytes ${clip(request.body.toString('hex'), 120)}` : clip(JSON.stringify(request.body), 1500);
+  const body =
+    request.body === undefined
+      ? '(none)'
+      : Buffer.isBuffer(request.body)
+        ? `bytes ${clip(request.body.toString('hex'), 120)}`
+        : clip(JSON.stringify(request.body), 1500);
   const lines = [`${request.method} ${clip(request.path, 300)}`, `  headers: ${headers || '(none)'}`, `  body: ${body}`];
   if (response) lines.push(`  -> ${response.status} ${response.headers.get('content-type') ?? ''} ${clip(response.text, 500)}`);
   return lines.join('\n');
@@ -77,7 +85,8 @@ export function restErrorProblem(response: WireResponse): string | undefined {
   const { type, code, message, param, request_id: requestId } = error;
   if (!isErrorCode(code)) return `error.code ${JSON.stringify(code)} is not a code of the contract`;
   if (ERROR_CODES[code].status !== response.status) return `error.code ${code} belongs with ${ERROR_CODES[code].status}, not ${response.status}`;
-  if (typeof type !== 'string' || !ERROR_TYPES.has(type as never) || type !== ERROR_CODES[code].type) return `error.type ${JSON.stringify(type)} does not match ${code}`;
+  if (typeof type !== 'string' || !ERROR_TYPES.has(type as never) || type !== ERROR_CODES[code].type)
+    return `error.type ${JSON.stringify(type)} does not match ${code}`;
   if (typeof message !== 'string' || !message.trim()) return 'error.message is missing';
   if (/\n\s+at |node_modules|\bat [\w.]+ \(/.test(message)) return 'error.message shows a stack trace';
   if (param !== undefined && typeof param !== 'string') return 'error.param is not a string';
@@ -107,8 +116,10 @@ export function graphqlProblem(response: WireResponse): string | undefined {
     const extensions = error.extensions ?? {};
     if (!GRAPHQL_CODES.has(extensions.code as GraphQLErrorCode)) return `extensions.code ${JSON.stringify(extensions.code)} is not a client error code`;
     if (!isErrorCode(extensions.errorCode)) return `extensions.errorCode ${JSON.stringify(extensions.errorCode)} is not a code of the contract`;
-    if (extensions.type !== ERROR_CODES[extensions.errorCode].type) return `extensions.type ${JSON.stringify(extensions.type)} does not match ${extensions.errorCode}`;
-    if (ERROR_CODES[extensions.errorCode].graphql !== extensions.code) return `extensions.code ${String(extensions.code)} does not match ${extensions.errorCode}`;
+    if (extensions.type !== ERROR_CODES[extensions.errorCode].type)
+      return `extensions.type ${JSON.stringify(extensions.type)} does not match ${extensions.errorCode}`;
+    if (ERROR_CODES[extensions.errorCode].graphql !== extensions.code)
+      return `extensions.code ${String(extensions.code)} does not match ${extensions.errorCode}`;
     if ('http' in extensions || 'stacktrace' in extensions) return 'extensions leak internals (http, stacktrace)';
   }
   return undefined;
@@ -146,7 +157,9 @@ export class DatabaseSnapshots {
 
   /** The tables whose rows differ, as `table: before -> after`. */
   static changes(before: Map<string, string>, after: Map<string, string>, ignore: ReadonlySet<string> = new Set()): string[] {
-    return [...before.keys()].filter((table) => !ignore.has(table) && before.get(table) !== after.get(table)).map((table) => `${table}: ${before.get(table)} -> ${after.get(table)}`);
+    return [...before.keys()]
+      .filter((table) => !ignore.has(table) && before.get(table) !== after.get(table))
+      .map((table) => `${table}: ${before.get(table)} -> ${after.get(table)}`);
   }
 }
 

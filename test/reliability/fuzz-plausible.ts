@@ -40,7 +40,9 @@ export function cursorArb(sortKey?: string): fc.Arbitrary<string> {
   const crafted = fc
     .record(
       {
-        s: sortKey ? fc.oneof({ weight: 4, arbitrary: fc.constant(sortKey) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom(...SORT_KEYS), nastyString) }) : fc.oneof(fc.constantFrom(...SORT_KEYS), nastyString),
+        s: sortKey
+          ? fc.oneof({ weight: 4, arbitrary: fc.constant(sortKey) }, { weight: 1, arbitrary: fc.oneof(fc.constantFrom(...SORT_KEYS), nastyString) })
+          : fc.oneof(fc.constantFrom(...SORT_KEYS), nastyString),
         v: fc.oneof(
           nastyNumber,
           nastyString,
@@ -58,7 +60,10 @@ export function cursorArb(sortKey?: string): fc.Arbitrary<string> {
           ),
           fc.constantFrom([], {}, true),
         ),
-        i: fc.oneof(fc.string({ unit: fc.constantFrom(...CROCKFORD), minLength: 26, maxLength: 26 }).map((b) => `lead_${b}`), nastyString),
+        i: fc.oneof(
+          fc.string({ unit: fc.constantFrom(...CROCKFORD), minLength: 26, maxLength: 26 }).map((b) => `lead_${b}`),
+          nastyString,
+        ),
       },
       { requiredKeys: sortKey ? ['s', 'v', 'i'] : [] },
     )
@@ -98,10 +103,7 @@ const badUrl = fc.constantFrom(
   'http://[::ffff:127.0.0.1]/',
   'https://xn--nxasmq6b.example/',
 );
-const url = fc.oneof(
-  { weight: 3, arbitrary: fc.webPath().map((path) => `https://hooks.example.com${path}`) },
-  { weight: 2, arbitrary: badUrl },
-);
+const url = fc.oneof({ weight: 3, arbitrary: fc.webPath().map((path) => `https://hooks.example.com${path}`) }, { weight: 2, arbitrary: badUrl });
 
 /**
  * A plausible value for a field, by its REST name and GraphQL type: mostly values a client would
@@ -177,17 +179,40 @@ export function integrationBody(): fc.Arbitrary<Record<string, unknown>> {
   return fc.constantFrom(...pairs).chain(([type, provider]) => {
     const fields = CREDENTIALS_BY_PROVIDER[provider as keyof typeof CREDENTIALS_BY_PROVIDER].fields;
     const credentials = fc.record(Object.fromEntries(fields.map((f) => [f.name, valueFor[f.kind]])));
-    return fc.record({ type: fc.constant(type), provider: fc.constant(provider), name: fc.option(text, { nil: undefined }), credentials }, { requiredKeys: ['type', 'provider', 'credentials'] });
+    return fc.record(
+      { type: fc.constant(type), provider: fc.constant(provider), name: fc.option(text, { nil: undefined }), credentials },
+      { requiredKeys: ['type', 'provider', 'credentials'] },
+    );
   });
 }
 
 /** Agent configs of each type, valid and not. */
 export const agentConfig: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.record(
-    { qualify_at: fc.integer({ min: 20, max: 100 }), disqualify_below: fc.integer({ min: 0, max: 20 }), open_deal: fc.boolean(), deal_stage: fc.constantFrom('prospecting', 'qualification'), deal_value: money },
+    {
+      qualify_at: fc.integer({ min: 20, max: 100 }),
+      disqualify_below: fc.integer({ min: 0, max: 20 }),
+      open_deal: fc.boolean(),
+      deal_stage: fc.constantFrom('prospecting', 'qualification'),
+      deal_value: money,
+    },
     { requiredKeys: [] },
   ),
-  fc.record({ idle_days: fc.dictionary(fc.constantFrom('prospecting', 'qualification', 'proposal', 'negotiation', 'closed_won', 'x'), fc.oneof(fc.integer({ min: 1, max: 365 }), nastyNumber), { maxKeys: 3 }) }),
-  fc.record({ valid_days: fc.integer({ min: 1, max: 365 }), discount_percent: fc.integer({ min: 0, max: 100 }), tax_percent: fc.integer({ min: 0, max: 100 }), notes: fc.option(text) }, { requiredKeys: [] }),
+  fc.record({
+    idle_days: fc.dictionary(
+      fc.constantFrom('prospecting', 'qualification', 'proposal', 'negotiation', 'closed_won', 'x'),
+      fc.oneof(fc.integer({ min: 1, max: 365 }), nastyNumber),
+      { maxKeys: 3 },
+    ),
+  }),
+  fc.record(
+    {
+      valid_days: fc.integer({ min: 1, max: 365 }),
+      discount_percent: fc.integer({ min: 0, max: 100 }),
+      tax_percent: fc.integer({ min: 0, max: 100 }),
+      notes: fc.option(text),
+    },
+    { requiredKeys: [] },
+  ),
   fc.dictionary(nastyString, hostileValue, { maxKeys: 3 }),
 );

@@ -52,32 +52,50 @@ function valueOf(type: GraphQLInputType, name: string, fixtures: FixtureIds, idK
   if (isListType(type)) {
     value = fc.array(valueOf(type.ofType, name, fixtures, idKind, noneId, depth + 1), { maxLength: 3 });
   } else if (isEnumType(type)) {
-    value = fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...type.getValues().map((v) => v.value as string)) }, { weight: 1, arbitrary: fc.constantFrom('not_a_value', '', 'PROSPECTING') });
+    value = fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...type.getValues().map((v) => v.value as string)) },
+      { weight: 1, arbitrary: fc.constantFrom('not_a_value', '', 'PROSPECTING') },
+    );
   } else if (isInputObjectType(type)) {
     const fields = Object.values(type.getFields());
     // Every field may be left out; nested inputs stop after a few levels.
-    value = depth > 3 ? fc.constant({}) : fc.record(Object.fromEntries(fields.map((f) => [f.name, valueOf(f.type, f.name, fixtures, idKind, noneId, depth + 1)])), { requiredKeys: [] });
+    value =
+      depth > 3
+        ? fc.constant({})
+        : fc.record(Object.fromEntries(fields.map((f) => [f.name, valueOf(f.type, f.name, fixtures, idKind, noneId, depth + 1)])), { requiredKeys: [] });
   } else if (isScalarType(type) && type.name === 'ID' && name === 'id') {
     const none = `${(idKind ?? 'x').replace(/s$/, '')}_00000000000000000000000000`;
-    value = noneId || !idKind || !fixtures[idKind] ? malformedId({ none }) : fc.oneof({ weight: 4, arbitrary: fc.constant(fixtures[idKind]) }, { weight: 1, arbitrary: malformedId(fixtures) });
+    value =
+      noneId || !idKind || !fixtures[idKind]
+        ? malformedId({ none })
+        : fc.oneof({ weight: 4, arbitrary: fc.constant(fixtures[idKind]) }, { weight: 1, arbitrary: malformedId(fixtures) });
   } else {
     value = plausibleValue(camelToSnake(name), type, fixtures, false);
   }
   return fc.oneof({ weight: 10, arbitrary: value }, { weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: hostileValue });
 }
 
-function variablesOf(args: ReadonlyArray<{ name: string; type: GraphQLInputType }>, fixtures: FixtureIds, idKind: string | undefined, noneId: boolean): fc.Arbitrary<Record<string, unknown>> {
+function variablesOf(
+  args: ReadonlyArray<{ name: string; type: GraphQLInputType }>,
+  fixtures: FixtureIds,
+  idKind: string | undefined,
+  noneId: boolean,
+): fc.Arbitrary<Record<string, unknown>> {
   const model = Object.fromEntries(args.map((arg) => [arg.name, valueOf(arg.type, arg.name, fixtures, idKind, noneId)]));
   return fc.record(model, { requiredKeys: [] });
 }
 
-const definitions = (args: ReadonlyArray<{ name: string; type: GraphQLInputType }>, prefix = '') => args.map((a) => `$${prefix}${a.name}: ${a.type.toString()}`);
+const definitions = (args: ReadonlyArray<{ name: string; type: GraphQLInputType }>, prefix = '') =>
+  args.map((a) => `$${prefix}${a.name}: ${a.type.toString()}`);
 const passing = (args: ReadonlyArray<{ name: string }>, prefix = '') => args.map((a) => `${a.name}: $${prefix}${a.name}`).join(', ');
 
 /** Every operation of the schema to fuzz: root fields, and fields with arguments under the root `x(id: ID!)` getters. */
 export function schemaOperations(schema: GraphQLSchema, fixtures: FixtureIds): SchemaOperation[] {
   const operations: SchemaOperation[] = [];
-  for (const [kind, root] of [['query', schema.getQueryType()], ['mutation', schema.getMutationType()]] as const) {
+  for (const [kind, root] of [
+    ['query', schema.getQueryType()],
+    ['mutation', schema.getMutationType()],
+  ] as const) {
     for (const field of Object.values(root?.getFields() ?? {})) {
       const selection = selectAll(field.type);
       const defs = definitions(field.args);
@@ -101,7 +119,12 @@ export function schemaOperations(schema: GraphQLSchema, fixtures: FixtureIds): S
         variables: fc
           .tuple(
             idKind && fixtures[idKind] ? fc.constant(fixtures[idKind]) : malformedId(fixtures),
-            variablesOf(field.args.map((a) => ({ ...a, name: `a_${a.name}` })), fixtures, undefined, false),
+            variablesOf(
+              field.args.map((a) => ({ ...a, name: `a_${a.name}` })),
+              fixtures,
+              undefined,
+              false,
+            ),
           )
           .map(([id, rest]) => ({ id, ...rest })),
       });

@@ -108,10 +108,42 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
 
 /** Numbers at and beyond every edge: 32-bit, 53-bit, money's 2 decimals, percent, page size, and what JSON.parse makes of 1e999. */
 export const NASTY_NUMBERS: readonly unknown[] = [
-  0, 1, -1, 0.5, 1.005, 0.001, 1e-7, 99.999, 100.001, 101, 365, 366, 1000, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 53,
-  2 ** 53 + 2, Number.MAX_VALUE, Number.MIN_VALUE, -Number.MAX_VALUE, 1e13, 1e13 + 0.01, 9_999_999_999_999.99, 1e15, 1e21,
-  new RawJson('1e999'), new RawJson('-1e999'), new RawJson('1e-400'), new RawJson('-0'), new RawJson('123456789012345678901234567890'),
-  new RawJson('0.1e1'), new RawJson('1E2'), new RawJson('1.0'), new RawJson('0.30000000000000004'),
+  0,
+  1,
+  -1,
+  0.5,
+  1.005,
+  0.001,
+  1e-7,
+  99.999,
+  100.001,
+  101,
+  365,
+  366,
+  1000,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31),
+  -(2 ** 31) - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  -Number.MAX_VALUE,
+  1e13,
+  1e13 + 0.01,
+  9_999_999_999_999.99,
+  1e15,
+  1e21,
+  new RawJson('1e999'),
+  new RawJson('-1e999'),
+  new RawJson('1e-400'),
+  new RawJson('-0'),
+  new RawJson('123456789012345678901234567890'),
+  new RawJson('0.1e1'),
+  new RawJson('1E2'),
+  new RawJson('1.0'),
+  new RawJson('0.30000000000000004'),
 ];
 
 export const nastyNumber: fc.Arbitrary<unknown> = fc.oneof(
@@ -151,10 +183,7 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 // Mutations: one fault (or a few) applied to a plausible body
 
 export type Mutation =
-  | { op: 'set'; at: number; value: unknown }
-  | { op: 'delete'; at: number }
-  | { op: 'unknown'; key: string; value: unknown }
-  | { op: 'camel'; at: number };
+  { op: 'set'; at: number; value: unknown } | { op: 'delete'; at: number } | { op: 'unknown'; key: string; value: unknown } | { op: 'camel'; at: number };
 
 export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ op: fc.constant('set' as const), at: fc.nat(), value: hostileValue }) },
@@ -163,7 +192,10 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({
       op: fc.constant('unknown' as const),
-      key: fc.oneof(fc.constantFrom('id', 'object', 'score', 'created_at', 'livemode', 'account_id', 'contactEmail', '__proto__', 'constructor', ''), nastyString),
+      key: fc.oneof(
+        fc.constantFrom('id', 'object', 'score', 'created_at', 'livemode', 'account_id', 'contactEmail', '__proto__', 'constructor', ''),
+        nastyString,
+      ),
       value: hostileValue,
     }),
   },
@@ -215,9 +247,13 @@ function structuredCloneJson(value: unknown): unknown {
   if (value instanceof RawJson || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(structuredCloneJson);
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) Object.defineProperty(out, key, { value: structuredCloneJson(item), enumerable: true, configurable: true, writable: true });
+  for (const [key, item] of Object.entries(value))
+    Object.defineProperty(out, key, { value: structuredCloneJson(item), enumerable: true, configurable: true, writable: true });
   return out;
 }
 
 /** No fault at all often enough that valid requests get through, else one to three. */
-export const mutations: fc.Arbitrary<Mutation[]> = fc.oneof({ weight: 2, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 3, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) });
+export const mutations: fc.Arbitrary<Mutation[]> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant<Mutation[]>([]) },
+  { weight: 3, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) },
+);

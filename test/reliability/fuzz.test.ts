@@ -8,7 +8,18 @@ import { RestRoute, ROUTES } from '../../src/rest/routes';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import * as arb from './fuzz-arbitraries';
 import { graphqlCase, graphqlRequest } from './fuzz-graphql';
-import { DatabaseSnapshots, describeExchange, graphqlOnlyNames, graphqlProblem, requestIdProblem, restErrorProblem, restNameProblem, send, WireRequest, WireResponse } from './fuzz-harness';
+import {
+  DatabaseSnapshots,
+  describeExchange,
+  graphqlOnlyNames,
+  graphqlProblem,
+  requestIdProblem,
+  restErrorProblem,
+  restNameProblem,
+  send,
+  WireRequest,
+  WireResponse,
+} from './fuzz-harness';
 import { aliasDocument, schemaOperations } from './fuzz-schema';
 import { MAX_ROOT_FIELDS } from '../../src/graphql/checks/cost-limit';
 
@@ -123,7 +134,12 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     // Enterprise: live keys get 1,000 a minute, so the few live requests are never throttled either.
     owner = await app.createAccount({ plan: Plan.enterprise });
     stranger = await app.createAccount();
-    fixtures.leads = await created('/v1/leads', { company: 'Fixture Corp', contact_email: 'fixture@fixture-corp.example', industry: 'Software', employees: 250 });
+    fixtures.leads = await created('/v1/leads', {
+      company: 'Fixture Corp',
+      contact_email: 'fixture@fixture-corp.example',
+      industry: 'Software',
+      employees: 250,
+    });
     fixtures.integrations = await created('/v1/integrations', {
       type: 'm365',
       provider: 'microsoft365',
@@ -215,7 +231,11 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
   }
 
   /** Sends one request and checks the answer and, unless it succeeded, that nothing changed. */
-  async function exchange(request: WireRequest, check: (response: WireResponse) => string[], rejected: (response: WireResponse) => boolean): Promise<WireResponse> {
+  async function exchange(
+    request: WireRequest,
+    check: (response: WireResponse) => string[],
+    rejected: (response: WireResponse) => boolean,
+  ): Promise<WireResponse> {
     let started = performance.now();
     const before = lastSnapshot ?? (await snapshots.take());
     totals.snapshotMs += performance.now() - started;
@@ -244,7 +264,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
   }
 
   /** A cursor as toPage writes it (base64url JSON), carrying any value. */
-  const cursor = (sort: string, value: unknown) => Buffer.from(JSON.stringify({ s: sort, v: value, i: 'lead_00000000000000000000000000' })).toString('base64url');
+  const cursor = (sort: string, value: unknown) =>
+    Buffer.from(JSON.stringify({ s: sort, v: value, i: 'lead_00000000000000000000000000' })).toString('base64url');
 
   it('answers each input that fuzzing found answered with a 500 with a 4xx instead, changing nothing', async () => {
     const json = { 'content-type': 'application/json' };
@@ -263,13 +284,34 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
       ],
       [
         'a body nested 100,000 levels deep with an Idempotency-Key (its canonical JSON overflowed the stack)',
-        { method: 'POST', path: '/v1/leads', headers: { ...json, 'idempotency-key': randomUUID() }, body: `{"metadata":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_001)}` },
+        {
+          method: 'POST',
+          path: '/v1/leads',
+          headers: { ...json, 'idempotency-key': randomUUID() },
+          body: `{"metadata":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_001)}`,
+        },
         { status: 400, code: 'invalid_json' },
       ],
-      ['created_after in the year 0000', { method: 'GET', path: '/v1/leads?created_after=0000-01-01T00:00:00Z' }, { status: 400, code: 'parameter_invalid', param: 'created_after' }],
-      ['a created_at cursor in the year 0000', { method: 'GET', path: `/v1/agents?cursor=${cursor('-created_at', '0000-01-01T00:00:00.000Z')}` }, { status: 400, code: 'parameter_invalid', param: 'cursor' }],
-      ['a value cursor of 1.5 (a bigint column)', { method: 'GET', path: `/v1/deals?sort=value&cursor=${cursor('value', 1.5)}` }, { status: 400, code: 'parameter_invalid', param: 'cursor' }],
-      ['a value cursor of 1e308', { method: 'GET', path: `/v1/deals?sort=-value&cursor=${cursor('-value', 1e308)}` }, { status: 400, code: 'parameter_invalid', param: 'cursor' }],
+      [
+        'created_after in the year 0000',
+        { method: 'GET', path: '/v1/leads?created_after=0000-01-01T00:00:00Z' },
+        { status: 400, code: 'parameter_invalid', param: 'created_after' },
+      ],
+      [
+        'a created_at cursor in the year 0000',
+        { method: 'GET', path: `/v1/agents?cursor=${cursor('-created_at', '0000-01-01T00:00:00.000Z')}` },
+        { status: 400, code: 'parameter_invalid', param: 'cursor' },
+      ],
+      [
+        'a value cursor of 1.5 (a bigint column)',
+        { method: 'GET', path: `/v1/deals?sort=value&cursor=${cursor('value', 1.5)}` },
+        { status: 400, code: 'parameter_invalid', param: 'cursor' },
+      ],
+      [
+        'a value cursor of 1e308',
+        { method: 'GET', path: `/v1/deals?sort=-value&cursor=${cursor('-value', 1e308)}` },
+        { status: 400, code: 'parameter_invalid', param: 'cursor' },
+      ],
       [
         'an expected_close_date cursor that is no date',
         { method: 'GET', path: `/v1/deals?sort=-expected_close_date&cursor=${cursor('-expected_close_date', '')}` },
@@ -284,7 +326,11 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     const answers: unknown[] = [];
     for (const [what, partial, expected] of cases) {
       const request: WireRequest = { ...partial, headers: { authorization: `Bearer ${owner.testKey}`, ...partial.headers } };
-      const response = await exchange(request, (r) => [restErrorProblem(r)].filter((p): p is string => p !== undefined), () => true);
+      const response = await exchange(
+        request,
+        (r) => [restErrorProblem(r)].filter((p): p is string => p !== undefined),
+        () => true,
+      );
       const error = (response.json as { error?: { code?: string; param?: string } } | undefined)?.error;
       answers.push({ what, status: response.status, code: error?.code, ...(expected.param ? { param: error?.param } : {}) });
     }
@@ -303,13 +349,21 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
       [
         // With `*/*` and no `query`, the gate took it for the Sandbox page and let it pass without a key.
         'a GET with only a persisted-query extension',
-        { method: 'GET', path: `/graphql?extensions=${encodeURIComponent('{"persistedQuery":{"version":1,"sha256Hash":"' + '0'.repeat(64) + '"}}')}`, headers: { authorization: `Bearer ${owner.testKey}`, 'apollo-require-preflight': 'true' } },
+        {
+          method: 'GET',
+          path: `/graphql?extensions=${encodeURIComponent('{"persistedQuery":{"version":1,"sha256Hash":"' + '0'.repeat(64) + '"}}')}`,
+          headers: { authorization: `Bearer ${owner.testKey}`, 'apollo-require-preflight': 'true' },
+        },
         200,
       ],
     ];
     const graphqlAnswers: unknown[] = [];
     for (const [what, request] of graphqlCases) {
-      const response = await exchange(request, (r) => [graphqlProblem(r)].filter((p): p is string => p !== undefined), () => true);
+      const response = await exchange(
+        request,
+        (r) => [graphqlProblem(r)].filter((p): p is string => p !== undefined),
+        () => true,
+      );
       const errors = (response.json as { errors?: Array<{ extensions?: { errorCode?: string } }> } | undefined)?.errors;
       graphqlAnswers.push({ what, status: response.status, errorCode: errors?.[0]?.extensions?.errorCode });
     }
@@ -397,7 +451,12 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
         fc.constantFrom(...operations).chain(({ name, document, variables }) => variables.map((values) => ({ name, document, variables: values }))),
         async (operation) => {
           seen.add(operation.name);
-          const request: WireRequest = { method: 'POST', path: '/graphql', headers, body: arb.toJsonText({ query: operation.document, variables: operation.variables }) };
+          const request: WireRequest = {
+            method: 'POST',
+            path: '/graphql',
+            headers,
+            body: arb.toJsonText({ query: operation.document, variables: operation.variables }),
+          };
           totals.graphql += 1;
           await exchangeGraphQL(request, `GraphQL shape (${operation.name})`);
         },
@@ -406,7 +465,9 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     );
     // Every operation was sent at least once (they are few against the runs).
     expect(operations.map((o) => o.name).filter((name) => !seen.has(name))).toEqual([]);
-    expect(operations.map((o) => o.name)).toEqual(expect.arrayContaining(['Query.leads', 'Mutation.deployAgent', 'Agent.runs', 'Deal.proposals', 'Webhook.attempts']));
+    expect(operations.map((o) => o.name)).toEqual(
+      expect.arrayContaining(['Query.leads', 'Mutation.deployAgent', 'Agent.runs', 'Deal.proposals', 'Webhook.attempts']),
+    );
   }, 180_000);
 
   it(`documents of many aliased root fields: more than ${MAX_ROOT_FIELDS} never run; the rest are charged what they select`, async () => {
@@ -422,8 +483,10 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
             const shape = graphqlProblem(r);
             if (shape) problems.push(`GraphQL shape: ${shape}`);
             const errorCode = (r.json as { errors?: Array<{ extensions?: { errorCode?: string } }> } | undefined)?.errors?.[0]?.extensions?.errorCode;
-            if (document.roots > MAX_ROOT_FIELDS && (r.status !== 400 || errorCode !== 'query_too_complex')) problems.push(`${document.roots} root fields answered ${r.status} ${errorCode ?? ''}`);
-            if (r.status === 200 && r.headers.get('x-ratelimit-cost') !== String(document.roots)) problems.push(`charged ${r.headers.get('x-ratelimit-cost')} for ${document.roots} root fields`);
+            if (document.roots > MAX_ROOT_FIELDS && (r.status !== 400 || errorCode !== 'query_too_complex'))
+              problems.push(`${document.roots} root fields answered ${r.status} ${errorCode ?? ''}`);
+            if (r.status === 200 && r.headers.get('x-ratelimit-cost') !== String(document.roots))
+              problems.push(`charged ${r.headers.get('x-ratelimit-cost')} for ${document.roots} root fields`);
             if (r.status >= 500) problems.push(`status ${r.status}`);
             return problems;
           },
@@ -437,7 +500,15 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
   // -------------------------------------------------------------------------------------------
 
   it('exercised every route of the table, each with successes and rejections, and the database checks were meaningful', () => {
-    const summary = [...stats].map(([key, s]) => `${key.padEnd(32)} ${String(s.requests).padStart(4)} requests  ${String(s.succeeded).padStart(3)} 2xx  ${String(s.rejected).padStart(3)} 4xx  ${[...s.statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(' ')}`);
+    const summary = [...stats].map(
+      ([key, s]) =>
+        `${key.padEnd(32)} ${String(s.requests).padStart(4)} requests  ${String(s.succeeded).padStart(3)} 2xx  ${String(s.rejected).padStart(3)} 4xx  ${[
+          ...s.statuses,
+        ]
+          .sort(([a], [b]) => a - b)
+          .map(([status, n]) => `${status}×${n}`)
+          .join(' ')}`,
+    );
     console.log(
       [
         `fuzz (seed ${SEED}): ${totals.fuzzed} REST + ${totals.graphql} GraphQL requests fuzzed, ${totals.setup} setup requests`,
@@ -446,7 +517,9 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
         ...summary,
       ].join('\n'),
     );
-    const thin = [...stats].filter(([, s]) => s.requests < RUNS || s.succeeded === 0 || s.rejected === 0).map(([key, s]) => `${key}: ${s.requests} requests, ${s.succeeded} 2xx, ${s.rejected} 4xx`);
+    const thin = [...stats]
+      .filter(([, s]) => s.requests < RUNS || s.succeeded === 0 || s.rejected === 0)
+      .map(([key, s]) => `${key}: ${s.requests} requests, ${s.succeeded} 2xx, ${s.rejected} 4xx`);
     expect(thin).toEqual([]);
     expect(new Set(stats.keys())).toEqual(new Set(ROUTES.map(routeKey)));
     // The "unchanged" check can see a change: successful writes did change the snapshot.

@@ -28,7 +28,12 @@ interface Answer {
 }
 
 /** Lead scores from the documented prior model (docs/API.md "The lead score"; test/integration/agents.test.ts). */
-const hotLead = (marker: string): Json => ({ company: `Hot ${marker}`, contact_email: `buyer-${marker}@hot-${marker}.test`, industry: 'Software', employees: 500 });
+const hotLead = (marker: string): Json => ({
+  company: `Hot ${marker}`,
+  contact_email: `buyer-${marker}@hot-${marker}.test`,
+  industry: 'Software',
+  employees: 500,
+});
 const coldLead = (marker: string): Json => ({
   company: `Cold ${marker}`,
   contact_email: `cold-${marker}@gmail.com`,
@@ -83,7 +88,12 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
     // Migrated before the instances start together (docs/OPERATIONS.md: a release with migrations starts one first).
     orm = await migratedOrm(databaseUrl);
     await receiver.start();
-    const env = serviceEnv(databaseUrl, dataDir.dir, { REDIS_URL: REDIS_URL!, LOG_LEVEL: 'warn', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    const env = serviceEnv(databaseUrl, dataDir.dir, {
+      REDIS_URL: REDIS_URL!,
+      LOG_LEVEL: 'warn',
+      WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    });
     const started = await Promise.allSettled(Array.from({ length: INSTANCES }, () => ServiceProcess.start({ env })));
     for (const result of started) if (result.status === 'fulfilled') services.push(result.value);
     const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
@@ -137,7 +147,9 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
       const rows = await sql<{ id: string }>('select id from leads where account_id = ? and contact_email = ?', [account.accountId, entry.body.contact_email]);
       expect(rows.map((row) => row.id)).toEqual([originals[0].body.id]);
       // Once it is done, any instance replays it.
-      const again = await Promise.all(Array.from({ length: INSTANCES }, () => request('POST', '/v1/leads', account.liveKey, entry.body, { 'idempotency-key': entry.key })));
+      const again = await Promise.all(
+        Array.from({ length: INSTANCES }, () => request('POST', '/v1/leads', account.liveKey, entry.body, { 'idempotency-key': entry.key })),
+      );
       for (const answer of again) {
         expect(answer.headers.get('idempotent-replayed')).toBe('true');
         expect(answer.text).toBe(originals[0].text);
@@ -159,18 +171,23 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
     const events = await sql<{ id: string }>('select id from events where account_id = ?', [account.accountId]);
     // lead.created and lead.scored for each lead.
     expect(events).toHaveLength(2 * leads.length);
-    const mine = () => receiver.requests.filter((received) => received.path === `/hooks/${account.accountId}`).map((received) => String(received.headers['webhook-id']));
+    const mine = () =>
+      receiver.requests.filter((received) => received.path === `/hooks/${account.accountId}`).map((received) => String(received.headers['webhook-id']));
     await eventually(() => expect(new Set(mine())).toEqual(new Set(events.map((event) => event.id))), 30_000, 100);
     // Each delivery was claimed once, attempted once, and succeeded.
-    await eventually(async () => {
-      const deliveries = await sql<{ status: string; attempt_count: number; attempts: number }>(
-        `select d.status, d.attempt_count, (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as attempts
+    await eventually(
+      async () => {
+        const deliveries = await sql<{ status: string; attempt_count: number; attempts: number }>(
+          `select d.status, d.attempt_count, (select count(*)::int from webhook_attempts a where a.delivery_id = d.id) as attempts
            from webhook_deliveries d where d.webhook_id = ?`,
-        [subscription.id],
-      );
-      expect(deliveries).toHaveLength(events.length);
-      expect(deliveries.filter((delivery) => delivery.status !== 'succeeded' || delivery.attempt_count !== 1 || delivery.attempts !== 1)).toEqual([]);
-    }, 10_000, 100);
+          [subscription.id],
+        );
+        expect(deliveries).toHaveLength(events.length);
+        expect(deliveries.filter((delivery) => delivery.status !== 'succeeded' || delivery.attempt_count !== 1 || delivery.attempts !== 1)).toEqual([]);
+      },
+      10_000,
+      100,
+    );
     const received = mine();
     expect(received).toHaveLength(events.length);
     expect(new Set(received).size).toBe(events.length);
@@ -178,7 +195,11 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
 
   it('has a deployed lead_qualifier act once per event with three agent runners', async () => {
     const account = await createAccount(orm, { perMinute: 100_000 });
-    const agent = await created('POST', '/v1/agents', account.liveKey, { name: 'Qualifier', type: 'lead_qualifier', config: { qualify_at: 70, open_deal: true } });
+    const agent = await created('POST', '/v1/agents', account.liveKey, {
+      name: 'Qualifier',
+      type: 'lead_qualifier',
+      config: { qualify_at: 70, open_deal: true },
+    });
     expect((await created('POST', `/v1/agents/${agent.id}/deploy`, account.liveKey)).status).toBe('deployed');
     const run = randomUUID().slice(0, 8);
     const plan = Array.from({ length: 20 }, (_, i) => (i % 4 === 0 ? 'cold' : 'hot'));
@@ -189,13 +210,17 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
     );
 
     // Every task done: one per lead.scored event, nothing left for any runner to take.
-    await eventually(async () => {
-      const [tasks] = await sql<{ total: number; open: number }>(
-        'select count(*)::int as total, (count(*) filter (where done_at is null))::int as open from agent_tasks where agent_id = ?',
-        [agent.id],
-      );
-      expect(tasks).toEqual({ total: leads.length, open: 0 });
-    }, 30_000, 100);
+    await eventually(
+      async () => {
+        const [tasks] = await sql<{ total: number; open: number }>(
+          'select count(*)::int as total, (count(*) filter (where done_at is null))::int as open from agent_tasks where agent_id = ?',
+          [agent.id],
+        );
+        expect(tasks).toEqual({ total: leads.length, open: 0 });
+      },
+      30_000,
+      100,
+    );
 
     // One run per event, each acting once on its lead.
     const runs = await sql<{ event_id: string; outcome: string; actions: Array<{ kind: string; object_id: string; lead_id?: string }> }>(
@@ -205,7 +230,9 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
     expect(runs).toHaveLength(leads.length);
     expect(new Set(runs.map((r) => r.event_id)).size).toBe(leads.length);
     expect(runs.filter((r) => r.outcome !== 'acted')).toEqual([]);
-    const [{ n: attemptedTwice }] = await sql<{ n: number }>('select count(*)::int as n from agent_tasks where agent_id = ? and attempt_count <> 1', [agent.id]);
+    const [{ n: attemptedTwice }] = await sql<{ n: number }>('select count(*)::int as n from agent_tasks where agent_id = ? and attempt_count <> 1', [
+      agent.id,
+    ]);
     expect(attemptedTwice).toBe(0);
 
     // Each lead changed status once, to what its score says, and each hot lead got one deal.
@@ -216,8 +243,12 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
     );
     expect(new Map(statusChanges.map((row) => [row.lead_id, row.n]))).toEqual(new Map(leads.map((lead) => [lead.id, 1])));
     const statuses = await sql<{ id: string; status: string }>('select id, status from leads where account_id = ?', [account.accountId]);
-    expect(new Map(statuses.map((row) => [row.id, row.status]))).toEqual(new Map(leads.map((lead) => [lead.id, lead.kind === 'hot' ? 'qualified' : 'disqualified'])));
-    const deals = await sql<{ lead_id: string; n: number }>('select lead_id, count(*)::int as n from deals where account_id = ? group by 1', [account.accountId]);
+    expect(new Map(statuses.map((row) => [row.id, row.status]))).toEqual(
+      new Map(leads.map((lead) => [lead.id, lead.kind === 'hot' ? 'qualified' : 'disqualified'])),
+    );
+    const deals = await sql<{ lead_id: string; n: number }>('select lead_id, count(*)::int as n from deals where account_id = ? group by 1', [
+      account.accountId,
+    ]);
     expect(new Map(deals.map((row) => [row.lead_id, row.n]))).toEqual(new Map(leads.filter((lead) => lead.kind === 'hot').map((lead) => [lead.id, 1])));
   });
 });

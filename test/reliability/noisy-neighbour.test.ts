@@ -31,7 +31,12 @@ const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 };
-const summary = (values: number[]) => ({ n: values.length, p50: Math.round(percentile(values, 50)), p95: Math.round(percentile(values, 95)), max: Math.round(Math.max(...values)) });
+const summary = (values: number[]) => ({
+  n: values.length,
+  p50: Math.round(percentile(values, 50)),
+  p95: Math.round(percentile(values, 95)),
+  max: Math.round(Math.max(...values)),
+});
 
 /** Event-loop delay of the service since the last scrape (prom-client resets its histogram on each), in ms. */
 async function eventLoopDelay(service: ServiceProcess): Promise<{ p99: number; max: number }> {
@@ -121,7 +126,11 @@ describe('a noisy neighbour', () => {
     await hanging.start();
     hanging.answer = () => ({ status: 200, delayMs: 60_000 });
     service = await ServiceProcess.start({
-      env: serviceEnv(databaseUrl, dataDir.dir, { LOG_LEVEL: 'error', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) }),
+      env: serviceEnv(databaseUrl, dataDir.dir, {
+        LOG_LEVEL: 'error',
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+      }),
     });
     await post(a, '/v1/webhooks', { url: quiet.url('/a'), events: ['lead.created'] });
     for (let i = 0; i < 16; i++) await post(b, '/v1/webhooks', { url: hanging.url(`/b${i}`), events: ['*'] });
@@ -134,63 +143,71 @@ describe('a noisy neighbour', () => {
     dataDir.remove();
   });
 
-  it(`keeps A's reads, /healthz and webhook deliveries fast while B sends the worst it can for ${NOISE_MS / 1000} s`, async () => {
-    // B's ammunition: proposals of 500 lines, whose PDFs take seconds each to render.
-    const deal = await post(b, '/v1/deals', { name: 'Big deal', value: 5000 });
-    const lines = Array.from({ length: 500 }, (_, i) => ({ description: `Line ${i} ${'detail '.repeat(8)}`, quantity: 1 + (i % 7), unit_price: 10 + i }));
-    const proposals: string[] = [];
-    for (let i = 0; i < 4; i++) proposals.push(await post(b, '/v1/proposals', { deal_id: deal, line_items: lines }));
+  it(
+    `keeps A's reads, /healthz and webhook deliveries fast while B sends the worst it can for ${NOISE_MS / 1000} s`,
+    async () => {
+      // B's ammunition: proposals of 500 lines, whose PDFs take seconds each to render.
+      const deal = await post(b, '/v1/deals', { name: 'Big deal', value: 5000 });
+      const lines = Array.from({ length: 500 }, (_, i) => ({ description: `Line ${i} ${'detail '.repeat(8)}`, quantity: 1 + (i % 7), unit_price: 10 + i }));
+      const proposals: string[] = [];
+      for (let i = 0; i < 4; i++) proposals.push(await post(b, '/v1/proposals', { deal_id: deal, line_items: lines }));
 
-    // Quiet: what A sees with nobody else around.
-    await eventLoopDelay(service);
-    let calm = false;
-    const quietPhase = measureA(new Promise<void>((resolve) => setTimeout(() => ((calm = true), resolve()), 3_000)));
-    const quietFigures = { ...(await quietPhase), eventLoop: await eventLoopDelay(service) };
-    expect(calm).toBe(true);
+      // Quiet: what A sees with nobody else around.
+      await eventLoopDelay(service);
+      let calm = false;
+      const quietPhase = measureA(new Promise<void>((resolve) => setTimeout(() => ((calm = true), resolve()), 3_000)));
+      const quietFigures = { ...(await quietPhase), eventLoop: await eventLoopDelay(service) };
+      expect(calm).toBe(true);
 
-    // Noisy: B's attack, bounded in time and in requests.
-    const graphql = (query: string) => api(b, '/graphql', { method: 'POST', json: { query } });
-    const bStatuses = new Map<string, number>();
-    const count = (what: string, status: number) => bStatuses.set(`${what} ${status}`, (bStatuses.get(`${what} ${status}`) ?? 0) + 1);
-    const deadline = Date.now() + NOISE_MS;
-    const loop = async (what: string, send: () => Promise<Timed>, maxRequests: number) => {
-      for (let i = 0; i < maxRequests && Date.now() < deadline; i++) count(what, (await send()).status);
-    };
-    const aliasBomb = `{ ${Array.from({ length: 3_400 }, (_, i) => `l${i}: leads(filter: {limit: 100}) { data { id } }`).join(' ')} }`;
-    const schemaBomb = `{ ${Array.from({ length: 3_000 }, (_, i) => `s${i}: __schema { types { name fields { name } } }`).join(' ')} }`;
-    const fragmentBomb = `query { ...F0 } ${Array.from({ length: 12 }, (_, i) => `fragment F${i} on Query { ${i < 11 ? `...F${i + 1} `.repeat(6) : 'leads { data { id } }'} }`).join(' ')}`;
-    const wideOk = `{ ${Array.from({ length: 25 }, (_, i) => `p${i}: pipelineSummary { stage count }`).join(' ')} }`;
-    const noise = Promise.all([
-      loop('alias bomb', () => graphql(aliasBomb), 400),
-      loop('introspection bomb', () => graphql(schemaBomb), 400),
-      loop('fragment bomb', () => graphql(fragmentBomb), 400),
-      loop('25 aggregates', () => graphql(wideOk), 400),
-      ...proposals.map((id, i) => loop(`pdf ${i}`, () => api(b, `/v1/proposals/${id}/pdf`), 200)),
-      loop('pdf storm', () => api(b, `/v1/proposals/${proposals[0]}/pdf`), 400),
-      loop('leads to hanging receivers', async () => api(b, '/v1/leads', { method: 'POST', json: { company: 'B', contact_email: `b-${Math.random()}@b.test` } }), 60),
-      loop('wrong keys', () => timed(`${service.baseUrl}/v1/leads`, { headers: { authorization: `Bearer sk_live_${'W'.repeat(32)}` } }), 2_000),
-    ]);
-    const noisyFigures = { ...(await measureA(noise)), eventLoop: await eventLoopDelay(service) };
-    const bFigures = Object.fromEntries([...bStatuses].sort());
+      // Noisy: B's attack, bounded in time and in requests.
+      const graphql = (query: string) => api(b, '/graphql', { method: 'POST', json: { query } });
+      const bStatuses = new Map<string, number>();
+      const count = (what: string, status: number) => bStatuses.set(`${what} ${status}`, (bStatuses.get(`${what} ${status}`) ?? 0) + 1);
+      const deadline = Date.now() + NOISE_MS;
+      const loop = async (what: string, send: () => Promise<Timed>, maxRequests: number) => {
+        for (let i = 0; i < maxRequests && Date.now() < deadline; i++) count(what, (await send()).status);
+      };
+      const aliasBomb = `{ ${Array.from({ length: 3_400 }, (_, i) => `l${i}: leads(filter: {limit: 100}) { data { id } }`).join(' ')} }`;
+      const schemaBomb = `{ ${Array.from({ length: 3_000 }, (_, i) => `s${i}: __schema { types { name fields { name } } }`).join(' ')} }`;
+      const fragmentBomb = `query { ...F0 } ${Array.from({ length: 12 }, (_, i) => `fragment F${i} on Query { ${i < 11 ? `...F${i + 1} `.repeat(6) : 'leads { data { id } }'} }`).join(' ')}`;
+      const wideOk = `{ ${Array.from({ length: 25 }, (_, i) => `p${i}: pipelineSummary { stage count }`).join(' ')} }`;
+      const noise = Promise.all([
+        loop('alias bomb', () => graphql(aliasBomb), 400),
+        loop('introspection bomb', () => graphql(schemaBomb), 400),
+        loop('fragment bomb', () => graphql(fragmentBomb), 400),
+        loop('25 aggregates', () => graphql(wideOk), 400),
+        ...proposals.map((id, i) => loop(`pdf ${i}`, () => api(b, `/v1/proposals/${id}/pdf`), 200)),
+        loop('pdf storm', () => api(b, `/v1/proposals/${proposals[0]}/pdf`), 400),
+        loop(
+          'leads to hanging receivers',
+          async () => api(b, '/v1/leads', { method: 'POST', json: { company: 'B', contact_email: `b-${Math.random()}@b.test` } }),
+          60,
+        ),
+        loop('wrong keys', () => timed(`${service.baseUrl}/v1/leads`, { headers: { authorization: `Bearer sk_live_${'W'.repeat(32)}` } }), 2_000),
+      ]);
+      const noisyFigures = { ...(await measureA(noise)), eventLoop: await eventLoopDelay(service) };
+      const bFigures = Object.fromEntries([...bStatuses].sort());
 
-    console.log(JSON.stringify({ noiseSeconds: NOISE_MS / 1000, quiet: quietFigures, noisy: noisyFigures, noisyNeighbourStatuses: bFigures }, null, 2));
+      console.log(JSON.stringify({ noiseSeconds: NOISE_MS / 1000, quiet: quietFigures, noisy: noisyFigures, noisyNeighbourStatuses: bFigures }, null, 2));
 
-    // B got nothing past the limits: bombs refused (400), PDFs served, queued or refused (200, 429, 503), keys refused.
-    for (const key of bStatuses.keys()) expect(key).toMatch(/ (200|201|400|401|429|503)$/);
-    expect(bStatuses.get('alias bomb 400')).toBeGreaterThan(0);
-    expect(bStatuses.get('introspection bomb 400')).toBeGreaterThan(0);
-    expect(bStatuses.get('fragment bomb 400')).toBeGreaterThan(0);
-    expect(bStatuses.get('wrong keys 429')).toBeGreaterThan(0);
-    // Hanging receivers saw B's deliveries, and were still hanging when A's arrived.
-    expect(hanging.requests.length).toBeGreaterThan(0);
+      // B got nothing past the limits: bombs refused (400), PDFs served, queued or refused (200, 429, 503), keys refused.
+      for (const key of bStatuses.keys()) expect(key).toMatch(/ (200|201|400|401|429|503)$/);
+      expect(bStatuses.get('alias bomb 400')).toBeGreaterThan(0);
+      expect(bStatuses.get('introspection bomb 400')).toBeGreaterThan(0);
+      expect(bStatuses.get('fragment bomb 400')).toBeGreaterThan(0);
+      expect(bStatuses.get('wrong keys 429')).toBeGreaterThan(0);
+      // Hanging receivers saw B's deliveries, and were still hanging when A's arrived.
+      expect(hanging.requests.length).toBeGreaterThan(0);
 
-    // A never noticed: its valid key was never refused by B's wrong-key flood from the same address.
-    expect(Object.keys(noisyFigures.statuses)).toEqual(['200']);
-    expect(noisyFigures.reads.n).toBeGreaterThan(5);
-    expect(noisyFigures.reads.p95).toBeLessThan(2_000);
-    expect(noisyFigures.health.max).toBeLessThan(2_000);
-    expect(noisyFigures.deliveries.n).toBeGreaterThan(0);
-    expect(noisyFigures.deliveries.max).toBeLessThan(5_000);
-    expect(noisyFigures.eventLoop.max).toBeLessThan(1_000);
-  }, NOISE_MS + 180_000);
+      // A never noticed: its valid key was never refused by B's wrong-key flood from the same address.
+      expect(Object.keys(noisyFigures.statuses)).toEqual(['200']);
+      expect(noisyFigures.reads.n).toBeGreaterThan(5);
+      expect(noisyFigures.reads.p95).toBeLessThan(2_000);
+      expect(noisyFigures.health.max).toBeLessThan(2_000);
+      expect(noisyFigures.deliveries.n).toBeGreaterThan(0);
+      expect(noisyFigures.deliveries.max).toBeLessThan(5_000);
+      expect(noisyFigures.eventLoop.max).toBeLessThan(1_000);
+    },
+    NOISE_MS + 180_000,
+  );
 });

@@ -26,7 +26,8 @@ import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../hel
 const PER_ADDRESS = 5;
 /** CONTRACT §3's error fields; `param` only when one parameter is at fault, as Stripe does. */
 const ERROR_KEYS = ['code', 'message', 'param', 'request_id', 'type'];
-const LEAD_FIELDS = 'id object company contactEmail contactName industry employees website country source status score scoreLabel modelVersion scoredAt metadata livemode createdAt updatedAt';
+const LEAD_FIELDS =
+  'id object company contactEmail contactName industry employees website country source status score scoreLabel modelVersion scoredAt metadata livemode createdAt updatedAt';
 
 let addressCounter = 0;
 /** A client address of its own (TEST-NET-3), sent as X-Forwarded-For through the trusted loopback proxy. */
@@ -75,8 +76,10 @@ describe('security', () => {
   const logLines: string[] = [];
 
   /** app.request from a client address of its own. */
-  const from = (address: string) => (method: string, path: string, options: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) =>
-    app.request(method, path, { ...options, headers: { 'x-forwarded-for': address, ...options.headers } });
+  const from =
+    (address: string) =>
+    (method: string, path: string, options: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}) =>
+      app.request(method, path, { ...options, headers: { 'x-forwarded-for': address, ...options.headers } });
 
   beforeAll(async () => {
     app = await startTestApp({
@@ -151,7 +154,11 @@ describe('security', () => {
     // A webhook: its secret in the create response only, once.
     // With an Idempotency-Key, so the stored answer (which holds the secret) is checked at rest below.
     const createWebhook = () =>
-      request('POST', '/v1/webhooks', { key, headers: { 'Idempotency-Key': 'webhook-create-1' }, body: { url: 'https://93.184.216.34/hooks/sales', events: ['lead.created'] } });
+      request('POST', '/v1/webhooks', {
+        key,
+        headers: { 'Idempotency-Key': 'webhook-create-1' },
+        body: { url: 'https://93.184.216.34/hooks/sales', events: ['lead.created'] },
+      });
     const created = await createWebhook();
     expect(created.status).toBe(201);
     // A replay answers what the first request did, as Stripe does (decrypted from the stored answer).
@@ -171,7 +178,10 @@ describe('security', () => {
     });
     expect(webhookReads.body.data.webhook.id).toBe(webhookId);
     // A subscription read has no secret field to ask for.
-    const askForSecret = await send('POST', '/graphql', { key, body: { query: 'query ($id: ID!) { webhook(id: $id) { id secret } }', variables: { id: webhookId } } });
+    const askForSecret = await send('POST', '/graphql', {
+      key,
+      body: { query: 'query ($id: ID!) { webhook(id: $id) { id secret } }', variables: { id: webhookId } },
+    });
     expect(askForSecret.status).toBe(400);
 
     // An integration: its credentials accepted, never returned (only the hint of 4 characters).
@@ -180,7 +190,12 @@ describe('security', () => {
       body: {
         type: 'crm',
         provider: 'salesforce',
-        credentials: { instance_url: 'https://acme.my.salesforce.com', client_id: 'sf-client-id-1', client_secret: secrets.clientSecret, refresh_token: secrets.refreshToken },
+        credentials: {
+          instance_url: 'https://acme.my.salesforce.com',
+          client_id: 'sf-client-id-1',
+          client_secret: secrets.clientSecret,
+          refresh_token: secrets.refreshToken,
+        },
       },
     });
     expect(connected.status).toBe(201);
@@ -189,13 +204,22 @@ describe('security', () => {
     expect((await send('GET', '/v1/integrations', { key })).body.data.map((i: { id: string }) => i.id)).toEqual([connected.body.id]);
     expect((await send('POST', '/graphql', { key, body: { query: '{ integrations { data { id credentialsHint status } } }' } })).status).toBe(200);
     // Refused credentials are not echoed either, on REST or GraphQL (in variables).
-    const extra = await send('POST', '/v1/integrations', { key, body: { type: 'crm', provider: 'hubspot', credentials: { access_token: secrets.hubspotToken, extra: secrets.m365Secret } } });
+    const extra = await send('POST', '/v1/integrations', {
+      key,
+      body: { type: 'crm', provider: 'hubspot', credentials: { access_token: secrets.hubspotToken, extra: secrets.m365Secret } },
+    });
     expectApiError(extra, 400, 'invalid_request_error', 'parameter_unknown');
     const badTenant = await send('POST', '/graphql', {
       key,
       body: {
         query: 'mutation ($input: IntegrationConnectInput!) { connectIntegration(input: $input) { id } }',
-        variables: { input: { type: 'm365', provider: 'microsoft365', credentials: { tenant_id: secrets.hubspotToken, client_id: 'not-a-guid', client_secret: secrets.m365Secret } } },
+        variables: {
+          input: {
+            type: 'm365',
+            provider: 'microsoft365',
+            credentials: { tenant_id: secrets.hubspotToken, client_id: 'not-a-guid', client_secret: secrets.m365Secret },
+          },
+        },
       },
     });
     expect(badTenant.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
@@ -243,7 +267,11 @@ describe('security', () => {
       // At the cap the body is parsed, and refused for what it says (a metadata value over 500 characters).
       const atCap = await request('POST', '/v1/leads', { key: owner.testKey, rawBody: jsonOfSize(MAX_BODY_BYTES), headers });
       expectApiError(atCap, 400, 'invalid_request_error', 'parameter_invalid');
-      const graphql = await request('POST', '/graphql', { key: owner.testKey, rawBody: `{"query":"{ leads { data { id } } }","x":"${'x'.repeat(MAX_BODY_BYTES)}"}`, headers });
+      const graphql = await request('POST', '/graphql', {
+        key: owner.testKey,
+        rawBody: `{"query":"{ leads { data { id } } }","x":"${'x'.repeat(MAX_BODY_BYTES)}"}`,
+        headers,
+      });
       expect(graphql.status).toBe(413);
       expect(graphql.body.errors[0].extensions).toMatchObject({ errorCode: 'request_too_large' });
     });
@@ -267,7 +295,9 @@ describe('security', () => {
       for (let i = 0; i < MAX_DEPTH + 2; i++) deep = `n${i} { ${deep} }`;
       const tooDeep = await graphql(`{ leads { data { ${deep} } } }`);
       expect(tooDeep.status).toBe(400);
-      expect(tooDeep.body.errors.map((e: { message: string }) => e.message)).toContainEqual(expect.stringContaining(`exceeds maximum operation depth of ${MAX_DEPTH}`));
+      expect(tooDeep.body.errors.map((e: { message: string }) => e.message)).toContainEqual(
+        expect.stringContaining(`exceeds maximum operation depth of ${MAX_DEPTH}`),
+      );
 
       const page = (alias: string) => `${alias}: leads(filter: { limit: 100 }) { data { ${LEAD_FIELDS} } }`;
       expect((await graphql(`{ ${page('a')} }`)).status).toBe(200);
@@ -278,7 +308,7 @@ describe('security', () => {
   });
 
   describe('security headers', () => {
-    it('API answers, successes and errors alike, may load nothing and carry helmet\'s headers', async () => {
+    it("API answers, successes and errors alike, may load nothing and carry helmet's headers", async () => {
       const request = from(newAddress());
       const answers = [
         await request('GET', '/v1/leads', { key: owner.testKey }),
@@ -301,7 +331,7 @@ describe('security', () => {
       }
     });
 
-    it('the web app\'s pages, /docs and the Sandbox landing page carry their own policies, with no inline scripts of ours', async () => {
+    it("the web app's pages, /docs and the Sandbox landing page carry their own policies, with no inline scripts of ours", async () => {
       const request = from(newAddress());
       const login = await request('GET', '/login');
       const docs = await request('GET', '/docs', { headers: { accept: 'text/html' } });
@@ -356,7 +386,10 @@ describe('security', () => {
         await context.route('**/*', (route) => (route.request().url().startsWith(app.baseUrl) ? route.continue() : route.abort()));
         await context.addInitScript(() => {
           type PolicyViolation = { effectiveDirective: string; blockedURI: string; originalPolicy: string };
-          const window = globalThis as unknown as { cspViolations: unknown[]; addEventListener(type: string, listener: (event: PolicyViolation) => void): void };
+          const window = globalThis as unknown as {
+            cspViolations: unknown[];
+            addEventListener(type: string, listener: (event: PolicyViolation) => void): void;
+          };
           window.cspViolations = [];
           window.addEventListener('securitypolicyviolation', (event) => {
             window.cspViolations.push({ directive: event.effectiveDirective, blocked: event.blockedURI, policy: event.originalPolicy });
@@ -370,7 +403,9 @@ describe('security', () => {
       /** An inline script and a fetch to another site, which each policy here refuses. */
       const tryForbidden = (page: Page) =>
         page.evaluate(async () => {
-          const doc = (globalThis as unknown as { document: { createElement(tag: string): { textContent: string }; body: { appendChild(node: unknown): void } } }).document;
+          const doc = (
+            globalThis as unknown as { document: { createElement(tag: string): { textContent: string }; body: { appendChild(node: unknown): void } } }
+          ).document;
           const script = doc.createElement('script');
           script.textContent = 'globalThis.inlineRan = true';
           doc.body.appendChild(script);
@@ -391,7 +426,11 @@ describe('security', () => {
       it('the web app: the login page loads and applies its stylesheet, with no violation', async () => {
         const { page, violations } = await open('/login', (p) => p.getByRole('button', { name: 'Log in' }).waitFor());
         // The stylesheet applied: the form is styled as a card, not the browser's default block.
-        const styled = await page.locator('form.card').evaluate((form) => (globalThis as unknown as { getComputedStyle(e: unknown): { borderTopStyle: string; paddingTop: string } }).getComputedStyle(form));
+        const styled = await page
+          .locator('form.card')
+          .evaluate((form) =>
+            (globalThis as unknown as { getComputedStyle(e: unknown): { borderTopStyle: string; paddingTop: string } }).getComputedStyle(form),
+          );
         expect([styled.borderTopStyle, styled.paddingTop]).not.toEqual(['none', '0px']);
         expect(await violations()).toEqual([]);
         expect(await tryForbidden(page)).toBe(false);
@@ -399,13 +438,15 @@ describe('security', () => {
         await page.context().close();
       });
 
-      it('the Sandbox landing page: Apollo\'s CDN scripts, nonce scripts and styles and fonts pass the header policy; other sites are refused', async () => {
+      it("the Sandbox landing page: Apollo's CDN scripts, nonce scripts and styles and fonts pass the header policy; other sites are refused", async () => {
         const { page, violations } = await open('/graphql', (p) => p.locator('#embeddableSandbox').waitFor({ state: 'attached' }));
         expect(await violations()).toEqual([]);
         // Its own <meta> policy refuses the inline script; the header refuses the fetch elsewhere.
         expect(await tryForbidden(page)).toBe(false);
         const refused = await violations();
-        expect(refused.find((v) => v.directive === 'connect-src')?.policy).toBe("connect-src 'self';frame-ancestors 'none';base-uri 'none';object-src 'none';form-action 'none'");
+        expect(refused.find((v) => v.directive === 'connect-src')?.policy).toBe(
+          "connect-src 'self';frame-ancestors 'none';base-uri 'none';object-src 'none';form-action 'none'",
+        );
         expect(refused.find((v) => v.directive === 'script-src-elem')?.policy).toMatch(/^script-src 'self' 'nonce-/);
         await page.context().close();
       });
@@ -418,7 +459,11 @@ describe('security', () => {
 
     it('a cross-origin preflight to /v1 or /graphql gets no Access-Control-Allow-* header, and neither does a cross-origin request', async () => {
       const request = from(newAddress());
-      const preflight = { origin: 'https://attacker.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' };
+      const preflight = {
+        origin: 'https://attacker.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      };
       for (const path of ['/v1/leads', '/graphql', '/v1/openapi.json']) {
         const response = await request('OPTIONS', path, { headers: preflight });
         expect([path, corsOf(response)]).toEqual([path, []]);
@@ -426,7 +471,11 @@ describe('security', () => {
       const read = await request('GET', '/v1/leads', { key: owner.testKey, headers: { origin: 'https://attacker.example' } });
       expect(read.status).toBe(200);
       expect(corsOf(read)).toEqual([]);
-      const graphql = await request('POST', '/graphql', { key: owner.testKey, body: { query: '{ leads { data { id } } }' }, headers: { origin: 'https://attacker.example' } });
+      const graphql = await request('POST', '/graphql', {
+        key: owner.testKey,
+        body: { query: '{ leads { data { id } } }' },
+        headers: { origin: 'https://attacker.example' },
+      });
       expect(graphql.status).toBe(200);
       expect(corsOf(graphql)).toEqual([]);
     });

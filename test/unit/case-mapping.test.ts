@@ -80,12 +80,15 @@ describe('toGraphQLInput', () => {
   });
 
   it('turns snake_case body keys into the GraphQL field names', () => {
-    expect(
-      toGraphQLInput({ company: 'Acme', contact_email: 'a@acme.test', contact_name: null, employees: 12 }, createInput, 'body'),
-    ).toEqual({ company: 'Acme', contactEmail: 'a@acme.test', contactName: null, employees: 12 });
+    expect(toGraphQLInput({ company: 'Acme', contact_email: 'a@acme.test', contact_name: null, employees: 12 }, createInput, 'body')).toEqual({
+      company: 'Acme',
+      contactEmail: 'a@acme.test',
+      contactName: null,
+      employees: 12,
+    });
   });
 
-  it('leaves metadata (a JSONObject) exactly as sent: keys are the client\'s', () => {
+  it("leaves metadata (a JSONObject) exactly as sent: keys are the client's", () => {
     const metadata = { Plan_Tier: 'gold', crm_id: '42', camelKey: 'x', 'with space': 'y' };
     const out = toGraphQLInput({ company: 'A', contact_email: 'a@a.test', metadata }, createInput, 'body') as Record<string, unknown>;
     expect(out.metadata).toEqual({ Plan_Tier: 'gold', crm_id: '42', camelKey: 'x', 'with space': 'y' });
@@ -110,17 +113,16 @@ describe('toGraphQLInput', () => {
   });
 
   it('names an unknown key inside a nested list with its full path', () => {
-    const error = apiError(() =>
-      toGraphQLInput({ deal_id: 'd', line_items: [{ quantity: 1 }, { quantity: 2, colour: 'red' }] }, TestInput, 'body'),
-    );
+    const error = apiError(() => toGraphQLInput({ deal_id: 'd', line_items: [{ quantity: 1 }, { quantity: 2, colour: 'red' }] }, TestInput, 'body'));
     expect(error.errorCode).toBe('parameter_unknown');
     expect(error.param).toBe('line_items[1][colour]');
   });
 
   it('maps nested objects in lists', () => {
-    expect(
-      toGraphQLInput({ deal_id: 'd', line_items: [{ description: 'Seat', unit_price: 9.5, quantity: 3 }] }, TestInput, 'body'),
-    ).toEqual({ dealId: 'd', lineItems: [{ description: 'Seat', unitPrice: 9.5, quantity: 3 }] });
+    expect(toGraphQLInput({ deal_id: 'd', line_items: [{ description: 'Seat', unit_price: 9.5, quantity: 3 }] }, TestInput, 'body')).toEqual({
+      dealId: 'd',
+      lineItems: [{ description: 'Seat', unitPrice: 9.5, quantity: 3 }],
+    });
   });
 
   it('converts query-string text to numbers and booleans where the type says so', () => {

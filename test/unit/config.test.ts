@@ -132,7 +132,10 @@ describe('loadConfig', () => {
 
   it('takes the database timeouts in milliseconds, with defaults', () => {
     expect(loadConfig({}).databaseTimeouts).toEqual({ statementMs: 5_000, idleInTransactionMs: 10_000 });
-    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '250', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '900' }).databaseTimeouts).toEqual({ statementMs: 250, idleInTransactionMs: 900 });
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '250', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '900' }).databaseTimeouts).toEqual({
+      statementMs: 250,
+      idleInTransactionMs: 900,
+    });
     for (const bad of ['0', '-5', '1.5', 'soon', '3600001']) {
       expect(configError({ DATABASE_STATEMENT_TIMEOUT_MS: bad }).message).toMatch(/^DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds/);
     }

@@ -95,7 +95,11 @@ describe('charges of several requests at once', () => {
     const limits = quota();
     const auth = account(100, 5);
     await limits.consume(auth, 3);
-    expect(await limits.consume(auth, 3, { refundRefused: true })).toMatchObject({ allowed: false, code: 'daily_quota_exceeded', window: { limit: 5, remaining: 2 } });
+    expect(await limits.consume(auth, 3, { refundRefused: true })).toMatchObject({
+      allowed: false,
+      code: 'daily_quota_exceeded',
+      window: { limit: 5, remaining: 2 },
+    });
     expect((await limits.consume(auth, 2)).window).toMatchObject({ limit: 5, remaining: 0 });
   });
 

@@ -8,7 +8,7 @@ function entityPrefixes(): Map<string, string> {
   const prefixes = new Map<string, string>();
   for (const entity of ENTITIES) {
     if (Object.getPrototypeOf(entity) === Function.prototype && entity.name.endsWith('Entity')) continue; // the abstract bases
-    const id = (new (entity as new () => { id?: unknown })()).id;
+    const id = new (entity as new () => { id?: unknown })().id;
     if (typeof id === 'string') prefixes.set(entity.name, id.split('_')[0]);
   }
   return prefixes;

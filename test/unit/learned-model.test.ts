@@ -39,8 +39,26 @@ const EDGE_LEADS: LeadFeatures[] = [
   { company: 'Nulls', contactEmail: 'a@gmail.com', contactName: null, industry: null, employees: null, website: null, country: null, source: null },
   { company: 'Blank', contactEmail: 'a@blank.test', contactName: '  ', industry: '  ', website: '  ', country: ' ', source: ' ' },
   { company: 'Odd', contactEmail: 'A@Odd.TEST', industry: 'Basket weaving', employees: 0, website: 'odd.test', country: 'br', source: 'Carrier Pigeon' },
-  { company: 'Huge', contactEmail: 'cfo@huge.test', contactName: 'C', industry: 'Government', employees: 9_000_000, website: 'https://other.example', country: 'DE', source: 'webinar' },
-  { company: 'Best', contactEmail: 'x@best.test', contactName: 'X', industry: 'Healthcare', employees: 300, website: 'https://best.test', country: 'DE', source: 'partner' },
+  {
+    company: 'Huge',
+    contactEmail: 'cfo@huge.test',
+    contactName: 'C',
+    industry: 'Government',
+    employees: 9_000_000,
+    website: 'https://other.example',
+    country: 'DE',
+    source: 'webinar',
+  },
+  {
+    company: 'Best',
+    contactEmail: 'x@best.test',
+    contactName: 'X',
+    industry: 'Healthcare',
+    employees: 300,
+    website: 'https://best.test',
+    country: 'DE',
+    source: 'partner',
+  },
   { company: 'Worst', contactEmail: 'x@yahoo.com', industry: 'Software', employees: 3000, country: 'JP', source: 'outbound' },
 ];
 
@@ -49,7 +67,12 @@ describe('logistic regression', () => {
     // a=yes wins 18 of 20 with b=x and 10 of 20 with b=y; a=no wins 10 of 20 with b=x and 2 of 20 with b=y.
     // c is noise: each c value sees the same win rate in every cell.
     const data: Example[] = [];
-    for (const [a, b, won] of [['yes', 'x', 18], ['yes', 'y', 10], ['no', 'x', 10], ['no', 'y', 2]] as const) {
+    for (const [a, b, won] of [
+      ['yes', 'x', 18],
+      ['yes', 'y', 10],
+      ['no', 'x', 10],
+      ['no', 'y', 2],
+    ] as const) {
       data.push(...examples([`a=${a}`, `b=${b}`, 'c=1'], 20, won), ...examples([`a=${a}`, `b=${b}`, 'c=2'], 20, won));
     }
     const model = train(data);

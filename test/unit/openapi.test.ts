@@ -46,7 +46,11 @@ const operations = (document: Json): Array<[string, Json]> =>
       .map(([method, op]) => [key(method, p), op] as [string, Json]),
   );
 const opFor = (route: RestRoute): Json => doc.paths[route.path.replace(/:(\w+)/g, '{$1}')][route.method.toLowerCase()];
-const resolve = (ref: string): Json => ref.replace(/^#\//, '').split('/').reduce((node: Json, part) => node[part], doc);
+const resolve = (ref: string): Json =>
+  ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce((node: Json, part) => node[part], doc);
 
 describe('the OpenAPI document', () => {
   it('is valid OpenAPI 3.1 by @seriousme/openapi-schema-validator (with every $ref resolved)', () => {
@@ -70,9 +74,17 @@ describe('the OpenAPI document', () => {
 
   it('documents every route of the table, and only those (the committed file too)', () => {
     const expected = ROUTES.map((r) => key(r.method, r.path)).sort();
-    expect(operations(doc).map(([k]) => k).sort()).toEqual(expected);
+    expect(
+      operations(doc)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(expected);
     const committed = JSON.parse(readFileSync(path.join(ROOT, 'openapi.json'), 'utf8'));
-    expect(operations(committed).map(([k]) => k).sort()).toEqual(expected);
+    expect(
+      operations(committed)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(expected);
   });
 
   it('a route added to the table without regenerating the document is caught', () => {
@@ -177,7 +189,10 @@ describe('the OpenAPI document', () => {
       if (route.method === 'POST') expect(statuses).toEqual(expect.arrayContaining([409, 413, 415, 422]));
       for (const [status, response] of Object.entries(opFor(route).responses as Record<string, Json>)) {
         const resolved = response.$ref ? resolve(response.$ref) : response;
-        expect([status, Object.keys(resolved.headers)]).toEqual([status, expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])]);
+        expect([status, Object.keys(resolved.headers)]).toEqual([
+          status,
+          expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+        ]);
         if (Number(status) >= 400 && response.$ref) expect(resolved.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
       }
     }

@@ -97,10 +97,7 @@ describe('toPage', () => {
     const last = data[1];
     // The bound in front makes the index scan start at the cursor; the $or is the exact condition.
     expect(afterCursor(sort, nextCursor)).toEqual({
-      $and: [
-        { createdAt: { $lte: last.createdAt } },
-        { $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }] },
-      ],
+      $and: [{ createdAt: { $lte: last.createdAt } }, { $or: [{ createdAt: { $lt: last.createdAt } }, { createdAt: last.createdAt, id: { $lt: last.id } }] }],
     });
     const condition = afterCursor(sort, nextCursor) as { $and: [unknown, { $or: Array<{ createdAt: unknown }> }] };
     expect(condition.$and[1].$or[1].createdAt).toBeInstanceOf(Date);
@@ -122,10 +119,7 @@ describe('toPage', () => {
     const fetched = rows(3); // employees: 0, null, 20
     const sort = sortOf('-employees');
     expect(afterCursor(sort, toPage(fetched, 1, sort).nextCursor)).toEqual({
-      $or: [
-        { $and: [{ employees: { $lte: 0 } }, { $or: [{ employees: { $lt: 0 } }, { employees: 0, id: { $lt: fetched[0].id } }] }] },
-        { employees: null },
-      ],
+      $or: [{ $and: [{ employees: { $lte: 0 } }, { $or: [{ employees: { $lt: 0 } }, { employees: 0, id: { $lt: fetched[0].id } }] }] }, { employees: null }],
     });
     const fromNull = toPage([fetched[1], fetched[2]], 1, sort).nextCursor;
     expect(afterCursor(sort, fromNull)).toEqual({ employees: null, id: { $lt: fetched[1].id } });
@@ -147,7 +141,20 @@ describe('afterCursor', () => {
   };
 
   it('refuses garbage with 400 parameter_invalid naming cursor', () => {
-    for (const garbage of ['not a cursor', '%%%', 'abc', Buffer.from('{"s":').toString('base64url'), cursorOf(null), cursorOf(42), cursorOf('text'), cursorOf([1, 2]), cursorOf({}), cursorOf({ s: '-created_at', v: '2026-01-01T00:00:00.000Z' }), cursorOf({ s: '-created_at', i: 'lead_x' }), cursorOf({ s: '-created_at', v: '2026-01-01T00:00:00.000Z', i: 7 })]) {
+    for (const garbage of [
+      'not a cursor',
+      '%%%',
+      'abc',
+      Buffer.from('{"s":').toString('base64url'),
+      cursorOf(null),
+      cursorOf(42),
+      cursorOf('text'),
+      cursorOf([1, 2]),
+      cursorOf({}),
+      cursorOf({ s: '-created_at', v: '2026-01-01T00:00:00.000Z' }),
+      cursorOf({ s: '-created_at', i: 'lead_x' }),
+      cursorOf({ s: '-created_at', v: '2026-01-01T00:00:00.000Z', i: 7 }),
+    ]) {
       expectBadCursor(sortOf(), garbage);
     }
   });

@@ -188,7 +188,11 @@ describe('computeTotals', () => {
   it('accepts a total of exactly MAX_VALUE, with tax on a discounted total inside the limit', () => {
     expect(plain([line(1, MAX_VALUE)]).totalMinor).toBe(MAX_VALUE * 100);
     expect(plain([line(1_000_000, 10_000_000)]).totalMinor).toBe(MAX_VALUE * 100);
-    expect(computeTotals([line(1, MAX_VALUE)], 50_000, 100_000)).toMatchObject({ discountMinor: (MAX_VALUE / 2) * 100, taxMinor: (MAX_VALUE / 2) * 100, totalMinor: MAX_VALUE * 100 });
+    expect(computeTotals([line(1, MAX_VALUE)], 50_000, 100_000)).toMatchObject({
+      discountMinor: (MAX_VALUE / 2) * 100,
+      taxMinor: (MAX_VALUE / 2) * 100,
+      totalMinor: MAX_VALUE * 100,
+    });
   });
 
   it('refuses a line beyond MAX_VALUE, naming the line', () => {
@@ -265,7 +269,9 @@ describe('computeTotals', () => {
     function decimal(units: number, places: number): number {
       const scale = 10 ** places;
       const whole = Math.floor(units / scale);
-      const fraction = String(units % scale).padStart(places, '0').replace(/0+$/, '');
+      const fraction = String(units % scale)
+        .padStart(places, '0')
+        .replace(/0+$/, '');
       return Number(fraction ? `${whole}.${fraction}` : `${whole}`);
     }
 

@@ -62,21 +62,35 @@ describe('isPublicAddress', () => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(['', 'not an ip', 'localhost', 'example.com', '999.999.999.999', '1.2.3.4.5', '::g', '12345:::', '[::1]', ' 8.8.8.8', '8.8.8.8/32', '8.8.8', '134744072'])(
-    'is false for the garbage string %j',
-    (text) => {
-      expect(isPublicAddress(text)).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    'not an ip',
+    'localhost',
+    'example.com',
+    '999.999.999.999',
+    '1.2.3.4.5',
+    '::g',
+    '12345:::',
+    '[::1]',
+    ' 8.8.8.8',
+    '8.8.8.8/32',
+    '8.8.8',
+    '134744072',
+  ])('is false for the garbage string %j', (text) => {
+    expect(isPublicAddress(text)).toBe(false);
+  });
 });
 
 describe('webhookUrlProblem', () => {
-  it.each(['http://example.com/hook', 'https://example.com/hook', 'https://hooks.example.com:8443/a/b?c=d#e', 'http://127.0.0.1:8080/hook', 'https://[2606:4700:4700::1111]/'])(
-    'is null for the http(s) URL %s',
-    (url) => {
-      expect(webhookUrlProblem(url)).toBeNull();
-    },
-  );
+  it.each([
+    'http://example.com/hook',
+    'https://example.com/hook',
+    'https://hooks.example.com:8443/a/b?c=d#e',
+    'http://127.0.0.1:8080/hook',
+    'https://[2606:4700:4700::1111]/',
+  ])('is null for the http(s) URL %s', (url) => {
+    expect(webhookUrlProblem(url)).toBeNull();
+  });
 
   it.each([
     ['ftp://example.com/hook'],

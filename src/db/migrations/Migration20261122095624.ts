@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122095624 extends Migration {
-
   override async up(): Promise<void> {
     this.addSql(`create index "leads_employees_desc_keyset" on "leads" ("account_id", "livemode", "employees" desc nulls last, "id" desc);`);
   }
@@ -9,5 +8,4 @@ export class Migration20261122095624 extends Migration {
   override async down(): Promise<void> {
     this.addSql(`drop index "leads_employees_desc_keyset";`);
   }
-
 }

@@ -142,7 +142,14 @@ export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPL
   const cost = (query: DocumentNode, budget: keyof typeof estimators, variables: Record<string, unknown>, context?: CostContext) =>
     getComplexity({ schema, query, variables, estimators: estimators[budget], context });
   const standardIntrospection = parse(
-    getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }),
+    getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+      oneOf: true,
+    }),
   );
   // One full introspection with room to spare (Apollo Sandbox's query asks a little more), never two.
   const maxIntrospection = Math.ceil(1.5 * cost(standardIntrospection, 'introspection', {}));
@@ -165,13 +172,17 @@ export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPL
       // any resolver runs, so no work is done that the limit would have to stop.
       const definition = operation.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
       if (definition && getVariableValues(schema, definition.variableDefinitions ?? [], variables).errors) return;
-      throw tooComplex(`The operation's cost cannot be computed (${error instanceof Error ? error.message : 'unknown reason'}); ask for fewer fields, fragments or aliases`);
+      throw tooComplex(
+        `The operation's cost cannot be computed (${error instanceof Error ? error.message : 'unknown reason'}); ask for fewer fields, fragments or aliases`,
+      );
     }
     if (data > maxComplexity) {
       throw tooComplex(`The operation's cost is ${data}, above the limit of ${maxComplexity}; ask for fewer fields, rows or aliases`);
     }
     if (introspection > maxIntrospection) {
-      throw tooComplex(`The operation's introspection costs ${introspection}, above the limit of ${maxIntrospection} (the full schema, once); introspect once and reuse the answer`);
+      throw tooComplex(
+        `The operation's introspection costs ${introspection}, above the limit of ${maxIntrospection} (the full schema, once); introspect once and reuse the answer`,
+      );
     }
     if (!hasDirectives(operation) && cost(operation, 'data', variables, { upperBound: true }) <= maxComplexity) {
       alwaysFits.set(document, (alwaysFits.get(document) ?? new Set()).add(name));

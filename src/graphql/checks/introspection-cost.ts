@@ -20,7 +20,10 @@ function introspectionListLengths(schema: GraphQLSchema): Map<string, number> {
     ['__Schema.directives', directives.length],
     ['__Type.fields', longest(objectLike.map((type) => Object.keys(type.getFields()).length))],
     ['__Type.interfaces', longest(objectLike.map((type) => type.getInterfaces().length))],
-    ['__Type.possibleTypes', longest(types.filter((type) => isUnionType(type) || isInterfaceType(type)).map((type) => schema.getPossibleTypes(type as never).length))],
+    [
+      '__Type.possibleTypes',
+      longest(types.filter((type) => isUnionType(type) || isInterfaceType(type)).map((type) => schema.getPossibleTypes(type as never).length)),
+    ],
     ['__Type.enumValues', longest(types.filter(isEnumType).map((type) => type.getValues().length))],
     ['__Type.inputFields', longest(types.filter(isInputObjectType).map((type) => Object.keys(type.getFields()).length))],
     ['__Field.args', longest(fields.map((field) => field.args.length))],

@@ -3,4 +3,8 @@ import { Account } from './account.entity';
 import { ApiKey } from './api-key.entity';
 
 /** Accounts and their keys: managed by the web app and the command line, not through /v1. */
-export const accountsModule = defineModule({ name: 'accounts', entities: [Account, ApiKey], conflicts: { accounts_email_unique: { param: 'email', message: 'An account with this email already exists' } } });
+export const accountsModule = defineModule({
+  name: 'accounts',
+  entities: [Account, ApiKey],
+  conflicts: { accounts_email_unique: { param: 'email', message: 'An account with this email already exists' } },
+});

@@ -53,9 +53,7 @@ async function qualifyLead({ em, services, config, event }: AgentWork): Promise<
   const status = lead.score >= settings.qualify_at ? LeadStatus.qualified : lead.score < settings.disqualify_below ? LeadStatus.disqualified : null;
   if (!status) return [];
   await services.leads.update(lead.id, await validInput(LeadUpdateInput, { status }));
-  const actions: AgentAction[] = [
-    { kind: status === LeadStatus.qualified ? 'lead_qualified' : 'lead_disqualified', object_id: lead.id, score: lead.score },
-  ];
+  const actions: AgentAction[] = [{ kind: status === LeadStatus.qualified ? 'lead_qualified' : 'lead_disqualified', object_id: lead.id, score: lead.score }];
   if (status === LeadStatus.qualified && settings.open_deal) {
     const existing = await services.deals.list({ leadId: lead.id, limit: 1 });
     if (existing.data.length === 0) {

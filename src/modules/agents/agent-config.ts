@@ -46,15 +46,27 @@ export const DEFAULT_CONFIG: Record<AgentType, AgentConfig> = {
 
 type Check = (value: unknown) => string | null;
 
-const integer = (min: number, max: number): Check => (value) =>
-  Number.isInteger(value) && (value as number) >= min && (value as number) <= max ? null : `must be a whole number from ${min} to ${max}`;
+const integer =
+  (min: number, max: number): Check =>
+  (value) =>
+    Number.isInteger(value) && (value as number) >= min && (value as number) <= max ? null : `must be a whole number from ${min} to ${max}`;
 const percent: Check = (value) =>
-  typeof value === 'number' && value >= 0 && value <= 100 && /^\d+(\.\d{1,3})?$/.test(String(value)) ? null : 'must be a percentage from 0 to 100 with at most 3 decimals';
+  typeof value === 'number' && value >= 0 && value <= 100 && /^\d+(\.\d{1,3})?$/.test(String(value))
+    ? null
+    : 'must be a percentage from 0 to 100 with at most 3 decimals';
 const boolean: Check = (value) => (typeof value === 'boolean' ? null : 'must be true or false');
 const amount: Check = (value) =>
-  typeof value === 'number' && value >= 0 && value <= 10_000_000_000_000 && /^\d+(\.\d{1,2})?$/.test(String(value)) ? null : 'must be an amount of 0 or more with at most 2 decimals';
-const oneOf = (options: readonly string[]): Check => (value) => (typeof value === 'string' && options.includes(value) ? null : `must be one of ${options.join(', ')}`);
-const text = (max: number): Check => (value) => (value === null || (typeof value === 'string' && value.length <= max) ? null : `must be text of at most ${max} characters, or null`);
+  typeof value === 'number' && value >= 0 && value <= 10_000_000_000_000 && /^\d+(\.\d{1,2})?$/.test(String(value))
+    ? null
+    : 'must be an amount of 0 or more with at most 2 decimals';
+const oneOf =
+  (options: readonly string[]): Check =>
+  (value) =>
+    typeof value === 'string' && options.includes(value) ? null : `must be one of ${options.join(', ')}`;
+const text =
+  (max: number): Check =>
+  (value) =>
+    value === null || (typeof value === 'string' && value.length <= max) ? null : `must be text of at most ${max} characters, or null`;
 
 const FIELDS: Record<AgentType, Record<string, Check>> = {
   lead_qualifier: {

@@ -17,7 +17,15 @@ export const agentFanOut: FanOutConsumer = async (trx, events, now) => {
     events,
     agents,
     (agent, event) => TRIGGERS[agent.type].includes(event.type),
-    (agent) => ({ id: newId('atask'), created_at: now, updated_at: now, agent_id: agent.id, agent_version: agent.version, attempt_count: 0, next_attempt_at: now }),
+    (agent) => ({
+      id: newId('atask'),
+      created_at: now,
+      updated_at: now,
+      agent_id: agent.id,
+      agent_version: agent.version,
+      attempt_count: 0,
+      next_attempt_at: now,
+    }),
   );
   if (tasks.length) await trx('agent_tasks').insert(tasks).onConflict(['agent_id', 'event_id']).ignore();
   return tasks.length;

@@ -24,7 +24,8 @@ abstract class AgentConfigField {
   config?: Record<string, unknown> | null;
 }
 
-const AGENT_NAME = () => rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
+const AGENT_NAME = () =>
+  rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
 
 @InputType({ description: 'A new agent, in draft until deployed.' })
 export class AgentCreateInput extends AgentConfigField {
@@ -36,7 +37,10 @@ export class AgentCreateInput extends AgentConfigField {
   type!: AgentType;
 }
 
-@InputType({ description: 'Changes the name or the working copy of the config (replaced whole: defaults fill what is left out); a deployed agent keeps running its deployed version until deployed again.' })
+@InputType({
+  description:
+    'Changes the name or the working copy of the config (replaced whole: defaults fill what is left out); a deployed agent keeps running its deployed version until deployed again.',
+})
 export class AgentUpdateInput extends AgentConfigField {
   @Field(() => String, { nullable: true })
   @IsOptional()
@@ -66,5 +70,5 @@ export class AgentMetricsInput {
   window?: MetricWindow;
 }
 
-@InputType({ description: 'Pagination for an agent\'s runs, newest first.' })
+@InputType({ description: "Pagination for an agent's runs, newest first." })
 export class AgentRunListInput extends PageInput {}

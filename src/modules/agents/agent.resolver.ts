@@ -8,7 +8,7 @@ import { AgentList, AgentMetrics, AgentRunList } from './agent.types';
 
 @Resolver(() => Agent)
 export class AgentResolver {
-  @Query(() => AgentList, { description: 'Agents of the key\'s account and mode, newest first.', complexity: listComplexity })
+  @Query(() => AgentList, { description: "Agents of the key's account and mode, newest first.", complexity: listComplexity })
   agents(@Arg('filter', () => AgentListInput, { nullable: true }) filter: AgentListInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.agents.list(filter);
   }
@@ -19,7 +19,11 @@ export class AgentResolver {
   }
 
   @Query(() => AgentMetrics, { description: 'Runs, actions, errors, latency and outcomes over 24h, 7d or 30d.', complexity: AGGREGATE_COST })
-  agentMetrics(@Arg('id', () => ID) id: string, @Arg('filter', () => AgentMetricsInput, { nullable: true }) filter: AgentMetricsInput | undefined, @Ctx() ctx: RequestContext) {
+  agentMetrics(
+    @Arg('id', () => ID) id: string,
+    @Arg('filter', () => AgentMetricsInput, { nullable: true }) filter: AgentMetricsInput | undefined,
+    @Ctx() ctx: RequestContext,
+  ) {
     return ctx.services.agents.metrics(id, filter?.window);
   }
 
@@ -35,7 +39,11 @@ export class AgentResolver {
 
   @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Deploys the config as a new version; 422 agent_config_invalid when it does not hold.' })
   @OperationLimited('deployAgent', { windowS: 60, max: 10 })
-  deployAgent(@Arg('id', () => ID) id: string, @Arg('input', () => AgentDeployInput, { nullable: true }) input: AgentDeployInput | undefined, @Ctx() ctx: RequestContext) {
+  deployAgent(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => AgentDeployInput, { nullable: true }) input: AgentDeployInput | undefined,
+    @Ctx() ctx: RequestContext,
+  ) {
     return ctx.services.agents.deploy(id, input);
   }
 

@@ -9,7 +9,7 @@ export class AgentList extends ListPage(Agent) {}
 @ObjectType({ simpleResolvers: true })
 export class AgentRunList extends ListPage(AgentRun) {}
 
-@ObjectType({ simpleResolvers: true, description: 'What the agent did in the window, counted from its recorded runs and the pipeline\'s outcomes.' })
+@ObjectType({ simpleResolvers: true, description: "What the agent did in the window, counted from its recorded runs and the pipeline's outcomes." })
 export class AgentOutcomes {
   @Field(() => Int)
   leadsQualified!: number;
@@ -30,7 +30,7 @@ export class AgentOutcomes {
   qualifiedLeadsWon!: number;
 }
 
-@ObjectType({ simpleResolvers: true, description: 'An agent\'s performance over a window (CONTRACT §8).' })
+@ObjectType({ simpleResolvers: true, description: "An agent's performance over a window (CONTRACT §8)." })
 export class AgentMetrics {
   @Field({ description: 'Always "agent_metrics".' })
   object!: string;

@@ -22,9 +22,25 @@ export const agentsModule = defineModule({
   resolvers: [AgentResolver],
   routes: [
     { method: 'GET', path: '/v1/agents', summary: 'List AI agents', operation: { type: 'query', field: 'agents', query: 'filter' } },
-    { method: 'POST', path: '/v1/agents', summary: 'Create and configure an agent', operation: { type: 'mutation', field: 'createAgent', body: 'input' }, status: 201 },
-    { method: 'POST', path: '/v1/agents/:id/deploy', summary: 'Deploy an agent to production', operation: { type: 'mutation', field: 'deployAgent', body: 'input' } },
-    { method: 'GET', path: '/v1/agents/:id/metrics', summary: 'Agent performance metrics', operation: { type: 'query', field: 'agentMetrics', query: 'filter' } },
+    {
+      method: 'POST',
+      path: '/v1/agents',
+      summary: 'Create and configure an agent',
+      operation: { type: 'mutation', field: 'createAgent', body: 'input' },
+      status: 201,
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/:id/deploy',
+      summary: 'Deploy an agent to production',
+      operation: { type: 'mutation', field: 'deployAgent', body: 'input' },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents/:id/metrics',
+      summary: 'Agent performance metrics',
+      operation: { type: 'query', field: 'agentMetrics', query: 'filter' },
+    },
   ],
   services: { agents: ({ em, events }) => new AgentService(em, events) },
 });

@@ -15,12 +15,7 @@ registerEnumType(DealStage, {
   description: 'prospecting → qualification → proposal → negotiation → closed_won | closed_lost. Closed stages are final.',
 });
 
-export const OPEN_STAGES: readonly DealStage[] = [
-  DealStage.prospecting,
-  DealStage.qualification,
-  DealStage.proposal,
-  DealStage.negotiation,
-];
+export const OPEN_STAGES: readonly DealStage[] = [DealStage.prospecting, DealStage.qualification, DealStage.proposal, DealStage.negotiation];
 
 /** Win probability per stage, in percent; a deal's `probability` always follows its stage. */
 export const STAGE_PROBABILITY: Record<DealStage, number> = {

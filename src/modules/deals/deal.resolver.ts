@@ -9,7 +9,7 @@ import { DealList, PipelineStageSummary } from './deal.types';
 @Resolver(() => Deal)
 export class DealResolver {
   @Query(() => DealList, {
-    description: 'Deals of the key\'s account and mode, newest first by default.',
+    description: "Deals of the key's account and mode, newest first by default.",
     complexity: listComplexity,
   })
   deals(@Arg('filter', () => DealListInput, { nullable: true }) filter: DealListInput | undefined, @Ctx() ctx: RequestContext) {

@@ -18,7 +18,6 @@ import { canMoveDeal, DealStage, OPEN_STAGES, STAGE_PROBABILITY } from './deal-s
 import { PipelineStageSummary } from './deal.types';
 import { fromMinorUnits, toMinorUnits } from './money';
 
-
 const DEAL_TEXT = { currency: (code: string) => code.toUpperCase() };
 
 const STAGE_ORDER = [...OPEN_STAGES, DealStage.closed_won, DealStage.closed_lost];

@@ -23,7 +23,12 @@ export const dealsModule = defineModule({
   routes: [
     { method: 'GET', path: '/v1/deals', summary: 'List deals', operation: { type: 'query', field: 'deals', query: 'filter' } },
     { method: 'POST', path: '/v1/deals', summary: 'Create a deal', operation: { type: 'mutation', field: 'createDeal', body: 'input' }, status: 201 },
-    { method: 'PUT', path: '/v1/deals/:id', summary: 'Update deal stage, value or metadata', operation: { type: 'mutation', field: 'updateDeal', body: 'input' } },
+    {
+      method: 'PUT',
+      path: '/v1/deals/:id',
+      summary: 'Update deal stage, value or metadata',
+      operation: { type: 'mutation', field: 'updateDeal', body: 'input' },
+    },
     { method: 'POST', path: '/v1/deals/:id/register', summary: 'Register a deal for co-sell', operation: { type: 'mutation', field: 'registerDeal' } },
   ],
   services: { deals: ({ em, services, events }) => new DealService(em, services.integrations, events) },

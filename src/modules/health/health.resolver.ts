@@ -6,7 +6,7 @@ export class Health {
   @Field({ description: '"ok", or "degraded" when the database is unreachable.' })
   status!: 'ok' | 'degraded';
 
-  @Field({ description: 'The service\'s package version.' })
+  @Field({ description: "The service's package version." })
   version!: string;
 
   @Field()

@@ -10,7 +10,7 @@ export class IntegrationConnectInput {
   @Field(() => IntegrationType)
   type!: IntegrationType;
 
-  @Field(() => IntegrationProvider, { description: 'Must be one of the type\'s providers.' })
+  @Field(() => IntegrationProvider, { description: "Must be one of the type's providers." })
   provider!: IntegrationProvider;
 
   @Field(() => String, { nullable: true, description: 'A label for people, e.g. the tenant or instance.' })
@@ -21,7 +21,7 @@ export class IntegrationConnectInput {
 
   @Field(() => GraphQLJSONObject, {
     description:
-      'The provider\'s fields, in snake_case. salesforce: instance_url, client_id, client_secret, refresh_token; ' +
+      "The provider's fields, in snake_case. salesforce: instance_url, client_id, client_secret, refresh_token; " +
       'hubspot: access_token; connectwise: site, company_id, public_key, private_key, client_id; ' +
       'autotask: username, secret, integration_code; halopsa: instance_url, client_id, client_secret; ' +
       'microsoft365: tenant_id, client_id, client_secret.',

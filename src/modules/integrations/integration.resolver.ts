@@ -10,13 +10,10 @@ import { IntegrationList } from './integration.types';
 @Resolver(() => Integration)
 export class IntegrationResolver {
   @Query(() => IntegrationList, {
-    description: 'Integrations of the key\'s account and mode, connected and disconnected, newest first.',
+    description: "Integrations of the key's account and mode, connected and disconnected, newest first.",
     complexity: listComplexity,
   })
-  integrations(
-    @Arg('filter', () => IntegrationListInput, { nullable: true }) filter: IntegrationListInput | undefined,
-    @Ctx() ctx: RequestContext,
-  ) {
+  integrations(@Arg('filter', () => IntegrationListInput, { nullable: true }) filter: IntegrationListInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.integrations.list(filter);
   }
 
@@ -44,7 +41,8 @@ export class IntegrationResolver {
 
   @Mutation(() => DeletedObject, {
     complexity: MUTATION_COST,
-    description: 'Disconnects the integration and destroys its credentials, answering in the DELETE shape of CONTRACT §3 (what DELETE /v1/integrations/{id} runs).',
+    description:
+      'Disconnects the integration and destroys its credentials, answering in the DELETE shape of CONTRACT §3 (what DELETE /v1/integrations/{id} runs).',
   })
   async deleteIntegration(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     const integration = await ctx.services.integrations.disconnect(id);

@@ -28,7 +28,13 @@ export const integrationsModule = defineModule({
   },
   routes: [
     { method: 'GET', path: '/v1/integrations', summary: 'List configured integrations', operation: { type: 'query', field: 'integrations', query: 'filter' } },
-    { method: 'POST', path: '/v1/integrations', summary: 'Connect an integration (CRM, PSA or M365)', operation: { type: 'mutation', field: 'connectIntegration', body: 'input' }, status: 201 },
+    {
+      method: 'POST',
+      path: '/v1/integrations',
+      summary: 'Connect an integration (CRM, PSA or M365)',
+      operation: { type: 'mutation', field: 'connectIntegration', body: 'input' },
+      status: 201,
+    },
     { method: 'DELETE', path: '/v1/integrations/:id', summary: 'Disconnect an integration', operation: { type: 'mutation', field: 'deleteIntegration' } },
   ],
   services: { integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events) },

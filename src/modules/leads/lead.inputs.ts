@@ -1,17 +1,4 @@
-import {
-  IsEmail,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  MinDate,
-
-} from 'class-validator';
+import { IsEmail, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, MinDate } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType, Int } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
@@ -24,10 +11,14 @@ import { IsWebsite, NOT_BLANK, NotNull, rules } from '../../common/validation';
 const MAX_EMPLOYEES = 10_000_000;
 
 /** The rules of the fields a lead has on create and update alike, whether required (create) or NotNull (update). */
-const COMPANY = () => rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
-const CONTACT_EMAIL = () => rules(MaxLength(254, { message: '$property must be at most 254 characters' }), IsEmail({}, { message: '$property must be an email address' }));
+const COMPANY = () =>
+  rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
+const CONTACT_EMAIL = () =>
+  rules(MaxLength(254, { message: '$property must be at most 254 characters' }), IsEmail({}, { message: '$property must be an email address' }));
 const SETTABLE_STATUS = () =>
-  IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], { message: '$property must be new, contacted, qualified or disqualified' });
+  IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], {
+    message: '$property must be new, contacted, qualified or disqualified',
+  });
 
 /** PostgreSQL has no year 0 (ISO 8601's 0000 is 1 BC), so a filter time starts at year 1. */
 const FIRST_DAY = new Date('0001-01-01T00:00:00.000Z');

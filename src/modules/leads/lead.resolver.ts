@@ -10,7 +10,7 @@ import { LeadList, LeadScore } from './lead.types';
 @Resolver(() => Lead)
 export class LeadResolver {
   @Query(() => LeadList, {
-    description: 'Leads of the key\'s account and mode, newest first by default.',
+    description: "Leads of the key's account and mode, newest first by default.",
     complexity: listComplexity,
   })
   leads(@Arg('filter', () => LeadListInput, { nullable: true }) filter: LeadListInput | undefined, @Ctx() ctx: RequestContext) {
@@ -22,7 +22,7 @@ export class LeadResolver {
     return ctx.services.leads.read(id);
   }
 
-  @Query(() => LeadScore, { description: 'The lead\'s score and the signals that explain it.' })
+  @Query(() => LeadScore, { description: "The lead's score and the signals that explain it." })
   @OperationLimited('leadScore', { windowS: 60, max: 60 })
   leadScore(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.leads.score(id);
@@ -34,11 +34,7 @@ export class LeadResolver {
   }
 
   @Mutation(() => Lead, { complexity: MUTATION_COST })
-  updateLead(
-    @Arg('id', () => ID) id: string,
-    @Arg('input', () => LeadUpdateInput) input: LeadUpdateInput,
-    @Ctx() ctx: RequestContext,
-  ) {
+  updateLead(@Arg('id', () => ID) id: string, @Arg('input', () => LeadUpdateInput) input: LeadUpdateInput, @Ctx() ctx: RequestContext) {
     return ctx.services.leads.update(id, input);
   }
 

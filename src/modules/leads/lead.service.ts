@@ -15,7 +15,6 @@ import { LeadCreateInput, LeadListInput, LEAD_SORTS, LeadUpdateInput } from './l
 import { canMoveLead, LeadStatus } from './lead-status';
 import { LeadScore } from './lead.types';
 
-
 /** Fields the scorer reads: changing one rescores the lead. */
 const SCORED_FIELDS = ['company', 'contactEmail', 'contactName', 'industry', 'employees', 'website', 'country', 'source'] as const;
 
@@ -38,19 +37,24 @@ export class LeadService {
   async create(raw: LeadCreateInput): Promise<Lead> {
     const input = normalizedText(raw, LEAD_TEXT);
     const scorer = await this.scoring.current();
-    const lead = createScoped(this.em, Lead, {
-      company: input.company,
-      contactEmail: input.contactEmail,
-      contactName: input.contactName ?? null,
-      industry: input.industry ?? null,
-      employees: input.employees ?? null,
-      website: input.website ?? null,
-      country: input.country ?? null,
-      source: input.source ?? null,
-      status: input.status ?? LeadStatus.new,
-      metadata: input.metadata ?? {},
-      ...scoreFields(scorer, input),
-    }, { persist: false });
+    const lead = createScoped(
+      this.em,
+      Lead,
+      {
+        company: input.company,
+        contactEmail: input.contactEmail,
+        contactName: input.contactName ?? null,
+        industry: input.industry ?? null,
+        employees: input.employees ?? null,
+        website: input.website ?? null,
+        country: input.country ?? null,
+        source: input.source ?? null,
+        status: input.status ?? LeadStatus.new,
+        metadata: input.metadata ?? {},
+        ...scoreFields(scorer, input),
+      },
+      { persist: false },
+    );
     await this.events.insertWith(lead, ['lead.created', 'lead.scored']);
     return lead;
   }

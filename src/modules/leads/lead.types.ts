@@ -5,7 +5,7 @@ import { Lead, LeadScoreLabel } from './lead.entity';
 @ObjectType({ simpleResolvers: true })
 export class LeadList extends ListPage(Lead) {}
 
-@ObjectType('ScoreSignal', { simpleResolvers: true, description: 'One feature\'s contribution to a lead\'s score.' })
+@ObjectType('ScoreSignal', { simpleResolvers: true, description: "One feature's contribution to a lead's score." })
 export class ScoreSignalType {
   @Field()
   name!: string;
@@ -20,7 +20,7 @@ export class ScoreSignalType {
   description!: string;
 }
 
-@ObjectType({ simpleResolvers: true, description: 'A lead\'s score explained: score = base_score + the sum of the signals\' impacts.' })
+@ObjectType({ simpleResolvers: true, description: "A lead's score explained: score = base_score + the sum of the signals' impacts." })
 export class LeadScore {
   @Field(() => ID)
   leadId!: string;

@@ -90,9 +90,13 @@ export class ProposalPdfPool {
       this.observer?.pdfRefused('account_busy');
       const { perAccount, waitingPerAccount } = this.bounds;
       throw requestError(
-        new ApiError('rate_limit_exceeded', `Too many PDFs rendering for this account and mode: at most ${perAccount} at once and ${waitingPerAccount} waiting`, {
-          retryAfterS: this.estimateSeconds(perAccount + waitingPerAccount, perAccount),
-        }),
+        new ApiError(
+          'rate_limit_exceeded',
+          `Too many PDFs rendering for this account and mode: at most ${perAccount} at once and ${waitingPerAccount} waiting`,
+          {
+            retryAfterS: this.estimateSeconds(perAccount + waitingPerAccount, perAccount),
+          },
+        ),
       );
     }
     let release: Release | undefined;

@@ -20,10 +20,17 @@ function documentOf(proposal: Proposal): ProposalDocument {
     issuedOn: proposal.createdAt,
     validUntil: proposal.validUntil,
     currency: proposal.currency,
-    customer: proposal.customer ? { company: proposal.customer.company, contactName: proposal.customer.contactName, contactEmail: proposal.customer.contactEmail } : null,
+    customer: proposal.customer
+      ? { company: proposal.customer.company, contactName: proposal.customer.contactName, contactEmail: proposal.customer.contactEmail }
+      : null,
     dealName: String(proposal.dealSnapshot.name ?? ''),
     // Plain objects: the document is copied to a worker thread, which takes data, not entity instances.
-    lines: proposal.lineItems.map(({ description, quantityThousandths, unitPriceMinor, amountMinor }) => ({ description, quantityThousandths, unitPriceMinor, amountMinor })),
+    lines: proposal.lineItems.map(({ description, quantityThousandths, unitPriceMinor, amountMinor }) => ({
+      description,
+      quantityThousandths,
+      unitPriceMinor,
+      amountMinor,
+    })),
     subtotalMinor: proposal.subtotalMinor,
     discountPercentThousandths: proposal.discountPercentThousandths,
     discountMinor: proposal.discountMinor,

@@ -60,7 +60,9 @@ export function formatMoney(minor: number, currency: string): string {
 
 function formatThousandths(value: number): string {
   const whole = new Intl.NumberFormat('en-US').format(Math.trunc(value / 1000));
-  const fraction = String(value % 1000).padStart(3, '0').replace(/0+$/, '');
+  const fraction = String(value % 1000)
+    .padStart(3, '0')
+    .replace(/0+$/, '');
   return fraction ? `${whole}.${fraction}` : whole;
 }
 
@@ -105,7 +107,11 @@ export function renderProposalPdf(proposal: ProposalDocument): Promise<Buffer> {
   const money = (minor: number) => formatMoney(minor, proposal.currency);
 
   // Header: who proposes, and which proposal.
-  doc.font('bold').fontSize(18).fillColor('black').text(printable(proposal.accountName), left, PAGE.margin, { width: width * 0.6 });
+  doc
+    .font('bold')
+    .fontSize(18)
+    .fillColor('black')
+    .text(printable(proposal.accountName), left, PAGE.margin, { width: width * 0.6 });
   doc.font('bold').fontSize(12).text('PROPOSAL', left, PAGE.margin, { width, align: 'right' });
   doc.font('regular').fontSize(10).text(proposal.number, { width, align: 'right' });
   doc.moveDown(2);
@@ -129,8 +135,16 @@ export function renderProposalPdf(proposal: ProposalDocument): Promise<Buffer> {
   ];
   let factY = top;
   for (const [label, value] of facts) {
-    doc.font('bold').fontSize(9).fillColor(GREY).text(label.toUpperCase(), left + width / 2, factY, { width: width / 4 });
-    doc.font('regular').fontSize(10).fillColor('black').text(value, left + (3 * width) / 4, factY, { width: width / 4, align: 'right' });
+    doc
+      .font('bold')
+      .fontSize(9)
+      .fillColor(GREY)
+      .text(label.toUpperCase(), left + width / 2, factY, { width: width / 4 });
+    doc
+      .font('regular')
+      .fontSize(10)
+      .fillColor('black')
+      .text(value, left + (3 * width) / 4, factY, { width: width / 4, align: 'right' });
     factY = doc.y + 2;
   }
   doc.y = Math.max(afterCustomer, factY) + 20;
@@ -169,20 +183,29 @@ export function renderProposalPdf(proposal: ProposalDocument): Promise<Buffer> {
       cell(values[column.key], column, x, y);
       x += column.width;
     }
-    doc.moveTo(left, y + height).lineTo(left + width, y + height).lineWidth(0.5).strokeColor('#dddddd').stroke();
+    doc
+      .moveTo(left, y + height)
+      .lineTo(left + width, y + height)
+      .lineWidth(0.5)
+      .strokeColor('#dddddd')
+      .stroke();
     doc.y = y + height;
   }
 
   // Totals, kept together.
   const totals: Array<[string, string, boolean]> = [['Subtotal', money(proposal.subtotalMinor), false]];
-  if (proposal.discountPercentThousandths) totals.push([`Discount (${formatThousandths(proposal.discountPercentThousandths)}%)`, `- ${money(proposal.discountMinor)}`, false]);
+  if (proposal.discountPercentThousandths)
+    totals.push([`Discount (${formatThousandths(proposal.discountPercentThousandths)}%)`, `- ${money(proposal.discountMinor)}`, false]);
   if (proposal.taxPercentThousandths) totals.push([`Tax (${formatThousandths(proposal.taxPercentThousandths)}%)`, money(proposal.taxMinor), false]);
   totals.push(['Total', money(proposal.totalMinor), true]);
   if (doc.y + totals.length * 18 + 20 > bottom()) doc.addPage();
   doc.y += 10;
   for (const [label, value, strong] of totals) {
     const y = doc.y;
-    doc.font(strong ? 'bold' : 'regular').fontSize(strong ? 12 : 10).fillColor('black');
+    doc
+      .font(strong ? 'bold' : 'regular')
+      .fontSize(strong ? 12 : 10)
+      .fillColor('black');
     doc.text(label, left + width / 2, y, { width: width / 4 });
     doc.text(value, left + (3 * width) / 4 - 40, y, { width: width / 4 + 40, align: 'right' });
     doc.y = Math.max(doc.y, y + 16) + 2;

@@ -108,7 +108,7 @@ export class Proposal extends TenantEntity<
   @Property({ type: 'text' })
   currency!: string;
 
-  @Field(() => ProposalCustomer, { nullable: true, description: 'From the deal\'s lead; null when the deal has none.' })
+  @Field(() => ProposalCustomer, { nullable: true, description: "From the deal's lead; null when the deal has none." })
   @Embedded(() => ProposalCustomer, { nullable: true, object: true })
   customer?: ProposalCustomer | null;
 
@@ -180,7 +180,7 @@ export class Proposal extends TenantEntity<
   @Property({ type: 'json' })
   dealSnapshot!: Record<string, unknown>;
 
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'The deal\'s lead as GET showed it then; null without a lead.' })
+  @Field(() => GraphQLJSONObject, { nullable: true, description: "The deal's lead as GET showed it then; null without a lead." })
   @Property({ type: 'json', nullable: true })
   leadSnapshot?: Record<string, unknown> | null;
 

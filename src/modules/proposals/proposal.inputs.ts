@@ -22,7 +22,7 @@ export class ProposalLineItemInput {
   @Max(MAX_QUANTITY, { message: `$property must be at most ${MAX_QUANTITY}` })
   quantity!: number;
 
-  @Field(() => Float, { description: 'Major units in the deal\'s currency, at most 2 decimals.' })
+  @Field(() => Float, { description: "Major units in the deal's currency, at most 2 decimals." })
   @Min(0, { message: '$property must be 0 or more' })
   @Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` })
   unitPrice!: number;
@@ -78,5 +78,5 @@ export class ProposalCreateInput {
   metadata?: Record<string, string> | null;
 }
 
-@InputType({ description: 'Pagination for a deal\'s proposals, newest first.' })
+@InputType({ description: "Pagination for a deal's proposals, newest first." })
 export class ProposalListInput extends PageInput {}

@@ -49,7 +49,9 @@ export class ProposalService {
         deal: ref(deal),
         title: input.title?.trim() || `Proposal: ${deal.name}`,
         currency: deal.currency,
-        customer: lead ? Object.assign(new ProposalCustomer(), { company: lead.company, contactName: lead.contactName, contactEmail: lead.contactEmail }) : null,
+        customer: lead
+          ? Object.assign(new ProposalCustomer(), { company: lead.company, contactName: lead.contactName, contactEmail: lead.contactEmail })
+          : null,
         lineItems: totals.lines.map((line) => Object.assign(new ProposalLineItem(), line)),
         subtotalMinor: totals.subtotalMinor,
         discountPercentThousandths: discountPercent,

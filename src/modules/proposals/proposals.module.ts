@@ -22,7 +22,13 @@ export const proposalsModule = defineModule({
   events: PROPOSAL_EVENTS,
   resolvers: [ProposalResolver, DealProposalsResolver],
   routes: [
-    { method: 'POST', path: '/v1/proposals', summary: 'Generate a proposal from deal data', operation: { type: 'mutation', field: 'createProposal', body: 'input' }, status: 201 },
+    {
+      method: 'POST',
+      path: '/v1/proposals',
+      summary: 'Generate a proposal from deal data',
+      operation: { type: 'mutation', field: 'createProposal', body: 'input' },
+      status: 201,
+    },
     { method: 'GET', path: '/v1/proposals/:id', summary: 'Proposal details and PDF URL', operation: { type: 'query', field: 'proposal' } },
     { method: 'GET', path: '/v1/proposals/:id/pdf', summary: 'Download a proposal as PDF', operation: { type: 'query', field: 'proposalPdf' }, file: true },
   ],

@@ -70,7 +70,7 @@ export class CalibrationBucketType {
   observedWinRate!: number | null;
 }
 
-@ObjectType({ simpleResolvers: true, description: 'The model that scores this account\'s leads now, and how good it is.' })
+@ObjectType({ simpleResolvers: true, description: "The model that scores this account's leads now, and how good it is." })
 export class ScoringModelInfo {
   @Field({ description: 'prior-v1 until enough deals have closed, then learned-v1, learned-v2, …' })
   modelVersion!: string;

@@ -105,7 +105,9 @@ export class ModelTrainer extends PollingWorker<Due> {
       const step = await this.locked(scope, async (em) => {
         const model = await em.findOne(LeadModel, {}, { orderBy: { version: 'desc' } });
         if (!model || model.rescoredAt) return null;
-        const batch = await this.options.servicesFor(em).leads.rescoreBatch(scorerFor(model), model.rescoredThrough ?? '', this.options.rescoreBatchSize ?? 200);
+        const batch = await this.options
+          .servicesFor(em)
+          .leads.rescoreBatch(scorerFor(model), model.rescoredThrough ?? '', this.options.rescoreBatchSize ?? 200);
         model.rescoredThrough = batch.through ?? model.rescoredThrough;
         if (batch.done) model.rescoredAt = new Date();
         await em.flush();
@@ -124,12 +126,14 @@ export class ModelTrainer extends PollingWorker<Due> {
   private locked<T>(scope: { accountId: string; livemode: boolean }, work: (em: EntityManager) => Promise<T>): Promise<T | null> {
     const em = tenantFork(this.options.orm.em, scope);
     return em.transactional(async () => {
-      const [lock] = await em.getConnection().execute(
-        'select pg_try_advisory_xact_lock(hashtext(?)) as locked',
-        [`lead-model:${scope.accountId}:${scope.livemode}`],
-        'all',
-        em.getTransactionContext(),
-      );
+      const [lock] = await em
+        .getConnection()
+        .execute(
+          'select pg_try_advisory_xact_lock(hashtext(?)) as locked',
+          [`lead-model:${scope.accountId}:${scope.livemode}`],
+          'all',
+          em.getTransactionContext(),
+        );
       return lock.locked ? work(em) : null;
     });
   }

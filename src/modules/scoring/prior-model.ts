@@ -54,9 +54,25 @@ const SOURCES: Record<string, number> = {
 };
 
 export const FREE_EMAIL_DOMAINS = new Set([
-  'gmail.com', 'googlemail.com', 'yahoo.com', 'hotmail.com', 'outlook.com', 'live.com', 'aol.com',
-  'icloud.com', 'me.com', 'proton.me', 'protonmail.com', 'gmx.com', 'gmx.de', 'web.de', 'mail.com',
-  'yandex.com', 'zoho.com', 'qq.com', '163.com',
+  'gmail.com',
+  'googlemail.com',
+  'yahoo.com',
+  'hotmail.com',
+  'outlook.com',
+  'live.com',
+  'aol.com',
+  'icloud.com',
+  'me.com',
+  'proton.me',
+  'protonmail.com',
+  'gmx.com',
+  'gmx.de',
+  'web.de',
+  'mail.com',
+  'yandex.com',
+  'zoho.com',
+  'qq.com',
+  '163.com',
 ]);
 
 function signal(name: string, value: string, impact: number, description: string): ScoreSignal {
@@ -107,14 +123,17 @@ function websiteSignal(website: string | null | undefined, email: string): Score
   const host = websiteHost(website);
   const domain = emailDomain(email);
   if (host && (host === domain || host.endsWith(`.${domain}`) || domain.endsWith(`.${host}`))) {
-    return signal('website', 'matches_email', 8, 'Website matches the contact\'s email domain: a verified company (+8).');
+    return signal('website', 'matches_email', 8, "Website matches the contact's email domain: a verified company (+8).");
   }
   return signal('website', 'present', 4, 'Company website given (+4).');
 }
 
 function sourceSignal(source: string | null | undefined): ScoreSignal | undefined {
   if (!source?.trim()) return undefined;
-  const key = source.trim().toLowerCase().replace(/[\s-]+/g, '_');
+  const key = source
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
   const impact = SOURCES[key];
   if (impact === undefined) return signal('source', key, 0, `Source "${source}" has no known effect (0).`);
   const word = impact > 0 ? 'converts well' : impact < 0 ? 'converts poorly' : 'is neutral';
@@ -139,7 +158,12 @@ export function leadCategories(lead: LeadFeatures): Record<string, string> {
       employees === null || employees === undefined ? 'unknown' : (SIZE_BANDS.find((band) => employees >= band.min) ?? SIZE_BANDS[SIZE_BANDS.length - 1]).label,
     email_domain: FREE_EMAIL_DOMAINS.has(emailDomain(lead.contactEmail)) ? 'free_webmail' : 'business',
     website: websiteSignal(lead.website, lead.contactEmail)?.value ?? 'none',
-    source: lead.source?.trim() ? lead.source.trim().toLowerCase().replace(/[\s-]+/g, '_') : 'unknown',
+    source: lead.source?.trim()
+      ? lead.source
+          .trim()
+          .toLowerCase()
+          .replace(/[\s-]+/g, '_')
+      : 'unknown',
     contact_name: lead.contactName?.trim() ? 'present' : 'none',
     country: lead.country?.trim() ? lead.country.trim().toUpperCase() : 'unknown',
   };

@@ -5,7 +5,10 @@ import { ScoringModelInfo } from './lead-model.entity';
 
 @Resolver()
 export class ScoringResolver {
-  @Query(() => ScoringModelInfo, { description: 'The lead-score model of the key\'s account and mode: version, training size, held-out AUC and calibration.', complexity: AGGREGATE_COST })
+  @Query(() => ScoringModelInfo, {
+    description: "The lead-score model of the key's account and mode: version, training size, held-out AUC and calibration.",
+    complexity: AGGREGATE_COST,
+  })
   leadScoringModel(@Ctx() ctx: RequestContext) {
     return ctx.services.scoring.info();
   }

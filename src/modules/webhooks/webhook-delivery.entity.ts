@@ -24,9 +24,18 @@ registerEnumType(DeliveryStatus, {
  */
 @ObjectType({ simpleResolvers: true, description: 'An event owed to a webhook subscription, and how sending it went.' })
 @Entity({ tableName: 'webhook_deliveries' })
-@Index({ name: 'webhook_deliveries_due', expression: 'create index "webhook_deliveries_due" on "webhook_deliveries" ("next_attempt_at") where "status" = \'pending\'' })
-@Index({ name: 'webhook_deliveries_pending', expression: 'create index "webhook_deliveries_pending" on "webhook_deliveries" ("webhook_id", "next_attempt_at") where "status" = \'pending\'' })
-@Index({ name: 'webhook_deliveries_leased', expression: 'create index "webhook_deliveries_leased" on "webhook_deliveries" ("webhook_id") where "leased_at" is not null' })
+@Index({
+  name: 'webhook_deliveries_due',
+  expression: 'create index "webhook_deliveries_due" on "webhook_deliveries" ("next_attempt_at") where "status" = \'pending\'',
+})
+@Index({
+  name: 'webhook_deliveries_pending',
+  expression: 'create index "webhook_deliveries_pending" on "webhook_deliveries" ("webhook_id", "next_attempt_at") where "status" = \'pending\'',
+})
+@Index({
+  name: 'webhook_deliveries_leased',
+  expression: 'create index "webhook_deliveries_leased" on "webhook_deliveries" ("webhook_id") where "leased_at" is not null',
+})
 @Index({ name: 'webhook_deliveries_by_webhook', properties: ['webhook', 'createdAt', 'id'] })
 @Unique({ name: 'webhook_deliveries_event_webhook_unique', properties: ['event', 'webhook'] })
 export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'deliveredAt' | 'nextAttemptAt' | 'leasedAt'> {
@@ -111,7 +120,7 @@ export class WebhookAttempt extends TenantEntity {
   @Property({ type: 'text', nullable: true })
   error?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'The first 1,000 characters of the answer\'s body.' })
+  @Field(() => String, { nullable: true, description: "The first 1,000 characters of the answer's body." })
   @Property({ type: 'text', nullable: true })
   responseSnippet?: string | null;
 

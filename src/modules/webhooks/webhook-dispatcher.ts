@@ -125,7 +125,14 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
     });
     const outcome = await this.settle(claim, webhook.url, result);
     this.options.metrics?.webhookDelivery(outcome, result.latencyMs / 1000);
-    const log = { deliveryId: claim.id, webhookId: claim.webhook_id, eventId: claim.event_id, attempt: claim.attempt_count, status: result.status, latencyMs: result.latencyMs };
+    const log = {
+      deliveryId: claim.id,
+      webhookId: claim.webhook_id,
+      eventId: claim.event_id,
+      attempt: claim.attempt_count,
+      status: result.status,
+      latencyMs: result.latencyMs,
+    };
     if (result.error) this.options.logger.warn({ ...log, error: result.error }, 'webhook attempt failed');
     else this.options.logger.debug(log, 'webhook delivered');
   }
@@ -168,7 +175,11 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
         await this.disable(trx, claim.webhook_id, `${url} answered 410 Gone`, now);
         return 'gone';
       } else if (claim.attempt_count < schedule.length) {
-        await delivery.update({ next_attempt_at: trx.raw('now() + make_interval(secs => ?)', [schedule[claim.attempt_count]]), leased_at: null, updated_at: now });
+        await delivery.update({
+          next_attempt_at: trx.raw('now() + make_interval(secs => ?)', [schedule[claim.attempt_count]]),
+          leased_at: null,
+          updated_at: now,
+        });
         return 'retry_scheduled';
       } else {
         const usedUp = await delivery.update({ ...done, status: DeliveryStatus.failed });
@@ -204,7 +215,10 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
       .update({
         consecutive_failures: trx.raw('consecutive_failures + 1'),
         // consecutive_failures here is the count before this failure.
-        backoff_until: trx.raw('now() + make_interval(secs => least(? * power(2, least(consecutive_failures, 30)), ?))', [this.backoffBaseSeconds, this.backoffMaxSeconds]),
+        backoff_until: trx.raw('now() + make_interval(secs => least(? * power(2, least(consecutive_failures, 30)), ?))', [
+          this.backoffBaseSeconds,
+          this.backoffMaxSeconds,
+        ]),
       });
   }
 

@@ -72,10 +72,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
         response.on('error', () => finish({ status, error: failure(status), snippet: snippet.slice(0, SNIPPET_CHARS) || null }));
       },
     );
-    const deadline = setTimeout(
-      () => finish({ status: null, error: `timed out after ${options.timeoutMs} ms`, snippet: null }),
-      options.timeoutMs,
-    );
+    const deadline = setTimeout(() => finish({ status: null, error: `timed out after ${options.timeoutMs} ms`, snippet: null }), options.timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => {
       const message = error instanceof UrlRefused || error.code === 'EREFUSED_URL' ? error.message : `${error.code ?? 'network error'}: ${error.message}`;
       finish({ status: null, error: message, snippet: null });

@@ -13,7 +13,7 @@ registerEnumType(WebhookStatus, { name: 'WebhookStatus', description: 'Only enab
  * A webhook subscription (CONTRACT §10). The signing secret is stored encrypted (AES-256-GCM under
  * ENCRYPTION_KEY), because signing needs it back; it is shown once, in the create response.
  */
-@ObjectType({ simpleResolvers: true, description: 'A URL that receives the account\'s events of one mode.' })
+@ObjectType({ simpleResolvers: true, description: "A URL that receives the account's events of one mode." })
 @Entity({ tableName: 'webhooks' })
 @Index({ name: 'webhooks_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
 export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 'disabledReason' | 'consecutiveFailures' | 'backoffUntil' | 'lastClaimedAt'> {

@@ -5,7 +5,6 @@ import { NotNull, rules } from '../../common/validation';
 import { IsEventType } from '../../events/event-catalog';
 import { WebhookStatus } from './webhook.entity';
 
-
 /** The rules of the fields a subscription has on create and update alike, whether required (create) or NotNull (update). */
 const URL_TEXT = () => MaxLength(2048, { message: '$property must be at most 2048 characters' });
 const EVENT_NAMES = () =>

@@ -9,7 +9,7 @@ import { WebhookAttemptList, WebhookList } from './webhook.types';
 
 @Resolver(() => Webhook)
 export class WebhookResolver {
-  @Query(() => WebhookList, { description: 'Webhook subscriptions of the key\'s account and mode, newest first.', complexity: listComplexity })
+  @Query(() => WebhookList, { description: "Webhook subscriptions of the key's account and mode, newest first.", complexity: listComplexity })
   webhooks(@Arg('filter', () => WebhookListInput, { nullable: true }) filter: WebhookListInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.webhooks.list(filter);
   }
@@ -35,7 +35,10 @@ export class WebhookResolver {
   }
 
   @Extensions({ rest: false })
-  @FieldResolver(() => WebhookAttemptList, { description: 'Every attempt to send to this subscription, newest first (GraphQL only).', complexity: listComplexity })
+  @FieldResolver(() => WebhookAttemptList, {
+    description: 'Every attempt to send to this subscription, newest first (GraphQL only).',
+    complexity: listComplexity,
+  })
   attempts(@Root() webhook: Webhook, @Arg('filter', () => PageInput, { nullable: true }) filter: PageInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.webhooks.attempts(webhook, filter);
   }

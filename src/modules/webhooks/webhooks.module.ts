@@ -16,12 +16,27 @@ export const webhooksModule = defineModule({
   resolvers: [WebhookResolver],
   routes: [
     { method: 'GET', path: '/v1/webhooks', summary: 'List webhook subscriptions', operation: { type: 'query', field: 'webhooks', query: 'filter' } },
-    { method: 'POST', path: '/v1/webhooks', summary: 'Create a webhook subscription', operation: { type: 'mutation', field: 'createWebhook', body: 'input' }, status: 201 },
-    { method: 'PUT', path: '/v1/webhooks/:id', summary: 'Update a webhook URL or events', operation: { type: 'mutation', field: 'updateWebhook', body: 'input' } },
+    {
+      method: 'POST',
+      path: '/v1/webhooks',
+      summary: 'Create a webhook subscription',
+      operation: { type: 'mutation', field: 'createWebhook', body: 'input' },
+      status: 201,
+    },
+    {
+      method: 'PUT',
+      path: '/v1/webhooks/:id',
+      summary: 'Update a webhook URL or events',
+      operation: { type: 'mutation', field: 'updateWebhook', body: 'input' },
+    },
     { method: 'DELETE', path: '/v1/webhooks/:id', summary: 'Delete a webhook subscription', operation: { type: 'mutation', field: 'deleteWebhook' } },
   ],
   services: {
     webhooks: ({ em, settings }) =>
-      new WebhookService(em, { allowPrivateUrls: settings.config.webhookAllowPrivateUrls, resolveHost: settings.resolveHost, encryptionKey: settings.encryptionKey }),
+      new WebhookService(em, {
+        allowPrivateUrls: settings.config.webhookAllowPrivateUrls,
+        resolveHost: settings.resolveHost,
+        encryptionKey: settings.encryptionKey,
+      }),
   },
 });

@@ -4,8 +4,12 @@ document.addEventListener('click', (event) => {
   if (!copy) return;
   const text = document.getElementById(copy.dataset.copy).textContent.trim();
   navigator.clipboard.writeText(text).then(
-    () => { copy.textContent = 'Copied'; },
-    () => { copy.textContent = 'Select and copy the key by hand'; },
+    () => {
+      copy.textContent = 'Copied';
+    },
+    () => {
+      copy.textContent = 'Select and copy the key by hand';
+    },
   );
 });
 document.addEventListener('submit', (event) => {

@@ -20,7 +20,9 @@ function renderPipeline(stages) {
   body.replaceChildren();
   for (const s of stages) {
     const row = document.createElement('tr');
-    [s.stage.replace('_', ' '), String(s.count), money(s.totalValue, s.currency), money(s.weightedValue, s.currency), `${s.probability}%`].forEach((t) => cell(row, t));
+    [s.stage.replace('_', ' '), String(s.count), money(s.totalValue, s.currency), money(s.weightedValue, s.currency), `${s.probability}%`].forEach((t) =>
+      cell(row, t),
+    );
     body.appendChild(row);
   }
   document.getElementById('pipeline-empty').hidden = stages.length > 0;
@@ -33,12 +35,17 @@ function renderPipeline(stages) {
     const y = 10 + i * 34;
     const width = Math.round((s.totalValue / max) * 520);
     const bar = document.createElementNS(ns, 'rect');
-    bar.setAttribute('x', '150'); bar.setAttribute('y', String(y)); bar.setAttribute('height', '24'); bar.setAttribute('width', String(Math.max(2, width)));
+    bar.setAttribute('x', '150');
+    bar.setAttribute('y', String(y));
+    bar.setAttribute('height', '24');
+    bar.setAttribute('width', String(Math.max(2, width)));
     const label = document.createElementNS(ns, 'text');
-    label.setAttribute('x', '0'); label.setAttribute('y', String(y + 17));
+    label.setAttribute('x', '0');
+    label.setAttribute('y', String(y + 17));
     label.textContent = `${s.stage.replace('_', ' ')} (${s.currency})`;
     const value = document.createElementNS(ns, 'text');
-    value.setAttribute('x', String(156 + width)); value.setAttribute('y', String(y + 17));
+    value.setAttribute('x', String(156 + width));
+    value.setAttribute('y', String(y + 17));
     value.textContent = money(s.totalValue, s.currency);
     svg.append(bar, label, value);
   });
