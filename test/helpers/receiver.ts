@@ -99,15 +99,4 @@ export class WebhookReceiver {
   }
 }
 
-/** Polls `check` until it stops throwing (returns its value) or the time is up (throws its last error). */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
-  }
-}
+export { eventually } from './wait';

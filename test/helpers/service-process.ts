@@ -11,6 +11,7 @@ import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { Plan } from '../../src/modules/accounts/plan';
 import { TEST_ENCRYPTION_KEY_HEX } from './app';
 import { ROOT } from './dist';
+import { CONDITION_TIMEOUT_MS } from './timeouts';
 
 /**
  * The real service as a process (`node dist/src/main.js`, as the Docker image runs it) and the
@@ -86,7 +87,7 @@ export class ServiceProcess {
   static async start(options: ServiceProcessOptions): Promise<ServiceProcess> {
     const service = new ServiceProcess(options.port ?? (await freePort()), options.env);
     try {
-      await service.waitReady(options.readyTimeoutMs ?? 60_000);
+      await service.waitReady(options.readyTimeoutMs ?? CONDITION_TIMEOUT_MS);
     } catch (error) {
       service.kill('SIGKILL');
       throw error;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { eventually } from '../helpers/receiver';
+import { CONDITION_TIMEOUT_MS } from '../helpers/timeouts';
 
 /**
  * Agents (CONTRACT §3, §4, §8, §10) through real HTTP, real Apollo and real PostgreSQL, with the
@@ -103,8 +104,8 @@ const RUN_FIELDS = 'id object agentId version trigger eventId eventType outcome 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 const WINDOW_MS: Record<string, number> = { '24h': DAY_MS, '7d': 7 * DAY_MS, '30d': 30 * DAY_MS };
-/** How long an agent may take to act on an event (the runner polls every 100 ms in tests). */
-const BOUND_MS = 10_000;
+/** How long a test waits for an agent to act on an event (the runner polls every 100 ms in tests): a bound against hangs, not a speed check. */
+const BOUND_MS = CONDITION_TIMEOUT_MS;
 
 /** The defaults of CONTRACT §8 / docs/API.md, written out here rather than imported. */
 const DEFAULTS: Record<string, Json> = {
@@ -595,7 +596,6 @@ describe('agents', () => {
       expect((await getLead(early.id)).status).toBe('new');
 
       await deployed(agent.id);
-      const started = Date.now();
       const hot = await createLead(hotLead());
       const cold = await createLead(coldLead());
       const middle = await createLead(middleLead());
@@ -604,7 +604,6 @@ describe('agents', () => {
 
       await eventually(async () => expect((await getLead(hot.id)).status).toBe('qualified'), BOUND_MS);
       await eventually(async () => expect((await getLead(cold.id)).status).toBe('disqualified'), BOUND_MS);
-      expect(Date.now() - started).toBeLessThan(BOUND_MS);
       const runs = await waitForRuns(agent.id, 3);
       await settled();
 
@@ -1107,8 +1106,8 @@ describe('agents', () => {
         const deals = await Promise.all(Array.from({ length: 6 }, (_, i) => createDeal({ stage: 'proposal' }, owner.testKey, instances[i % 2])));
         const hotCount = leads.filter((lead) => lead.score === HOT_SCORE).length;
         // Qualified leads each get a deal (deal.created, in qualification): the drafter runs on those too, without acting.
-        const qualifierRuns = await waitForRuns(qualifier.id, leads.length, owner.testKey, 20_000);
-        const drafterRuns = await waitForRuns(drafter.id, deals.length + hotCount, owner.testKey, 20_000);
+        const qualifierRuns = await waitForRuns(qualifier.id, leads.length, owner.testKey);
+        const drafterRuns = await waitForRuns(drafter.id, deals.length + hotCount, owner.testKey);
         for (let slot = 1; slot <= 3; slot += 1) {
           now = new Date(now.getTime() + HOUR_MS);
           await waitForRuns(followUp.id, slot + 1);

@@ -77,7 +77,7 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
     expect(run('keys', 'list', '--email', 'nobody@acme.test').status).toBe(1);
     db = new Client({ connectionString: databaseUrl });
     await db.connect();
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await db?.end();
@@ -119,7 +119,7 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
     beforeAll(() => {
       email = uniqueEmail('keys');
       createAccount(email);
-    }, 60_000);
+    });
 
     it('keys create prints the key alone on stdout, and only its hash is stored', async () => {
       const result = run('keys', 'create', '--email', email, '--type', 'test', '--name', 'CI');
@@ -304,7 +304,7 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
     beforeAll(() => {
       email = uniqueEmail('bad');
       createAccount(email);
-    }, 60_000);
+    });
 
     it('an unknown command', () => {
       expectRefused(run('accounts', 'delete', '--email', email), /unknown command "accounts delete"/, 2);

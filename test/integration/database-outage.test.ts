@@ -15,6 +15,8 @@ import { AccountService } from '../../src/modules/accounts/account.service';
 import { KeyType } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
+import { waitFor } from '../helpers/wait';
+import { CONDITION_TIMEOUT_MS } from '../helpers/timeouts';
 
 /** Starts PostgreSQL in a child process (test/helpers/postgres-process.js); resolves with its URL. */
 function startPostgres(dataDir: string, port: number): Promise<{ url: string; process: ChildProcess }> {
@@ -79,7 +81,7 @@ describe('database outage', () => {
       const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
     });
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -87,7 +89,7 @@ describe('database outage', () => {
     await orm.close(true);
     await stopPostgres(postgres);
     rmSync(dataDir, { recursive: true, force: true });
-  }, 60_000);
+  });
 
   it('answers 503 while PostgreSQL is down and recovers by itself when it is back', async () => {
     expect((await get('/v1/health')).body).toMatchObject({ status: 'ok', database: 'ok' });
@@ -116,13 +118,7 @@ describe('database outage', () => {
       }
     };
     const load = Array.from({ length: 6 }, client);
-    const until = async (what: string, condition: () => boolean) => {
-      const deadline = Date.now() + 20_000;
-      while (!condition()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    };
+    const until = (what: string, condition: () => boolean) => waitFor(what, condition, CONDITION_TIMEOUT_MS, 50);
     await until('answers before the outage', () => outcomes.filter((o) => o.status === 201).length >= 5);
 
     await stopPostgres(postgres);
@@ -167,5 +163,5 @@ describe('database outage', () => {
     // Every acknowledged write is there.
     const acknowledged = outcomes.filter((o) => o.status === 201).map((o) => o.id!);
     for (const id of acknowledged) expect([id, (await get(`/v1/leads/${id}`)).status]).toEqual([id, 200]);
-  }, 90_000);
+  });
 });

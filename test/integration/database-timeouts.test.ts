@@ -3,22 +3,13 @@ import { Client } from 'pg';
 import { mapDatabaseError } from '../../src/db/database-errors';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { workerDatabaseUrl } from '../helpers/database';
+import { waitFor } from '../helpers/wait';
 
 /**
  * No request holds the database for long (DATABASE_STATEMENT_TIMEOUT_MS,
  * DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS): a statement past its limit is stopped and answered 503
  * in the contract's shape, and the pool goes on serving everyone else.
  */
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe('database time limits on request connections', () => {
   let app: TestApp;

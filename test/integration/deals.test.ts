@@ -603,7 +603,7 @@ describe('deals', () => {
       // Data in the other mode and another account, which must never show.
       await createDeal({ name: 'live', value: 1000, stage: 'proposal', lead_id: null }, account.liveKey);
       await createDeal({ name: 'other', value: 1000, stage: 'proposal' }, main.testKey);
-    }, 60_000);
+    });
 
     const byIdSorted = (rows: Deal[]) => rows.map((d) => d.id).sort();
 

@@ -155,7 +155,7 @@ describe('GET /v1/leads', () => {
     expect(new Set(leads.map((l) => l.score_label))).toEqual(new Set(['hot', 'warm', 'cold']));
     expect(leads.filter((l) => l.employees === null).length).toBeGreaterThan(10);
     expect(new Set(leads.map((l) => l.created_at)).size).toBeGreaterThan(5);
-  }, 120_000);
+  });
   afterAll(() => app.close());
 
   describe('envelope and pagination', () => {

@@ -95,5 +95,5 @@ describe('npm start, stopped through npm', () => {
     expect(output).toMatch(/"msg":"shutting down: no new connections/);
     expect(output).toMatch(/"msg":"stopped"/);
     expect(existsSync(postmasterPid)).toBe(false);
-  }, 240_000);
+  });
 });

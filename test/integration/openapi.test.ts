@@ -141,5 +141,5 @@ describe('a client generated from the document', () => {
     expect(result.fetched).toEqual({ status: 200, body: result.created.body, email: 'ada@acme-robotics.test', label: result.created.body.score_label });
     expect(result.listed).toEqual({ status: 200, ids: [result.created.body.id] });
     expect(result.missing).toEqual({ status: 404, code: 'resource_missing' });
-  }, 60_000);
+  });
 });

@@ -5,6 +5,7 @@ import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import { findStoredPdf } from '../../src/modules/proposals/proposal-pdf.repository';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { eventually } from '../helpers/receiver';
+import { CONDITION_TIMEOUT_MS } from '../helpers/timeouts';
 
 /**
  * Proposal PDFs rendered in worker threads and kept: through real HTTP, Apollo, PostgreSQL and
@@ -215,7 +216,7 @@ describe('proposal PDFs in worker threads, rendered once', () => {
         return res;
       }),
     );
-    await eventually(async () => expect(await admitted()).toBeGreaterThanOrEqual(1), 20_000, 20);
+    await eventually(async () => expect(await admitted()).toBeGreaterThanOrEqual(1), CONDITION_TIMEOUT_MS, 20);
     const sent = performance.now();
     const bystanderPdf = await getPdf(other.testKey, bystander);
     const otherDone = performance.now();
@@ -262,7 +263,7 @@ describe('proposal PDFs when the pool is full', () => {
     const pdf = (key: string, id: string) => app.request('GET', `/v1/proposals/${id}/pdf`, { key });
 
     const rendering = pdf(busy.testKey, long);
-    await eventually(async () => expect(await admitted()).toBe(1), 20_000, 20);
+    await eventually(async () => expect(await admitted()).toBe(1), CONDITION_TIMEOUT_MS, 20);
     expectRefusal(await pdf(busy.testKey, second), 429);
     expectRefusal(await pdf(other.testKey, others), 503);
     const graphql = await app.graphql('query P($id: ID!) { proposalPdf(id: $id) { etag } }', { id: second }, busy.testKey);

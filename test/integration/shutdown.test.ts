@@ -74,5 +74,5 @@ describe('SIGTERM during a burst of writes', () => {
     } finally {
       await db.end();
     }
-  }, 120_000);
+  });
 });

@@ -6,6 +6,7 @@ import { HttpResponse, startTestApp, TestApp } from '../helpers/app';
 import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
 import { Account } from '../../src/modules/accounts/account.entity';
 import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../helpers/chromium';
+import { BROWSER_STEP_TIMEOUT_MS } from '../helpers/timeouts';
 
 /**
  * The web application (src/web) in a real browser: playwright-core drives Debian's Chromium
@@ -135,7 +136,7 @@ describe('web application', () => {
 
     beforeAll(async () => {
       context = await browser.newContext({ viewport: { width: 1100, height: 800 }, deviceScaleFactor: 1, locale: 'en-US', timezoneId: 'UTC' });
-      context.setDefaultTimeout(10_000); // a missing element fails with its name, well before jest's timeout
+      context.setDefaultTimeout(BROWSER_STEP_TIMEOUT_MS); // a missing element fails with its name, well before jest's timeout
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.baseUrl });
       page = await context.newPage();
     });
@@ -413,7 +414,7 @@ describe('web application', () => {
 
     beforeAll(async () => {
       context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
-      context.setDefaultTimeout(10_000);
+      context.setDefaultTimeout(BROWSER_STEP_TIMEOUT_MS);
       page = await context.newPage();
     });
     afterAll(() => context?.close());

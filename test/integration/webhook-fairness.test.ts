@@ -1,5 +1,6 @@
 import { LOCAL_RECEIVERS, startTestApp, TestApp } from '../helpers/app';
 import { eventually, WebhookReceiver } from '../helpers/receiver';
+import { CONDITION_TIMEOUT_MS } from '../helpers/timeouts';
 
 /**
  * One tenant's webhooks must not delay another's (an outside penetration test held one account's
@@ -160,7 +161,7 @@ describe('fair webhook delivery', () => {
     for (const path of paths) await subscribe(first, account.testKey, receiver.url(path));
     for (let i = 0; i < 8; i++) await createLead(i % 2 ? first : second, account.testKey, `Slow ${i}`);
     // Several rounds of attempts, each ended by the timeout, taken by both dispatchers (16 slots between them).
-    await eventually(() => expect(receiver.requests.length).toBeGreaterThanOrEqual(12), 30_000, 100);
+    await eventually(() => expect(receiver.requests.length).toBeGreaterThanOrEqual(12), CONDITION_TIMEOUT_MS, 100);
     const peaks = paths.map((path) => receiver.peakOpen((received) => received === path));
     expect(Math.max(...peaks)).toBe(2);
     expect(receiver.peakOpen()).toBe(4);
@@ -179,9 +180,9 @@ describe('fair webhook delivery', () => {
     const sub = await subscribe(app, account.testKey, receiver.url());
     await createLead(app, account.testKey);
 
-    await eventually(() => expect(receiver.requests.length).toBeGreaterThanOrEqual(5), 15_000);
+    await eventually(() => expect(receiver.requests.length).toBeGreaterThanOrEqual(5));
     receiver.answer = () => ({ status: 200 });
-    await eventually(async () => expect((await deliveriesOf(app, sub.id))[0].status).toBe('succeeded'), 10_000);
+    await eventually(async () => expect((await deliveriesOf(app, sub.id))[0].status).toBe('succeeded'));
     // The schedule alone would have retried every 50 ms; the endpoint's backoff spaced the attempts
     // by 400, 800, 1600 and 1600 ms (the cap) after each failure.
     const arrivals = receiver.requests.map((request) => request.receivedAt);
@@ -214,7 +215,7 @@ describe('fair webhook delivery', () => {
     const sub = await subscribe(app, account.testKey, receiver.url());
     for (let i = 0; i < 3; i++) await createLead(app, account.testKey, `Doomed ${i}`);
 
-    await eventually(async () => expect((await endpointState(app, sub.id)).status).toBe('disabled'), 20_000);
+    await eventually(async () => expect((await endpointState(app, sub.id)).status).toBe('disabled'));
     const listed = await app.request('GET', '/v1/webhooks', { key: account.testKey });
     expect(listed.body.data[0]).toMatchObject({ id: sub.id, status: 'disabled' });
     expect(listed.body.data[0].disabled_reason).toMatch(/no delivery .* has succeeded since .*all 2 attempts of the retry schedule.*answered 500/);
@@ -242,7 +243,7 @@ describe('fair webhook delivery', () => {
     await createLead(app, account.testKey, 'Unlucky');
     await eventually(() => expect(receiver.requests).toHaveLength(1));
     await createLead(app, account.testKey, 'Lucky');
-    await eventually(async () => expect((await deliveriesOf(app, sub.id)).map((delivery) => delivery.status)).toEqual(['failed', 'succeeded']), 10_000);
+    await eventually(async () => expect((await deliveriesOf(app, sub.id)).map((delivery) => delivery.status)).toEqual(['failed', 'succeeded']));
     expect(await endpointState(app, sub.id)).toMatchObject({ status: 'enabled', disabled_reason: null });
   });
 });

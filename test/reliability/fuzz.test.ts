@@ -150,7 +150,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     fixtures.agents = await fresh.agents();
     fixtures.webhooks = await fresh.webhooks();
     snapshots = new DatabaseSnapshots(app.orm);
-  }, 60_000);
+  });
   afterAll(() => app?.close());
 
   const rootField = (route: RestRoute): GraphQLField<unknown, unknown> => {
@@ -411,7 +411,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
         }),
         assertOptions(RUNS),
       );
-    }, 120_000);
+    });
   }
 
   /** A /graphql exchange: never a 5xx, the X-Request-Id and GraphQL error shape right, and a failed operation changed nothing. */
@@ -440,7 +440,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
       }),
       assertOptions(GRAPHQL_RUNS),
     );
-  }, 120_000);
+  });
 
   it(`every operation of the schema, its arguments as variables generated from their input types (nulls and omissions included), ${SCHEMA_RUNS} runs`, async () => {
     const operations = schemaOperations(schema, fixtures);
@@ -468,7 +468,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     expect(operations.map((o) => o.name)).toEqual(
       expect.arrayContaining(['Query.leads', 'Mutation.deployAgent', 'Agent.runs', 'Deal.proposals', 'Webhook.attempts']),
     );
-  }, 180_000);
+  });
 
   it(`documents of many aliased root fields: more than ${MAX_ROOT_FIELDS} never run; the rest are charged what they select`, async () => {
     const headers = { authorization: `Bearer ${owner.testKey}`, 'content-type': 'application/json' };
@@ -495,7 +495,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
       }),
       assertOptions(60),
     );
-  }, 120_000);
+  });
 
   // -------------------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ import { workerDatabaseUrl } from '../helpers/database';
 import { eventually, WebhookReceiver } from '../helpers/receiver';
 import { RoundRobinProxy } from '../helpers/round-robin-proxy';
 import { createAccount, migratedOrm, serviceEnv, ServiceProcess, temporaryDataDir } from '../helpers/service-process';
+import { CONDITION_TIMEOUT_MS } from '../helpers/timeouts';
 
 /**
  * Three instances of the service as processes (node dist/src/main.js), sharing one PostgreSQL and
@@ -99,7 +100,7 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
     const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failed) throw failed.reason;
     proxy = await new RoundRobinProxy(services.map((service) => service.baseUrl)).start();
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await proxy?.stop();
@@ -173,7 +174,7 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
     expect(events).toHaveLength(2 * leads.length);
     const mine = () =>
       receiver.requests.filter((received) => received.path === `/hooks/${account.accountId}`).map((received) => String(received.headers['webhook-id']));
-    await eventually(() => expect(new Set(mine())).toEqual(new Set(events.map((event) => event.id))), 30_000, 100);
+    await eventually(() => expect(new Set(mine())).toEqual(new Set(events.map((event) => event.id))), CONDITION_TIMEOUT_MS, 100);
     // Each delivery was claimed once, attempted once, and succeeded.
     await eventually(
       async () => {

@@ -5,6 +5,7 @@ import { MAX_BODY_BYTES } from '../../src/http/json-body';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../helpers/chromium';
+import { BROWSER_STEP_TIMEOUT_MS } from '../helpers/timeouts';
 
 /**
  * The security checks, through real HTTP against the real app and PostgreSQL (and headless
@@ -381,7 +382,7 @@ describe('security', () => {
       /** Opens a page of the app (nothing leaves the machine), recording every CSP violation it meets. */
       async function open(path: string, ready: (page: Page) => Promise<unknown>): Promise<{ page: Page; violations: () => Promise<Violation[]> }> {
         const context = await browser.newContext();
-        context.setDefaultTimeout(10_000);
+        context.setDefaultTimeout(BROWSER_STEP_TIMEOUT_MS);
         // Apollo's CDN and Google Fonts are not reached: the policy is checked before a request leaves.
         await context.route('**/*', (route) => (route.request().url().startsWith(app.baseUrl) ? route.continue() : route.abort()));
         await context.addInitScript(() => {
