@@ -32,37 +32,35 @@ export interface PageOptions {
 export function page({ title, body, nav, scripts = [] }: PageOptions): string {
   const link = (href: string, label: string) => html`<a href="${href}" ${nav?.current === href ? html`aria-current="page"` : ''}>${label}</a>`;
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · Sales Pipeline</title>
-        ${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}" />` : ''}
-        <link rel="stylesheet" href="/assets/app.css" />
-      </head>
-      <body>
-        <header>
-          <strong class="brand">Sales Pipeline</strong>
-          ${
-            nav
-              ? html`<nav aria-label="Main">${link('/dashboard', 'Dashboard')} ${link('/settings/api-keys', 'API keys')} ${link('/settings/plan', 'Plan')}</nav>
-                  <form method="post" action="/settings/mode" class="mode">
-                    <input type="hidden" name="_csrf" value="${nav.csrfToken}" />
-                    <input type="hidden" name="mode" value="${nav.livemode ? 'test' : 'live'}" />
-                    <span class="badge ${nav.livemode ? 'live' : 'test'}">${nav.livemode ? 'Live data' : 'Test data'}</span>
-                    <button type="submit">Switch to ${nav.livemode ? 'test' : 'live'}</button>
-                  </form>
-                  <form method="post" action="/logout">
-                    <input type="hidden" name="_csrf" value="${nav.csrfToken}" /><button type="submit">Log out</button>
-                  </form>`
-              : ''
-          }
-        </header>
-        <main>
-          <h1>${title}</h1>
-          ${body}
-        </main>
-        ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
-      </body>
-    </html>`.value;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Sales Pipeline</title>
+${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}">` : ''}
+<link rel="stylesheet" href="/assets/app.css">
+</head>
+<body>
+<header>
+  <strong class="brand">Sales Pipeline</strong>
+  ${
+    nav
+      ? html`<nav aria-label="Main">${link('/dashboard', 'Dashboard')} ${link('/settings/api-keys', 'API keys')} ${link('/settings/plan', 'Plan')}</nav>
+  <form method="post" action="/settings/mode" class="mode">
+    <input type="hidden" name="_csrf" value="${nav.csrfToken}">
+    <input type="hidden" name="mode" value="${nav.livemode ? 'test' : 'live'}">
+    <span class="badge ${nav.livemode ? 'live' : 'test'}">${nav.livemode ? 'Live data' : 'Test data'}</span>
+    <button type="submit">Switch to ${nav.livemode ? 'test' : 'live'}</button>
+  </form>
+  <form method="post" action="/logout"><input type="hidden" name="_csrf" value="${nav.csrfToken}"><button type="submit">Log out</button></form>`
+      : ''
+  }
+</header>
+<main>
+<h1>${title}</h1>
+${body}
+</main>
+${scripts.map((src) => html`<script src="${src}" defer></script>`)}
+</body>
+</html>`.value;
 }

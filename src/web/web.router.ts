@@ -39,7 +39,7 @@ function assetsDir(): string {
 }
 
 const field = (name: string, label: string, type: string, extra: SafeHtml | string = '') =>
-  html`<label for="${name}">${label}</label><input id="${name}" name="${name}" type="${type}" ${extra} required />`;
+  html`<label for="${name}">${label}</label><input id="${name}" name="${name}" type="${type}" ${extra} required>`;
 
 const errorBox = (message?: string) => (message ? html`<p class="error" role="alert">${message}</p>` : '');
 
@@ -48,14 +48,14 @@ function authPage(kind: 'signup' | 'login', message?: string, values: Record<str
   return page({
     title: signup ? 'Create your account' : 'Log in',
     body: html`${errorBox(message)}
-      <form method="post" action="/${kind}" class="card">
-        ${signup ? field('name', 'Company or team name', 'text', html`value="${values.name ?? ''}" autocomplete="organization"`) : ''}
-        ${field('email', 'Email', 'email', html`value="${values.email ?? ''}" autocomplete="email"`)}
-        ${field('password', 'Password', 'password', html`autocomplete="${signup ? 'new-password' : 'current-password'}" ${signup ? html`minlength="10"` : ''}`)}
-        ${signup ? html`<p class="muted">At least 10 characters.</p>` : ''}
-        <p><button type="submit">${signup ? 'Create account' : 'Log in'}</button></p>
-      </form>
-      <p>${signup ? html`Already have an account? <a href="/login">Log in</a>` : html`New here? <a href="/signup">Create an account</a>`}</p>`,
+<form method="post" action="/${kind}" class="card">
+  ${signup ? field('name', 'Company or team name', 'text', html`value="${values.name ?? ''}" autocomplete="organization"`) : ''}
+  ${field('email', 'Email', 'email', html`value="${values.email ?? ''}" autocomplete="email"`)}
+  ${field('password', 'Password', 'password', html`autocomplete="${signup ? 'new-password' : 'current-password'}" ${signup ? html`minlength="10"` : ''}`)}
+  ${signup ? html`<p class="muted">At least 10 characters.</p>` : ''}
+  <p><button type="submit">${signup ? 'Create account' : 'Log in'}</button></p>
+</form>
+<p>${signup ? html`Already have an account? <a href="/login">Log in</a>` : html`New here? <a href="/signup">Create an account</a>`}</p>`,
   });
 }
 
@@ -189,39 +189,17 @@ export function createWebRouter(deps: WebDependencies): Router {
         nav: navFor(who, '/dashboard'),
         scripts: ['/assets/dashboard.js'],
         body: html`<p class="muted" id="status" role="status" aria-live="polite">Loading…</p>
-          <section class="card" aria-labelledby="pipeline-title">
-            <h2 id="pipeline-title">Pipeline by stage (${who.session.livemode ? 'live' : 'test'} data)</h2>
-            <svg id="chart" class="chart" width="760" height="20" role="img" aria-label="Total deal value per stage"></svg>
-            <table id="pipeline">
-              <thead>
-                <tr>
-                  <th>Stage</th>
-                  <th>Deals</th>
-                  <th>Value</th>
-                  <th>Weighted value</th>
-                  <th>Probability</th>
-                </tr>
-              </thead>
-              <tbody></tbody>
-            </table>
-            <p id="pipeline-empty" class="muted" hidden>No deals yet. Create some with the API.</p>
-          </section>
-          <section class="card" aria-labelledby="leads-title">
-            <h2 id="leads-title">Recent leads</h2>
-            <table id="leads">
-              <thead>
-                <tr>
-                  <th>Company</th>
-                  <th>Contact</th>
-                  <th>Score</th>
-                  <th>Label</th>
-                  <th>Created</th>
-                </tr>
-              </thead>
-              <tbody></tbody>
-            </table>
-            <p id="leads-empty" class="muted" hidden>No leads yet.</p>
-          </section>`,
+<section class="card" aria-labelledby="pipeline-title">
+  <h2 id="pipeline-title">Pipeline by stage (${who.session.livemode ? 'live' : 'test'} data)</h2>
+  <svg id="chart" class="chart" width="760" height="20" role="img" aria-label="Total deal value per stage"></svg>
+  <table id="pipeline"><thead><tr><th>Stage</th><th>Deals</th><th>Value</th><th>Weighted value</th><th>Probability</th></tr></thead><tbody></tbody></table>
+  <p id="pipeline-empty" class="muted" hidden>No deals yet. Create some with the API.</p>
+</section>
+<section class="card" aria-labelledby="leads-title">
+  <h2 id="leads-title">Recent leads</h2>
+  <table id="leads"><thead><tr><th>Company</th><th>Contact</th><th>Score</th><th>Label</th><th>Created</th></tr></thead><tbody></tbody></table>
+  <p id="leads-empty" class="muted" hidden>No leads yet.</p>
+</section>`,
       }),
     );
   });
@@ -233,73 +211,39 @@ export function createWebRouter(deps: WebDependencies): Router {
       nav: navFor(who, '/settings/api-keys'),
       scripts: ['/assets/app.js'],
       body: html`${errorBox(message)}
-        ${
-          created
-            ? html`<section class="card notice" aria-labelledby="new-key">
-                <h2 id="new-key">Your new key “${created.name}”</h2>
-                <p><strong>Copy it now: it is shown only once.</strong> We keep only a hash and cannot show it again.</p>
-                <p class="secret" id="new-secret">${created.secret}</p>
-                <button type="button" data-copy="new-secret">Copy key</button>
-              </section>`
-            : ''
-        }
-        <form method="post" action="/settings/api-keys" class="card">
-          <h2>Generate a new key</h2>
-          <input type="hidden" name="_csrf" value="${who.session.csrfToken}" />
-          <label for="key-name">Name (what will use it)</label>
-          <input id="key-name" name="name" type="text" maxlength="100" required placeholder="e.g. CRM sync" />
-          <label for="key-type">Type</label>
-          <select id="key-type" name="type">
-            <option value="test">Test (sk_test_, sandbox data)</option>
-            <option value="live">Live (sk_live_, real data)</option>
-          </select>
-          <p><button type="submit">Generate key</button></p>
-        </form>
-        <table aria-label="API keys">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Type</th>
-              <th>Key</th>
-              <th>Created</th>
-              <th>Last used</th>
-              <th>Status</th>
-              <th></th>
-            </tr>
-          </thead>
-          <tbody>
-            ${keys.map(
-              (key) =>
-                html`<tr>
-                  <td>${key.name}</td>
-                  <td>${key.type}</td>
-                  <td><code>${key.prefix}…${key.last4}</code></td>
-                  <td>${fmt(key.createdAt)}</td>
-                  <td>${fmt(key.lastUsedAt)}</td>
-                  <td>${key.revokedAt ? `Revoked ${fmt(key.revokedAt)}` : 'Active'}</td>
-                  <td>
-                    ${
-                      key.revokedAt
-                        ? ''
-                        : html`<form
-                            method="post"
-                            action="/settings/api-keys/${key.id}/revoke"
-                            data-confirm="Revoke “${key.name}”? Requests using it will fail at once."
-                          >
-                            <input type="hidden" name="_csrf" value="${who.session.csrfToken}" /><button
-                              type="submit"
-                              class="danger"
-                              aria-label="Revoke ${key.name}"
-                            >
-                              Revoke
-                            </button>
-                          </form>`
-                    }
-                  </td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>`,
+${
+  created
+    ? html`<section class="card notice" aria-labelledby="new-key">
+  <h2 id="new-key">Your new key “${created.name}”</h2>
+  <p><strong>Copy it now: it is shown only once.</strong> We keep only a hash and cannot show it again.</p>
+  <p class="secret" id="new-secret">${created.secret}</p>
+  <button type="button" data-copy="new-secret">Copy key</button>
+</section>`
+    : ''
+}
+<form method="post" action="/settings/api-keys" class="card">
+  <h2>Generate a new key</h2>
+  <input type="hidden" name="_csrf" value="${who.session.csrfToken}">
+  <label for="key-name">Name (what will use it)</label>
+  <input id="key-name" name="name" type="text" maxlength="100" required placeholder="e.g. CRM sync">
+  <label for="key-type">Type</label>
+  <select id="key-type" name="type"><option value="test">Test (sk_test_, sandbox data)</option><option value="live">Live (sk_live_, real data)</option></select>
+  <p><button type="submit">Generate key</button></p>
+</form>
+<table aria-label="API keys">
+  <thead><tr><th>Name</th><th>Type</th><th>Key</th><th>Created</th><th>Last used</th><th>Status</th><th></th></tr></thead>
+  <tbody>${keys.map(
+    (key) => html`<tr>
+    <td>${key.name}</td><td>${key.type}</td><td><code>${key.prefix}…${key.last4}</code></td><td>${fmt(key.createdAt)}</td><td>${fmt(key.lastUsedAt)}</td>
+    <td>${key.revokedAt ? `Revoked ${fmt(key.revokedAt)}` : 'Active'}</td>
+    <td>${
+      key.revokedAt
+        ? ''
+        : html`<form method="post" action="/settings/api-keys/${key.id}/revoke" data-confirm="Revoke “${key.name}”? Requests using it will fail at once.">
+      <input type="hidden" name="_csrf" value="${who.session.csrfToken}"><button type="submit" class="danger" aria-label="Revoke ${key.name}">Revoke</button></form>`
+    }</td></tr>`,
+  )}</tbody>
+</table>`,
     });
   };
 
@@ -349,39 +293,16 @@ export function createWebRouter(deps: WebDependencies): Router {
         title: 'Plan and usage',
         nav: navFor(who, '/settings/plan'),
         body: html`<section class="card">
-          <h2>Plan: ${who.account.plan}</h2>
-          <table aria-label="Limits and usage">
-            <thead>
-              <tr>
-                <th>Keys</th>
-                <th>Per minute</th>
-                <th>Used this minute</th>
-                <th>Per day (UTC)</th>
-                <th>Used today</th>
-              </tr>
-            </thead>
-            <tbody>
-              <tr>
-                <td>Live (sk_live_)</td>
-                <td>${n(live.perMinute)}</td>
-                <td>${n(liveUsage.minute)}</td>
-                <td>${n(live.perDay)}</td>
-                <td>${live.perDay === null ? '—' : n(liveUsage.day)}</td>
-              </tr>
-              <tr>
-                <td>Test (sk_test_)</td>
-                <td>${n(TEST_MODE_LIMITS.perMinute)}</td>
-                <td>${n(testUsage.minute)}</td>
-                <td>${n(TEST_MODE_LIMITS.perDay)}</td>
-                <td>—</td>
-              </tr>
-            </tbody>
-          </table>
-          <p class="muted">
-            Plans: Starter 60/min and 10,000/day, Professional 300/min and 100,000/day, Enterprise 1,000/min with no daily cap. Test keys allow 100/min on every
-            plan.
-          </p>
-        </section>`,
+  <h2>Plan: ${who.account.plan}</h2>
+  <table aria-label="Limits and usage">
+    <thead><tr><th>Keys</th><th>Per minute</th><th>Used this minute</th><th>Per day (UTC)</th><th>Used today</th></tr></thead>
+    <tbody>
+      <tr><td>Live (sk_live_)</td><td>${n(live.perMinute)}</td><td>${n(liveUsage.minute)}</td><td>${n(live.perDay)}</td><td>${live.perDay === null ? '—' : n(liveUsage.day)}</td></tr>
+      <tr><td>Test (sk_test_)</td><td>${n(TEST_MODE_LIMITS.perMinute)}</td><td>${n(testUsage.minute)}</td><td>${n(TEST_MODE_LIMITS.perDay)}</td><td>—</td></tr>
+    </tbody>
+  </table>
+  <p class="muted">Plans: Starter 60/min and 10,000/day, Professional 300/min and 100,000/day, Enterprise 1,000/min with no daily cap. Test keys allow 100/min on every plan.</p>
+</section>`,
       }),
     );
   });
