@@ -53,8 +53,11 @@ export class WebhookReceiver {
           if (res.destroyed) return;
           res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
         };
-        if (answer.delayMs) setTimeout(reply, answer.delayMs);
-        else reply();
+        if (!answer.delayMs) return reply();
+        // A reply still waiting when the connection closes (the sender gave up, or stop()) is dropped,
+        // so no timer outlives the receiver.
+        const timer = setTimeout(reply, answer.delayMs);
+        res.on('close', () => clearTimeout(timer));
       });
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));

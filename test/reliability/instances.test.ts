@@ -219,7 +219,7 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
         );
         expect(tasks).toEqual({ total: leads.length, open: 0 });
       },
-      30_000,
+      CONDITION_TIMEOUT_MS,
       100,
     );
 
