@@ -63,7 +63,7 @@ describe('fair webhook delivery', () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
   });
 
-  it("delivers one account's event within seconds while another's endpoints hang", async () => {
+  it("delivers one account's event while another's endpoints hang, without waiting for their slots", async () => {
     // The production shape: 8 slots, and a timeout long enough that hanging attempts hold their slots throughout.
     const app = await start({ webhooks: { timeoutMs: 10_000, retrySchedule: [0, 60] } });
     await app.reset();
@@ -71,9 +71,11 @@ describe('fair webhook delivery', () => {
     const quiet = await app.createAccount({ name: 'Quiet' });
     const isNoisy = (path: string) => path.startsWith('/noisy/');
     let noisyOpenWhenQuietArrived = -1;
+    let noisySentWhenQuietArrived = -1;
     receiver.answer = (request) => {
       if (isNoisy(request.path)) return { status: 200, hang: true };
       noisyOpenWhenQuietArrived = receiver.openNow(isNoisy);
+      noisySentWhenQuietArrived = receiver.requests.filter((received) => isNoisy(received.path)).length;
       return { status: 204 };
     };
     for (let i = 0; i < 16; i++) await subscribe(app, noisy.testKey, receiver.url(`/noisy/${i}`), ['*']);
@@ -91,14 +93,16 @@ describe('fair webhook delivery', () => {
         expect(request).toBeDefined();
         return request!;
       },
-      5_000,
+      CONDITION_TIMEOUT_MS,
       10,
     );
     const latencyMs = arrived.receivedAt - created;
     console.log(
       `noisy neighbour: the quiet account's delivery arrived ${latencyMs} ms after its lead was created; the noisy account had ${noisyOpenWhenQuietArrived} attempts hanging at that moment`,
     );
-    expect(latencyMs).toBeLessThan(5_000);
+    // It did not wait for a slot of the noisy account to free up (their attempts hang for 10 s): when
+    // it arrived, the noisy account's first 4 attempts were all it had sent, and all still open.
+    expect(noisySentWhenQuietArrived).toBe(4);
     expect(noisyOpenWhenQuietArrived).toBe(4);
     // Never more than the account's share, nor more than 2 at one endpoint.
     expect(receiver.peakOpen(isNoisy)).toBe(4);
@@ -110,7 +114,12 @@ describe('fair webhook delivery', () => {
     await app.reset();
     const noisy = await app.createAccount({ name: 'Backlogged' });
     const quiet = await app.createAccount({ name: 'Quiet' });
-    receiver.answer = (request) => (request.path === '/backlog' ? { status: 200, hang: true } : { status: 204 });
+    let backlogSentWhenQuietArrived = -1;
+    receiver.answer = (request) => {
+      if (request.path === '/backlog') return { status: 200, hang: true };
+      backlogSentWhenQuietArrived = receiver.requests.filter((received) => received.path === '/backlog').length;
+      return { status: 204 };
+    };
     const backlog = await subscribe(app, noisy.testKey, receiver.url('/backlog'));
     await subscribe(app, quiet.testKey, receiver.url('/quiet'));
     await createLead(app, noisy.testKey, 'Backlogged');
@@ -140,13 +149,14 @@ describe('fair webhook delivery', () => {
         expect(request).toBeDefined();
         return request!;
       },
-      5_000,
+      CONDITION_TIMEOUT_MS,
       10,
     );
     console.log(
       `backlog: the quiet account's delivery arrived ${arrived.receivedAt - created} ms after its lead was created, behind 3,001 overdue deliveries of another account`,
     );
-    expect(arrived.receivedAt - created).toBeLessThan(5_000);
+    // Not behind the backlog: the endpoint's first 2 attempts (hanging for 10 s) were all it had been sent.
+    expect(backlogSentWhenQuietArrived).toBe(2);
     expect(receiver.peakOpen((path) => path === '/backlog')).toBe(2);
   });
 

@@ -186,7 +186,7 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
         expect(deliveries).toHaveLength(events.length);
         expect(deliveries.filter((delivery) => delivery.status !== 'succeeded' || delivery.attempt_count !== 1 || delivery.attempts !== 1)).toEqual([]);
       },
-      10_000,
+      CONDITION_TIMEOUT_MS,
       100,
     );
     const received = mine();
