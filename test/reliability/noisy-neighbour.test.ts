@@ -174,7 +174,12 @@ describe('a noisy neighbour', () => {
           async () => api(b, '/v1/leads', { method: 'POST', json: { company: 'B', contact_email: `b-${Math.random()}@b.test` } }),
           60,
         ),
-        loop('wrong keys', () => timed(`${service.baseUrl}/v1/leads`, { headers: { authorization: `Bearer sk_live_${'W'.repeat(32)}` } }), 2_000),
+        // Wrong keys go on past the deadline until the address is refused (the limit is a count, not a time).
+        (async () => {
+          for (let i = 0; i < 2_000 && !(Date.now() >= deadline && bStatuses.get('wrong keys 429')); i++) {
+            count('wrong keys', (await timed(`${service.baseUrl}/v1/leads`, { headers: { authorization: `Bearer sk_live_${'W'.repeat(32)}` } })).status);
+          }
+        })(),
       ]);
       const noisyFigures = { ...(await measureA(noise)), eventLoop: await eventLoopDelay(service) };
       const bFigures = Object.fromEntries([...bStatuses].sort());
@@ -193,11 +198,15 @@ describe('a noisy neighbour', () => {
       // A never noticed: its valid key was never refused by B's wrong-key flood from the same address.
       expect(Object.keys(noisyFigures.statuses)).toEqual(['200']);
       expect(noisyFigures.reads.n).toBeGreaterThan(5);
-      expect(noisyFigures.reads.p95).toBeLessThan(2_000);
-      expect(noisyFigures.health.max).toBeLessThan(2_000);
+      // Bounds that catch a stall (before the fixes: reads 52 s, deliveries over 100 s, /healthz 5 s
+      // behind each PDF), not slowness: a machine busy with other work (two CPU-bound processes
+      // beside the suite) saw reads p95 1.3 s, /healthz 1 s, deliveries 4.9 s, event loop 0.5 s.
+      // The figures of an idle machine are in docs/benchmark.md.
+      expect(noisyFigures.reads.p95).toBeLessThan(5_000);
+      expect(noisyFigures.health.max).toBeLessThan(5_000);
       expect(noisyFigures.deliveries.n).toBeGreaterThan(0);
-      expect(noisyFigures.deliveries.max).toBeLessThan(5_000);
-      expect(noisyFigures.eventLoop.max).toBeLessThan(1_000);
+      expect(noisyFigures.deliveries.max).toBeLessThan(10_000);
+      expect(noisyFigures.eventLoop.max).toBeLessThan(2_000);
     },
     NOISE_MS + 180_000,
   );
