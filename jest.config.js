@@ -25,4 +25,11 @@ module.exports = {
   maxWorkers: 2,
   // A bound against hangs, not a speed check: tests wait for conditions (test/helpers/timeouts.ts, TEST_TIMEOUT_MS).
   testTimeout: 300_000,
+  // Time a worker has to exit after its last file (jest's default: 500 ms, then "A worker process has
+  // failed to exit gracefully"). No test leaves anything that keeps a worker alive: checked after
+  // every file with process.getActiveResourcesInfo() and at jest's end message, which is how the
+  // one leak was found and closed (a webhook receiver's 60 s reply timer). What remained came and
+  // went between identical runs on a busy machine, with nothing left running: the exit itself
+  // (V8 and libuv teardown of a worker that ran hundreds of tests) outlasting 500 ms.
+  workerGracefulExitTimeout: 10_000,
 };
