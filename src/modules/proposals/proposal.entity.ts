@@ -71,6 +71,7 @@ export class ProposalCustomer {
 @Entity({ tableName: 'proposals' })
 @Unique({ name: 'proposals_number_unique', properties: ['account', 'livemode', 'number'] })
 @Index({ name: 'proposals_by_deal', properties: ['deal', 'createdAt', 'id'] })
+@Index({ name: 'proposals_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
 export class Proposal extends TenantEntity<
   'object' | 'status' | 'metadata' | 'pdfUrl' | 'dealId' | 'subtotal' | 'discountPercent' | 'discount' | 'taxPercent' | 'tax' | 'total'
 > {
