@@ -266,8 +266,10 @@ describe('objects by id, collections, deletes and events', () => {
       const rows = await app.orm.em
         .fork()
         .getConnection()
-        .execute('select id from events where account_id = ? and livemode = false order by created_at desc, id desc', [owner.account.id]);
-      expect(everything.map((e) => e.id)).toEqual(rows.map((row: { id: string }) => row.id));
+        .execute<Array<{ id: string }>>('select id from events where account_id = ? and livemode = false order by created_at desc, id desc', [
+          owner.account.id,
+        ]);
+      expect(everything.map((e) => e.id)).toEqual(rows.map((row) => row.id));
       for (const event of everything) {
         expect(Object.keys(event).sort()).toEqual(['api_version', 'created_at', 'data', 'id', 'livemode', 'object', 'type', 'updated_at']);
         expect(event).toMatchObject({ object: 'event', livemode: false, api_version: 'v1' });
