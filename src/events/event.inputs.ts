@@ -1,4 +1,4 @@
-import { ArrayMaxSize, IsOptional, MaxLength } from 'class-validator';
+import { IsOptional, MaxLength } from 'class-validator';
 import { Field, ID, InputType } from 'type-graphql';
 import { PageInput } from '../common/page.input';
 import { FromYear1 } from '../common/validation';
@@ -6,11 +6,12 @@ import { IsEventType } from './event-catalog';
 
 @InputType({ description: 'Pagination and filters for listing events, newest first.' })
 export class EventListInput extends PageInput {
-  @Field(() => [String], { nullable: true, description: 'One event name, e.g. deal.won, or several (REST: a comma list).' })
+  /** Text, not a list, so that documents written when it took one name (`$type: String`) still run. */
+  @Field(() => String, { nullable: true, description: 'One event name, e.g. deal.won, or a comma list of them: deal.won,deal.lost.' })
   @IsOptional()
-  @ArrayMaxSize(50, { message: '$property must name at most 50 events' })
-  @IsEventType({ each: true })
-  type?: string[];
+  @MaxLength(2000, { message: '$property is too long to be a list of event names' })
+  @IsEventType({ commaList: true })
+  type?: string;
 
   @Field({ nullable: true, description: 'Only events created at or after this time.' })
   @IsOptional()

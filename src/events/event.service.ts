@@ -2,6 +2,7 @@ import { EntityManager, FilterQuery, raw } from '@mikro-orm/postgresql';
 import { notFound } from '../common/api-error';
 import { isId } from '../common/ids';
 import { findPage, Page } from '../common/pagination';
+import { eventTypeList } from './event-catalog';
 import { Event } from './event.entity';
 import { EventListInput } from './event.inputs';
 
@@ -17,7 +18,7 @@ export class EventService {
 
   list(input: EventListInput = {}): Promise<Page<Event>> {
     const conditions: FilterQuery<Event>[] = [];
-    if (input.type?.length) conditions.push({ type: { $in: input.type } });
+    if (input.type) conditions.push({ type: { $in: eventTypeList(input.type) } });
     if (input.createdAfter) conditions.push({ createdAt: { $gte: input.createdAfter } });
     if (input.createdBefore) conditions.push({ createdAt: { $lt: input.createdBefore } });
     // data is json (not jsonb, to keep its key order): the expression index events_by_object serves this.

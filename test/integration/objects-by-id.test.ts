@@ -322,6 +322,7 @@ describe('objects by id, collections, deletes and events', () => {
     it('refuses bad filters naming them', async () => {
       expectError(await get('/v1/events?type=deal.exploded'), 400, 'parameter_invalid', 'type');
       expectError(await get('/v1/events?type=deal.created,nope'), 400, 'parameter_invalid', 'type');
+      expectError(await get('/v1/events?type=,'), 400, 'parameter_invalid', 'type');
       expectError(await get('/v1/events?created_after=yesterday'), 400, 'parameter_invalid', 'created_after');
       expectError(await get('/v1/events?created_before=0000-01-01T00:00:00Z'), 400, 'parameter_invalid', 'created_before');
       expectError(await get(`/v1/events?object_id=${'x'.repeat(65)}`), 400, 'parameter_invalid', 'object_id');
@@ -329,14 +330,22 @@ describe('objects by id, collections, deletes and events', () => {
       expectError(await get('/v1/events?status=new'), 400, 'parameter_unknown', 'status');
     });
 
-    it('GraphQL events(filter) takes the same filters, a single type included', async () => {
+    it('GraphQL events(filter) takes the same filters, and a String variable for type still works', async () => {
       const { deal } = await makeHistory();
       const response = await app.graphql(
         'query ($f: EventListInput) { events(filter: $f) { data { type } } }',
-        { f: { type: 'deal.created', objectId: deal.id } },
+        { f: { type: 'deal.created, deal.updated', objectId: deal.id } },
         owner.testKey,
       );
-      expect(response.body).toEqual({ data: { events: { data: [{ type: 'deal.created' }] } } });
+      expect(response.body).toEqual({ data: { events: { data: [{ type: 'deal.updated' }, { type: 'deal.created' }] } } });
+      const byVariable = await app.graphql(
+        'query ($type: String) { events(filter: { type: $type }) { data { type } } }',
+        { type: 'deal.stage_changed' },
+        owner.testKey,
+      );
+      expect(byVariable.body).toEqual({ data: { events: { data: [{ type: 'deal.stage_changed' }] } } });
+      const refused = await app.graphql('{ events(filter: { type: "deal.created,deal.nope" }) { data { type } } }', {}, owner.testKey);
+      expect(refused.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', errorCode: 'parameter_invalid', param: 'type' });
     });
   });
 });
