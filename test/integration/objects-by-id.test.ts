@@ -199,6 +199,31 @@ describe('objects by id, collections, deletes and events', () => {
       expect(await allEvents('&type=deal.deleted')).toEqual([]);
     });
 
+    it('racing a proposal generation: either the proposal is made and the deal kept (409), or the deal is deleted and the proposal refused (404)', async () => {
+      for (let round = 0; round < 6; round += 1) {
+        const deal = await made('/v1/deals', { name: `Race ${round}`, value: 100 });
+        const [deleted, proposed] = await Promise.all([
+          del(`/v1/deals/${deal.id}`),
+          app.request('POST', '/v1/proposals', { key: owner.testKey, body: { deal_id: deal.id } }),
+        ]);
+        const outcome = [deleted.status, proposed.status];
+        expect([
+          [200, 404],
+          [409, 201],
+        ]).toContainEqual(outcome);
+        const proposals = await get(`/v1/proposals?deal_id=${deal.id}`);
+        if (deleted.status === 200) {
+          expect(proposed.body.error.code).toBe('resource_missing');
+          expect((await get(`/v1/deals/${deal.id}`)).status).toBe(404);
+          expect(proposals.body.data).toEqual([]);
+        } else {
+          expect(deleted.body.error.code).toBe('resource_conflict');
+          expect((await get(`/v1/deals/${deal.id}`)).status).toBe(200);
+          expect(proposals.body.data.map((p: { id: string }) => p.id)).toEqual([proposed.body.id]);
+        }
+      }
+    });
+
     it('is 404 for another account or the other mode, and deletes nothing', async () => {
       const deal = await made('/v1/deals', { name: 'Mine', value: 1 });
       for (const key of [stranger.testKey, stranger.liveKey, owner.liveKey]) expectError(await del(`/v1/deals/${deal.id}`, key), 404, 'resource_missing', 'id');
