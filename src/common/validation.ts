@@ -1,4 +1,4 @@
-import { validate, ValidateBy, ValidateIf, ValidatorOptions } from 'class-validator';
+import { MinDate, validate, ValidateBy, ValidateIf, ValidatorOptions } from 'class-validator';
 import { ArgumentValidationError, ClassType } from 'type-graphql';
 import { Extensions } from 'type-graphql';
 
@@ -32,6 +32,9 @@ export function rules(...decorators: PropertyDecorator[]): PropertyDecorator {
 
 /** A text made of spaces only would be stored empty. */
 export const NOT_BLANK = /\S/;
+
+/** PostgreSQL has no year 0 (ISO 8601's 0000 is 1 BC), so a filter time starts at year 1. */
+export const FromYear1 = (): PropertyDecorator => MinDate(new Date('0001-01-01T00:00:00.000Z'), { message: '$property must be a time from the year 0001 on' });
 
 /** The GraphQL extension that marks an update field as NotNull (read by nullArguments and the OpenAPI document). */
 export const NOT_NULL_EXTENSION = 'notNull';

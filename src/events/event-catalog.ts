@@ -27,15 +27,27 @@ export function subscribesTo(subscribed: readonly string[], type: string): boole
   return subscribed.includes(ALL_EVENTS) || subscribed.includes(type);
 }
 
-/** A validator of event type names (each item of a list with `each`), `*` too when `orAll`; the message lists them. */
-export function IsEventType(options: { each?: boolean; orAll?: boolean } = {}): PropertyDecorator {
+/** The names of a comma list of event types (`deal.won,deal.lost`), trimmed, empty items dropped. */
+export const eventTypeList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+
+/**
+ * A validator of event type names (each item of a list with `each`, or each name of a comma list
+ * with `commaList`), `*` too when `orAll`; the message lists them.
+ */
+export function IsEventType(options: { each?: boolean; orAll?: boolean; commaList?: boolean } = {}): PropertyDecorator {
   const names = () => (options.orAll ? [...eventTypes(), ALL_EVENTS] : eventTypes());
+  const known = (name: string) => (names() as readonly string[]).includes(name);
   return ValidateBy(
     {
       name: 'isEventType',
       validator: {
-        validate: (value: unknown) => typeof value === 'string' && (names() as readonly string[]).includes(value),
-        defaultMessage: () => `$property must ${options.each ? 'name events from' : 'be one of'}: ${names().join(', ')}`,
+        validate: (value: unknown) =>
+          typeof value === 'string' && (options.commaList ? eventTypeList(value).length > 0 && eventTypeList(value).every(known) : known(value)),
+        defaultMessage: () => `$property must ${options.each || options.commaList ? 'name events from' : 'be one of'}: ${names().join(', ')}`,
       },
     },
     { each: options.each },

@@ -19,6 +19,11 @@ export interface EventData {
 @ObjectType({ simpleResolvers: true, description: 'Something that happened in an account, as webhooks deliver it (CONTRACT §10).' })
 @Entity({ tableName: 'events' })
 @Index({ name: 'events_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
+@Index({ name: 'events_by_type', properties: ['account', 'livemode', 'type', 'createdAt', 'id'] })
+@Index({
+  name: 'events_by_object',
+  expression: `create index "events_by_object" on "events" ("account_id", "livemode", (("data"->'object'->>'id')), "created_at", "id")`,
+})
 @Index({
   name: 'events_pending_fan_out',
   expression: 'create index "events_pending_fan_out" on "events" ("id") where "fanned_out_at" is null',

@@ -1,7 +1,8 @@
-import { EntityManager } from '@mikro-orm/postgresql';
+import { EntityManager, FilterQuery, raw } from '@mikro-orm/postgresql';
 import { notFound } from '../common/api-error';
 import { isId } from '../common/ids';
 import { findPage, Page } from '../common/pagination';
+import { eventTypeList } from './event-catalog';
 import { Event } from './event.entity';
 import { EventListInput } from './event.inputs';
 
@@ -16,6 +17,12 @@ export class EventService {
   }
 
   list(input: EventListInput = {}): Promise<Page<Event>> {
-    return findPage(this.em, Event, input.type ? [{ type: input.type }] : [], input);
+    const conditions: FilterQuery<Event>[] = [];
+    if (input.type) conditions.push({ type: { $in: eventTypeList(input.type) } });
+    if (input.createdAfter) conditions.push({ createdAt: { $gte: input.createdAfter } });
+    if (input.createdBefore) conditions.push({ createdAt: { $lt: input.createdBefore } });
+    // data is json (not jsonb, to keep its key order): the expression index events_by_object serves this.
+    if (input.objectId) conditions.push({ [raw(`(data->'object'->>'id')`)]: input.objectId } as FilterQuery<Event>);
+    return findPage(this.em, Event, conditions, input);
   }
 }

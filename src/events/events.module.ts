@@ -16,5 +16,9 @@ export const eventsModule = defineModule({
   name: 'events',
   entities: [Event],
   resolvers: [EventResolver],
+  routes: [
+    { method: 'GET', path: '/v1/events', summary: 'List events, newest first', operation: { type: 'query', field: 'events', query: 'filter' } },
+    { method: 'GET', path: '/v1/events/:id', summary: 'Retrieve an event', operation: { type: 'query', field: 'event' } },
+  ],
   services: { events: ({ em }) => new EventService(em), recorder: ({ events }) => events },
 });

@@ -31,6 +31,9 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
     ids.agents = await made('/v1/agents', { name: 'Owned agent', type: 'lead_qualifier' });
     ids.integrations = await made('/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-00000000-owned' } });
     ids.webhooks = await made('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const events = await app.request('GET', '/v1/events?limit=1', { key: owner.testKey });
+    expect(events.status).toBe(200);
+    ids.events = events.body.data[0].id;
   });
   afterAll(() => app.close());
 

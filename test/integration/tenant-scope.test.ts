@@ -52,6 +52,7 @@ describe('tenant scope of every read a request makes', () => {
     fixtures.agents = await made('/v1/agents', { name: 'Scoped agent', type: 'lead_qualifier' });
     fixtures.integrations = await made('/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-00000000-scoped' } });
     fixtures.webhooks = await made('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    fixtures.events = (await app.request('GET', '/v1/events?limit=1', { key: owner.testKey })).body.data[0].id;
     app.orm.em.getKnex().on('query', (query: { sql: string }) => statements.push(query.sql));
   });
   afterAll(() => app.close());

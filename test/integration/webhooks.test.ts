@@ -209,6 +209,8 @@ describe('webhooks', () => {
       expect(event.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       const current = await app.request('GET', `/v1/leads/${lead.id}`, { key: owner.testKey });
       expect(event.data).toEqual({ object: current.body, previous_attributes: {} });
+      // GET /v1/events/{id} answers the very object that was delivered.
+      expect((await app.request('GET', `/v1/events/${event.id}`, { key: owner.testKey })).body).toStrictEqual(event);
 
       // A forged or altered delivery fails the same verifier.
       const other = await subscribe(app, owner.testKey, receiver.url('/other'), ['deal.won']);

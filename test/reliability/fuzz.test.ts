@@ -149,6 +149,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     fixtures.proposals = await created('/v1/proposals', { deal_id: fixtures.deals });
     fixtures.agents = await fresh.agents();
     fixtures.webhooks = await fresh.webhooks();
+    // Events are only ever written by changes: the newest of the ones the fixtures made.
+    fixtures.events = ((await setup('GET', '/v1/events?limit=1')).json as { data: Array<{ id: string }> }).data[0].id;
     snapshots = new DatabaseSnapshots(app.orm);
   });
   afterAll(() => app?.close());

@@ -1,4 +1,5 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { DeletedObject } from '../../common/deleted';
 import type { RequestContext } from '../../graphql/context';
 import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
@@ -45,6 +46,14 @@ export class AgentResolver {
     @Ctx() ctx: RequestContext,
   ) {
     return ctx.services.agents.deploy(id, input);
+  }
+
+  @Mutation(() => DeletedObject, {
+    complexity: MUTATION_COST,
+    description: 'Deletes a draft agent with its runs; a deployed agent is kept (409 resource_conflict).',
+  })
+  async deleteAgent(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return new DeletedObject(await ctx.services.agents.delete(id), 'agent');
   }
 
   @Extensions({ rest: false })

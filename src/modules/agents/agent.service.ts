@@ -1,4 +1,4 @@
-import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import { EntityManager, FilterQuery, LockMode } from '@mikro-orm/postgresql';
 import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
@@ -70,6 +70,24 @@ export class AgentService {
     this.events.record('agent.deployed', agent, before);
     await this.em.flush();
     return agent;
+  }
+
+  /**
+   * Deletes an agent that does not act: a deployed one may be running or about to run on events,
+   * so it is kept (409). The row is locked for the check and the delete, so a deploy at the same
+   * moment either comes first (and is refused here) or finds no agent.
+   */
+  async delete(id: string): Promise<string> {
+    await this.get(id); // 404 before anything else
+    return this.em.transactional(async () => {
+      const agent = await this.em.findOneOrFail(Agent, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (agent.status === AgentStatus.deployed) {
+        throw new ApiError('resource_conflict', `Agent ${agent.id} is deployed and cannot be deleted; only a draft agent can be deleted`);
+      }
+      this.events.record('agent.deleted', agent);
+      this.em.remove(agent);
+      return agent.id;
+    });
   }
 
   runs(agent: Agent, input: PageInput = {}): Promise<Page<AgentRun>> {

@@ -3,7 +3,7 @@ import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from './agent
 import { AgentResolver } from './agent.resolver';
 import { AgentService } from './agent.service';
 
-const AGENT_EVENTS = ['agent.deployed', 'agent.action'] as const;
+const AGENT_EVENTS = ['agent.deployed', 'agent.deleted', 'agent.action'] as const;
 
 declare module '../../events/event-catalog' {
   interface EventTypes extends Record<(typeof AGENT_EVENTS)[number], true> {}
@@ -29,6 +29,8 @@ export const agentsModule = defineModule({
       operation: { type: 'mutation', field: 'createAgent', body: 'input' },
       status: 201,
     },
+    { method: 'GET', path: '/v1/agents/:id', summary: 'Retrieve an agent', operation: { type: 'query', field: 'agent' } },
+    { method: 'DELETE', path: '/v1/agents/:id', summary: 'Delete an agent that is not deployed', operation: { type: 'mutation', field: 'deleteAgent' } },
     {
       method: 'POST',
       path: '/v1/agents/:id/deploy',

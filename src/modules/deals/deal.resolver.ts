@@ -1,4 +1,5 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { DeletedObject } from '../../common/deleted';
 import type { RequestContext } from '../../graphql/context';
 import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
@@ -34,6 +35,14 @@ export class DealResolver {
   @Mutation(() => Deal, { complexity: MUTATION_COST })
   updateDeal(@Arg('id', () => ID) id: string, @Arg('input', () => DealUpdateInput) input: DealUpdateInput, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.update(id, input);
+  }
+
+  @Mutation(() => DeletedObject, {
+    complexity: MUTATION_COST,
+    description: 'Deletes a deal and its stage history; a deal with a proposal is kept (409 resource_conflict).',
+  })
+  async deleteDeal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return new DeletedObject(await ctx.services.deals.delete(id), 'deal');
   }
 
   @Mutation(() => Deal, { complexity: MUTATION_COST, description: 'Registers the deal for co-sell through the Microsoft 365 integration.' })

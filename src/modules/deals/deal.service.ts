@@ -11,6 +11,7 @@ import { IntegrationProvider } from '../integrations/integration.entity';
 import type { IntegrationService } from '../integrations/integration.service';
 import { Lead } from '../leads/lead.entity';
 import { LeadStatus } from '../leads/lead-status';
+import { Proposal } from '../proposals/proposal.entity';
 import { coSellProblems } from './co-sell';
 import { CoSellRegistration, CoSellStatus, Deal, DealStageChange } from './deal.entity';
 import { DealCreateInput, DealListInput, DEAL_SORTS, DealUpdateInput } from './deal.inputs';
@@ -97,6 +98,29 @@ export class DealService {
     }
     await this.em.flush();
     return deal;
+  }
+
+  /**
+   * Deletes the deal with its stage history. A proposal is a document issued to a customer and
+   * freezes the deal, so a deal with one is kept (409). The deal row is locked for the check and
+   * the delete: a proposal generated meanwhile either commits first (and is seen here) or waits
+   * for the delete and then finds no deal.
+   */
+  async delete(id: string): Promise<string> {
+    await this.get(id); // 404 before anything else
+    return this.em.transactional(async () => {
+      const deal = await this.em.findOneOrFail(Deal, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      const proposals = await this.em.count(Proposal, { deal: deal.id });
+      if (proposals > 0) {
+        throw new ApiError(
+          'resource_conflict',
+          `Deal ${deal.id} has ${proposals === 1 ? 'a proposal' : `${proposals} proposals`} and cannot be deleted: proposals are issued documents that keep their deal`,
+        );
+      }
+      this.events.record('deal.deleted', deal);
+      this.em.remove(deal);
+      return deal.id;
+    });
   }
 
   list(input: DealListInput = {}): Promise<Page<Lean<Deal>>> {

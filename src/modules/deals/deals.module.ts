@@ -3,7 +3,7 @@ import { CoSellRegistration, Deal, DealStageChange } from './deal.entity';
 import { DealResolver } from './deal.resolver';
 import { DealService } from './deal.service';
 
-const DEAL_EVENTS = ['deal.created', 'deal.updated', 'deal.stage_changed', 'deal.won', 'deal.lost', 'deal.registered'] as const;
+const DEAL_EVENTS = ['deal.created', 'deal.updated', 'deal.deleted', 'deal.stage_changed', 'deal.won', 'deal.lost', 'deal.registered'] as const;
 
 declare module '../../events/event-catalog' {
   interface EventTypes extends Record<(typeof DEAL_EVENTS)[number], true> {}
@@ -22,6 +22,7 @@ export const dealsModule = defineModule({
   resolvers: [DealResolver],
   routes: [
     { method: 'GET', path: '/v1/deals', summary: 'List deals', operation: { type: 'query', field: 'deals', query: 'filter' } },
+    { method: 'GET', path: '/v1/deals/:id', summary: 'Retrieve a deal', operation: { type: 'query', field: 'deal' } },
     { method: 'POST', path: '/v1/deals', summary: 'Create a deal', operation: { type: 'mutation', field: 'createDeal', body: 'input' }, status: 201 },
     {
       method: 'PUT',
@@ -29,6 +30,7 @@ export const dealsModule = defineModule({
       summary: 'Update deal stage, value or metadata',
       operation: { type: 'mutation', field: 'updateDeal', body: 'input' },
     },
+    { method: 'DELETE', path: '/v1/deals/:id', summary: 'Delete a deal that has no proposal', operation: { type: 'mutation', field: 'deleteDeal' } },
     { method: 'POST', path: '/v1/deals/:id/register', summary: 'Register a deal for co-sell', operation: { type: 'mutation', field: 'registerDeal' } },
   ],
   services: { deals: ({ em, services, events }) => new DealService(em, services.integrations, events) },

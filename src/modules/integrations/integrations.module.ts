@@ -28,6 +28,7 @@ export const integrationsModule = defineModule({
   },
   routes: [
     { method: 'GET', path: '/v1/integrations', summary: 'List configured integrations', operation: { type: 'query', field: 'integrations', query: 'filter' } },
+    { method: 'GET', path: '/v1/integrations/:id', summary: 'Retrieve an integration', operation: { type: 'query', field: 'integration' } },
     {
       method: 'POST',
       path: '/v1/integrations',

@@ -1,4 +1,4 @@
-import { IsEmail, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, MinDate } from 'class-validator';
+import { IsEmail, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType, Int } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
@@ -6,7 +6,7 @@ import { SortedPageInput } from '../../common/page.input';
 import type { SortableField } from '../../common/pagination';
 import { LeadScoreLabel } from './lead.entity';
 import { LeadStatus } from './lead-status';
-import { IsWebsite, NOT_BLANK, NotNull, rules } from '../../common/validation';
+import { FromYear1, IsWebsite, NOT_BLANK, NotNull, rules } from '../../common/validation';
 
 const MAX_EMPLOYEES = 10_000_000;
 
@@ -19,10 +19,6 @@ const SETTABLE_STATUS = () =>
   IsIn([LeadStatus.new, LeadStatus.contacted, LeadStatus.qualified, LeadStatus.disqualified], {
     message: '$property must be new, contacted, qualified or disqualified',
   });
-
-/** PostgreSQL has no year 0 (ISO 8601's 0000 is 1 BC), so a filter time starts at year 1. */
-const FIRST_DAY = new Date('0001-01-01T00:00:00.000Z');
-const FROM_YEAR_1 = '$property must be a time from the year 0001 on';
 
 /**
  * The optional fields of a lead, alike on create and update (null leaves one empty on a create and
@@ -157,12 +153,12 @@ export class LeadListInput extends SortedPageInput(LEAD_SORTS) {
 
   @Field({ nullable: true, description: 'Only leads created at or after this time.' })
   @IsOptional()
-  @MinDate(FIRST_DAY, { message: FROM_YEAR_1 })
+  @FromYear1()
   createdAfter?: Date;
 
   @Field({ nullable: true, description: 'Only leads created before this time.' })
   @IsOptional()
-  @MinDate(FIRST_DAY, { message: FROM_YEAR_1 })
+  @FromYear1()
   createdBefore?: Date;
 
   @Field(() => String, { nullable: true, description: 'Case-insensitive match on company or contact email.' })

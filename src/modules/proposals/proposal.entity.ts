@@ -12,11 +12,18 @@ export enum ProposalStatus {
 }
 registerEnumType(ProposalStatus, { name: 'ProposalStatus', description: 'issued until valid_until has passed, then expired.' });
 
+/**
+ * The cost of a field of an embedded value (a line, the customer): read with the proposal's own row
+ * and printed as it is, so the field holding the value is its whole cost. A full page of 100
+ * proposals, every field selected (what GET /v1/proposals asks), then fits the cost limit.
+ */
+const EMBEDDED_VALUE = 0;
+
 /** One priced line, frozen at generation. Amounts in hundredths, quantity in thousandths. */
 @ObjectType({ simpleResolvers: true, description: 'A line of a proposal: amount = quantity × unit_price, rounded to the cent.' })
 @Embeddable()
 export class ProposalLineItem {
-  @Field()
+  @Field({ complexity: EMBEDDED_VALUE })
   @Property({ type: 'text' })
   description!: string;
 
@@ -29,17 +36,17 @@ export class ProposalLineItem {
   @Property({ type: 'bigint' })
   amountMinor!: number;
 
-  @Field(() => Float, { description: 'Up to 3 decimals.' })
+  @Field(() => Float, { complexity: EMBEDDED_VALUE, description: 'Up to 3 decimals.' })
   get quantity(): number {
     return this.quantityThousandths / 1000;
   }
 
-  @Field(() => Float, { description: 'Major units, at most 2 decimals.' })
+  @Field(() => Float, { complexity: EMBEDDED_VALUE, description: 'Major units, at most 2 decimals.' })
   get unitPrice(): number {
     return this.unitPriceMinor / 100;
   }
 
-  @Field(() => Float, { description: 'Major units, at most 2 decimals.' })
+  @Field(() => Float, { complexity: EMBEDDED_VALUE, description: 'Major units, at most 2 decimals.' })
   get amount(): number {
     return this.amountMinor / 100;
   }
@@ -49,15 +56,15 @@ export class ProposalLineItem {
 @ObjectType({ simpleResolvers: true })
 @Embeddable()
 export class ProposalCustomer {
-  @Field()
+  @Field({ complexity: EMBEDDED_VALUE })
   @Property({ type: 'text' })
   company!: string;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, complexity: EMBEDDED_VALUE })
   @Property({ type: 'text', nullable: true })
   contactName?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, complexity: EMBEDDED_VALUE })
   @Property({ type: 'text', nullable: true })
   contactEmail?: string | null;
 }
@@ -71,6 +78,7 @@ export class ProposalCustomer {
 @Entity({ tableName: 'proposals' })
 @Unique({ name: 'proposals_number_unique', properties: ['account', 'livemode', 'number'] })
 @Index({ name: 'proposals_by_deal', properties: ['deal', 'createdAt', 'id'] })
+@Index({ name: 'proposals_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
 export class Proposal extends TenantEntity<
   'object' | 'status' | 'metadata' | 'pdfUrl' | 'dealId' | 'subtotal' | 'discountPercent' | 'discount' | 'taxPercent' | 'tax' | 'total'
 > {

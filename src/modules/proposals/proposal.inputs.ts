@@ -78,5 +78,10 @@ export class ProposalCreateInput {
   metadata?: Record<string, string> | null;
 }
 
-@InputType({ description: "Pagination for a deal's proposals, newest first." })
-export class ProposalListInput extends PageInput {}
+@InputType({ description: 'Pagination and filters for listing proposals, newest first.' })
+export class ProposalListInput extends PageInput {
+  @Field(() => ID, { nullable: true, description: "Only this deal's proposals (on Deal.proposals, the deal itself already is the filter)." })
+  @IsOptional()
+  @MaxLength(64, { message: '$property is not a deal id' })
+  dealId?: string;
+}

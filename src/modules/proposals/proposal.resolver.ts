@@ -17,6 +17,11 @@ const PDF_COST = 2000;
 
 @Resolver(() => Proposal)
 export class ProposalResolver {
+  @Query(() => ProposalList, { description: "Proposals of the key's account and mode, newest first.", complexity: listComplexity })
+  proposals(@Arg('filter', () => ProposalListInput, { nullable: true }) filter: ProposalListInput | undefined, @Ctx() ctx: RequestContext) {
+    return ctx.services.proposals.list(filter);
+  }
+
   @Query(() => Proposal)
   proposal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.proposals.get(id);

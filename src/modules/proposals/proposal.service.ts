@@ -1,4 +1,4 @@
-import { EntityManager, ref } from '@mikro-orm/postgresql';
+import { EntityManager, FilterQuery, ref } from '@mikro-orm/postgresql';
 import { ApiError, notFound } from '../../common/api-error';
 import { FileDownload } from '../../common/file-download';
 import { isId } from '../../common/ids';
@@ -80,9 +80,18 @@ export class ProposalService {
     return this.link(proposal);
   }
 
-  /** A deal's proposals, newest first. */
-  async forDeal(deal: Deal, input: ProposalListInput = {}): Promise<Page<Proposal>> {
-    const page = await findPage(this.em, Proposal, [{ deal: deal.id }], input);
+  /** Proposals, newest first; `dealId` keeps one deal's. */
+  list(input: ProposalListInput = {}): Promise<Page<Proposal>> {
+    return this.page(input.dealId ? [{ deal: input.dealId }] : [], input);
+  }
+
+  /** A deal's proposals, newest first (a `dealId` in the input narrows it further: another deal's id gives none). */
+  forDeal(deal: Deal, input: ProposalListInput = {}): Promise<Page<Proposal>> {
+    return this.page([{ deal: deal.id }, ...(input.dealId ? [{ deal: input.dealId }] : [])], input);
+  }
+
+  private async page(filters: FilterQuery<Proposal>[], input: ProposalListInput): Promise<Page<Proposal>> {
+    const page = await findPage(this.em, Proposal, filters, input);
     page.data.forEach((row) => this.link(row));
     return page;
   }

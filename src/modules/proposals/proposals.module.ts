@@ -22,6 +22,7 @@ export const proposalsModule = defineModule({
   events: PROPOSAL_EVENTS,
   resolvers: [ProposalResolver, DealProposalsResolver],
   routes: [
+    { method: 'GET', path: '/v1/proposals', summary: 'List proposals', operation: { type: 'query', field: 'proposals', query: 'filter' } },
     {
       method: 'POST',
       path: '/v1/proposals',

@@ -16,6 +16,7 @@ export const webhooksModule = defineModule({
   resolvers: [WebhookResolver],
   routes: [
     { method: 'GET', path: '/v1/webhooks', summary: 'List webhook subscriptions', operation: { type: 'query', field: 'webhooks', query: 'filter' } },
+    { method: 'GET', path: '/v1/webhooks/:id', summary: 'Retrieve a webhook subscription', operation: { type: 'query', field: 'webhook' } },
     {
       method: 'POST',
       path: '/v1/webhooks',
