@@ -63,6 +63,22 @@ describe('fair webhook delivery', () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
   });
 
+  /** Creates a lead in the quiet account and waits for its delivery at /quiet: how long it took, in ms. */
+  async function quietDelivery(app: TestApp, key: string): Promise<number> {
+    const created = Date.now();
+    await createLead(app, key, 'Quiet');
+    const arrived = await eventually(
+      () => {
+        const request = receiver.requests.find((received) => received.path === '/quiet');
+        expect(request).toBeDefined();
+        return request!;
+      },
+      CONDITION_TIMEOUT_MS,
+      10,
+    );
+    return arrived.receivedAt - created;
+  }
+
   it("delivers one account's event while another's endpoints hang, without waiting for their slots", async () => {
     // The production shape: 8 slots, and a timeout long enough that hanging attempts hold their slots throughout.
     const app = await start({ webhooks: { timeoutMs: 10_000, retrySchedule: [0, 60] } });
@@ -85,18 +101,7 @@ describe('fair webhook delivery', () => {
     // The noisy account holds all the slots it may: half of the 8.
     await eventually(() => expect(receiver.openNow(isNoisy)).toBe(4));
 
-    const created = Date.now();
-    await createLead(app, quiet.testKey, 'Quiet');
-    const arrived = await eventually(
-      () => {
-        const request = receiver.requests.find((received) => received.path === '/quiet');
-        expect(request).toBeDefined();
-        return request!;
-      },
-      CONDITION_TIMEOUT_MS,
-      10,
-    );
-    const latencyMs = arrived.receivedAt - created;
+    const latencyMs = await quietDelivery(app, quiet.testKey);
     console.log(
       `noisy neighbour: the quiet account's delivery arrived ${latencyMs} ms after its lead was created; the noisy account had ${noisyOpenWhenQuietArrived} attempts hanging at that moment`,
     );
@@ -141,20 +146,8 @@ describe('fair webhook delivery', () => {
     );
     await eventually(() => expect(receiver.openNow((path) => path === '/backlog')).toBe(2));
 
-    const created = Date.now();
-    await createLead(app, quiet.testKey, 'Quiet');
-    const arrived = await eventually(
-      () => {
-        const request = receiver.requests.find((received) => received.path === '/quiet');
-        expect(request).toBeDefined();
-        return request!;
-      },
-      CONDITION_TIMEOUT_MS,
-      10,
-    );
-    console.log(
-      `backlog: the quiet account's delivery arrived ${arrived.receivedAt - created} ms after its lead was created, behind 3,001 overdue deliveries of another account`,
-    );
+    const latencyMs = await quietDelivery(app, quiet.testKey);
+    console.log(`backlog: the quiet account's delivery arrived ${latencyMs} ms after its lead was created, behind 3,001 overdue deliveries of another account`);
     // Not behind the backlog: the endpoint's first 2 attempts (hanging for 10 s) were all it had been sent.
     expect(backlogSentWhenQuietArrived).toBe(2);
     expect(receiver.peakOpen((path) => path === '/backlog')).toBe(2);
