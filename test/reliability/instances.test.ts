@@ -221,7 +221,13 @@ async function inParallel<T, R>(items: T[], concurrency: number, work: (item: T)
       },
       CONDITION_TIMEOUT_MS,
       100,
-    );
+    ).catch(async (error: Error) => {
+      // Seen once in three runs beside two CPU-bound processes (8 of 20 tasks still open after 60 s):
+      // say which tasks, and what the instances logged, so the next failure tells why.
+      const open = await sql('select id, attempt_count, next_attempt_at, updated_at from agent_tasks where agent_id = ? and done_at is null', [agent.id]);
+      const logged = services.map((service, i) => `--- instance ${i} (warnings and errors)\n${service.log.slice(-4000)}`).join('\n');
+      throw new Error(`${error.message}\n--- open tasks\n${JSON.stringify(open)}\n${logged}`);
+    });
 
     // One run per event, each acting once on its lead.
     const runs = await sql<{ event_id: string; outcome: string; actions: Array<{ kind: string; object_id: string; lead_id?: string }> }>(
