@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { outboxSignal } from '../events/outbox.subscriber';
 import type { Logger } from '../logger';
 
@@ -22,6 +23,13 @@ export abstract class PollingWorker<Claim> {
   private stopped = true;
   private timer?: NodeJS.Timeout;
   private pass: Promise<void> | null = null;
+  /**
+   * The async context the worker was made in (start-up: no transaction). Every pass runs in it, so
+   * a pass woken by a write inside some transaction does not inherit that transaction through
+   * AsyncLocalStorage: its work would otherwise run on a transaction that finishes under it
+   * ("Transaction query already complete"), leaving the claim leased for minutes.
+   */
+  private readonly ownContext = AsyncLocalStorage.snapshot();
   private passAgain: Wake | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly onTimer = () => this.nudge();
@@ -91,7 +99,7 @@ export abstract class PollingWorker<Claim> {
       this.passAgain = this.passAgain === 'all' || wake === 'all' ? 'all' : 'events';
       return;
     }
-    this.pass = this.runPass(wake)
+    this.pass = this.ownContext(() => this.runPass(wake))
       .catch((error: unknown) => this.logger.warn({ err: error }, 'worker pass failed; retrying at the next poll'))
       .finally(() => {
         this.pass = null;
