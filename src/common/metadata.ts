@@ -23,6 +23,7 @@ export function IsMetadata(options: { allowNullValues: boolean }, validationOpti
       name: 'isMetadata',
       target: target.constructor,
       propertyName,
+      constraints: [options],
       options: validationOptions,
       validator: {
         validate: (value: unknown) => metadataProblem(value, options.allowNullValues) === undefined,

@@ -38,6 +38,7 @@ export function SortedPageInput(sortable: Record<string, SortableField>) {
 function IsSortKey(names: readonly string[]): PropertyDecorator {
   return ValidateBy({
     name: 'isSortKey',
+    constraints: [names],
     validator: { validate: (value: unknown) => typeof value === 'string' && sortKeyOf(value, names) !== undefined, defaultMessage: () => sortRefusal(names) },
   });
 }

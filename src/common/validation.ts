@@ -52,19 +52,47 @@ export function NotNull(): PropertyDecorator {
   };
 }
 
-/** A host name alone (`acme.com`, `www.acme.co.uk:8443/about`): what people paste as a website. */
-const BARE_HOST = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+(?::\d{1,5})?(?:[/?#]\S*)?$/i;
+const LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
+const PORT = '(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|\\d{1,4})';
 
-/** True for an http(s) URL with a host, or a bare host name; never another scheme (`javascript:`, `data:`). */
+/**
+ * A website as people paste it: an http(s) URL with a host name, or a bare host name (`acme.com`,
+ * `www.acme.co.uk:8443/about`); never another scheme (`javascript:`, `data:`), credentials or
+ * spaces. One pattern, so the OpenAPI document states exactly this rule (src/rest/openapi/constraints.ts).
+ */
+export const WEBSITE_PATTERN = new RegExp(`^(?:(?:[hH][tT][tT][pP][sS]?)://${LABEL}(?:\\.${LABEL})*|${LABEL}(?:\\.${LABEL})+)(?::${PORT})?(?:[/?#]\\S*)?$`);
+
+/** True for an http(s) URL with a host name, or a bare host name (WEBSITE_PATTERN). */
 export function isWebsite(value: unknown): boolean {
-  if (typeof value !== 'string' || /\s/.test(value)) return false;
-  if (!/^https?:\/\//i.test(value)) return BARE_HOST.test(value);
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-  } catch {
-    return false;
-  }
+  return typeof value === 'string' && WEBSITE_PATTERN.test(value);
+}
+
+/**
+ * A JSON number with at most `digits` decimals as written (`String(value)`), as amounts (2) and
+ * quantities and percentages (3) are stored exactly; in the document, `multipleOf: 10^-digits`.
+ */
+export function MaxDecimals(digits: number, message: string): PropertyDecorator {
+  const exact = new RegExp(`^-?\\d+(?:\\.\\d{1,${digits}})?$`);
+  return ValidateBy({
+    name: 'maxDecimals',
+    constraints: [digits],
+    validator: { validate: (value: unknown) => typeof value === 'number' && exact.test(String(value)), defaultMessage: () => message },
+  });
+}
+
+/** A day of the calendar as YYYY-MM-DD from 0001-01-01 (no 2026-02-30; years below 100 too, which validator's isISO8601 refuses). */
+export function isCalendarDate(value: unknown): boolean {
+  const match = typeof value === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(value) : null;
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number);
+  const date = new Date(Date.UTC(2000, month - 1, day));
+  date.setUTCFullYear(year); // Date.UTC takes 0–99 as 1900–1999
+  return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** A calendar date (isCalendarDate); `format: date` in the document. */
+export function IsCalendarDate(message: string): PropertyDecorator {
+  return ValidateBy({ name: 'isCalendarDate', validator: { validate: isCalendarDate, defaultMessage: () => message } });
 }
 
 /** A website a browser may open from our pages and clients' CRMs: http(s) only (see isWebsite). */

@@ -44,6 +44,7 @@ export function IsEventType(options: { each?: boolean; orAll?: boolean; commaLis
   return ValidateBy(
     {
       name: 'isEventType',
+      constraints: [options],
       validator: {
         validate: (value: unknown) =>
           typeof value === 'string' && (options.commaList ? eventTypeList(value).length > 0 && eventTypeList(value).every(known) : known(value)),

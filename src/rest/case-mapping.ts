@@ -52,6 +52,10 @@ export function toGraphQLInput(value: unknown, type: GraphQLInputType, source: S
     }
     return out;
   }
+  // GraphQL's ID takes an integer too; REST documents ids as strings and takes only strings.
+  if (source === 'body' && isScalarType(type) && type.name === 'ID' && typeof value !== 'string') {
+    throw new ApiError('parameter_invalid', `${paramPath(path)} must be a string`, { param: paramPath(path) });
+  }
   if (source === 'query' && typeof value === 'string' && isScalarType(type)) {
     if ((type.name === 'Int' || type.name === 'Float') && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
     if (type.name === 'Boolean' && (value === 'true' || value === 'false')) return value === 'true';

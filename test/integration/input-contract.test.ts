@@ -170,7 +170,7 @@ describe('the input contract', () => {
       body: { deal_id: ids.deal, line_items: [{ description: 'Seat', quantity: 1, unit_price: -5 }] },
     });
     expectRestError(res, 400, 'parameter_invalid', 'line_items[0][unit_price]');
-    expect(res.body.error.message).toBe('line_items[0][unit_price] must be 0 or more');
+    expect(res.body.error.message).toBe('line_items[0][unit_price] must be an amount from 0 to 10000000000000 with at most 2 decimals');
     expect(res.body.error.message).not.toMatch(/unitPrice|lineItems/);
   });
 

@@ -1,4 +1,4 @@
-import { IsIn, IsISO4217CurrencyCode, IsISO8601, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsISO4217CurrencyCode, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
@@ -7,15 +7,14 @@ import type { SortableField } from '../../common/pagination';
 import { CoSellStatus } from './deal.entity';
 import { DealStage } from './deal-stage';
 import { MAX_VALUE } from './money';
-import { NOT_BLANK, NotNull, rules } from '../../common/validation';
-
-/** YYYY-MM-DD from year 0001 (PostgreSQL has no year 0); IsISO8601 strict then refuses days a month lacks (2026-02-30). */
-const DATE = /^(?!0000)\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
-const CALENDAR_DATE = { strict: true } as const;
+import { IsCalendarDate, MaxDecimals, NOT_BLANK, NotNull, rules } from '../../common/validation';
 
 /** The rules of the fields a deal has on create and update alike, whether required (create) or NotNull (update). */
 const NAME = () => rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
-const VALUE = () => rules(Min(0, { message: '$property must be 0 or more' }), Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` }));
+const AMOUNT_MESSAGE = `$property must be an amount from 0 to ${MAX_VALUE} with at most 2 decimals`;
+/** An amount in major units (src/modules/deals/money.ts): 0 to MAX_VALUE, at most 2 decimals. */
+export const AMOUNT = () => rules(Min(0, { message: AMOUNT_MESSAGE }), Max(MAX_VALUE, { message: AMOUNT_MESSAGE }), MaxDecimals(2, AMOUNT_MESSAGE));
+const VALUE = AMOUNT;
 const CURRENCY = () => IsISO4217CurrencyCode({ message: '$property must be an ISO 4217 currency code such as USD' });
 
 /**
@@ -32,8 +31,7 @@ abstract class DealOptionalFields {
 
   @Field(() => String, { nullable: true, description: 'YYYY-MM-DD.' })
   @IsOptional()
-  @Matches(DATE, { message: '$property must be a date as YYYY-MM-DD' })
-  @IsISO8601(CALENDAR_DATE, { message: '$property must be a date as YYYY-MM-DD' })
+  @IsCalendarDate('$property must be a date as YYYY-MM-DD')
   expectedCloseDate?: string | null;
 
   @Field(() => String, { nullable: true })
@@ -116,12 +114,12 @@ export class DealListInput extends SortedPageInput(DEAL_SORTS) {
 
   @Field(() => Float, { nullable: true })
   @IsOptional()
-  @Min(0, { message: '$property must be 0 or more' })
+  @AMOUNT()
   minValue?: number;
 
   @Field(() => Float, { nullable: true })
   @IsOptional()
-  @Min(0, { message: '$property must be 0 or more' })
+  @AMOUNT()
   maxValue?: number;
 
   @Field(() => CoSellStatus, { nullable: true })

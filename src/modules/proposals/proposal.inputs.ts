@@ -1,10 +1,10 @@
-import { ArrayMaxSize, ArrayNotEmpty, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, IsInt, IsPositive, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, InputType, Int } from 'type-graphql';
 import { IsMetadata } from '../../common/metadata';
 import { PageInput } from '../../common/page.input';
-import { NOT_BLANK } from '../../common/validation';
-import { MAX_VALUE } from '../deals/money';
+import { MaxDecimals, NOT_BLANK } from '../../common/validation';
+import { AMOUNT } from '../deals/deal.inputs';
 import { MAX_QUANTITY } from './proposal-totals';
 
 export const MAX_LINE_ITEMS = 500;
@@ -18,13 +18,13 @@ export class ProposalLineItemInput {
   description!: string;
 
   @Field(() => Float, { description: `More than 0, at most ${MAX_QUANTITY}, up to 3 decimals.` })
-  @Min(0, { message: '$property must be more than 0' })
+  @IsPositive({ message: '$property must be more than 0' })
   @Max(MAX_QUANTITY, { message: `$property must be at most ${MAX_QUANTITY}` })
+  @MaxDecimals(3, '$property must have at most 3 decimals')
   quantity!: number;
 
   @Field(() => Float, { description: "Major units in the deal's currency, at most 2 decimals." })
-  @Min(0, { message: '$property must be 0 or more' })
-  @Max(MAX_VALUE, { message: `$property must be at most ${MAX_VALUE}` })
+  @AMOUNT()
   unitPrice!: number;
 }
 
@@ -52,12 +52,14 @@ export class ProposalCreateInput {
   @IsOptional()
   @Min(0, { message: '$property must be between 0 and 100' })
   @Max(100, { message: '$property must be between 0 and 100' })
+  @MaxDecimals(3, '$property must have at most 3 decimals')
   discountPercent?: number | null;
 
   @Field(() => Float, { nullable: true, description: 'Percent on the discounted subtotal, 0–100, up to 3 decimals. Default 0.' })
   @IsOptional()
   @Min(0, { message: '$property must be between 0 and 100' })
   @Max(100, { message: '$property must be between 0 and 100' })
+  @MaxDecimals(3, '$property must have at most 3 decimals')
   taxPercent?: number | null;
 
   @Field(() => Int, { nullable: true, description: 'Days the offer stands, 1–365. Default 30.' })

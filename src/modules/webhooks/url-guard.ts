@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
+import { ValidateBy } from 'class-validator';
 import ipaddr from 'ipaddr.js';
 
 /** Resolves a host name to every address, like dns.lookup with `all: true` (a seam for tests). */
@@ -29,8 +30,20 @@ export function isPublicAddress(address: string): boolean {
 
 const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
 
+/**
+ * What every webhook URL looks like before it is parsed: http(s), an authority without
+ * credentials (no `@`), then a path, query or fragment. The OpenAPI document shows it beside
+ * `format: uri` (IsWebhookUrl below).
+ */
+export const WEBHOOK_URL_SHAPE = /^[hH][tT][tT][pP][sS]?:\/\/[^\s/?#@]+(?:[/?#]\S*)?$/;
+
 /** Problems with the URL itself, before any lookup: null when it is a usable http(s) URL. */
 export function webhookUrlProblem(text: string): string | null {
+  if (!WEBHOOK_URL_SHAPE.test(text)) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(text) && !/^https?:/i.test(text)) return 'url must use http or https';
+    if (/^https?:\/\/[^/?#]*@/i.test(text)) return 'url must not contain credentials; use the signature to authenticate deliveries';
+    return 'url must be an absolute http or https URL';
+  }
   let url: URL;
   try {
     url = new URL(text);
@@ -87,4 +100,15 @@ export function guardedLookup(resolve: HostResolver, allowPrivate: boolean) {
       else callback(null, addresses[0].address, addresses[0].family);
     }, refuse);
   };
+}
+
+/** A webhook URL (webhookUrlProblem): refused with its problem as the message. */
+export function IsWebhookUrl(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isWebhookUrl',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && webhookUrlProblem(value) === null,
+      defaultMessage: (args) => (typeof args?.value === 'string' && webhookUrlProblem(args.value)) || 'url must be an absolute http or https URL',
+    },
+  });
 }

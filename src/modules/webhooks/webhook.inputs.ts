@@ -3,10 +3,11 @@ import { Field, InputType } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
 import { NotNull, rules } from '../../common/validation';
 import { IsEventType } from '../../events/event-catalog';
+import { IsWebhookUrl } from './url-guard';
 import { WebhookStatus } from './webhook.entity';
 
 /** The rules of the fields a subscription has on create and update alike, whether required (create) or NotNull (update). */
-const URL_TEXT = () => MaxLength(2048, { message: '$property must be at most 2048 characters' });
+const URL_TEXT = () => rules(MaxLength(2048, { message: '$property must be at most 2048 characters' }), IsWebhookUrl());
 const EVENT_NAMES = () =>
   rules(
     ArrayNotEmpty({ message: '$property must name at least one event, or "*"' }),
