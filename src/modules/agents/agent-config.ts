@@ -1,4 +1,6 @@
+import type { JsonSchema } from '../../common/json-schema';
 import { DealStage, OPEN_STAGES } from '../deals/deal-stage';
+import { MAX_VALUE } from '../deals/money';
 
 /** The three kinds of agent (CONTRACT §8). */
 export enum AgentType {
@@ -46,29 +48,53 @@ export const DEFAULT_CONFIG: Record<AgentType, AgentConfig> = {
 
 type Check = (value: unknown) => string | null;
 
-const integer =
-  (min: number, max: number): Check =>
-  (value) =>
-    Number.isInteger(value) && (value as number) >= min && (value as number) <= max ? null : `must be a whole number from ${min} to ${max}`;
-const percent: Check = (value) =>
-  typeof value === 'number' && value >= 0 && value <= 100 && /^\d+(\.\d{1,3})?$/.test(String(value))
-    ? null
-    : 'must be a percentage from 0 to 100 with at most 3 decimals';
-const boolean: Check = (value) => (typeof value === 'boolean' ? null : 'must be true or false');
-const amount: Check = (value) =>
-  typeof value === 'number' && value >= 0 && value <= 10_000_000_000_000 && /^\d+(\.\d{1,2})?$/.test(String(value))
-    ? null
-    : 'must be an amount of 0 or more with at most 2 decimals';
-const oneOf =
-  (options: readonly string[]): Check =>
-  (value) =>
-    typeof value === 'string' && options.includes(value) ? null : `must be one of ${options.join(', ')}`;
-const text =
-  (max: number): Check =>
-  (value) =>
-    value === null || (typeof value === 'string' && value.length <= max) ? null : `must be text of at most ${max} characters, or null`;
+/** One setting: its check and, from the same bounds, its JSON Schema (the OpenAPI document's config, per agent type). */
+interface Setting {
+  check: Check;
+  schema: JsonSchema;
+}
 
-const FIELDS: Record<AgentType, Record<string, Check>> = {
+const integer = (min: number, max: number): Setting => ({
+  check: (value) => (Number.isInteger(value) && (value as number) >= min && (value as number) <= max ? null : `must be a whole number from ${min} to ${max}`),
+  schema: { type: 'integer', minimum: min, maximum: max },
+});
+const percent: Setting = {
+  check: (value) =>
+    typeof value === 'number' && value >= 0 && value <= 100 && /^\d+(\.\d{1,3})?$/.test(String(value))
+      ? null
+      : 'must be a percentage from 0 to 100 with at most 3 decimals',
+  schema: { type: 'number', minimum: 0, maximum: 100, multipleOf: 0.001 },
+};
+const boolean: Setting = { check: (value) => (typeof value === 'boolean' ? null : 'must be true or false'), schema: { type: 'boolean' } };
+const amount: Setting = {
+  check: (value) =>
+    typeof value === 'number' && value >= 0 && value <= MAX_VALUE && /^\d+(\.\d{1,2})?$/.test(String(value))
+      ? null
+      : 'must be an amount of 0 or more with at most 2 decimals',
+  schema: { type: 'number', minimum: 0, maximum: MAX_VALUE, multipleOf: 0.01 },
+};
+const oneOf = (options: readonly string[]): Setting => ({
+  check: (value) => (typeof value === 'string' && options.includes(value) ? null : `must be one of ${options.join(', ')}`),
+  schema: { type: 'string', enum: options },
+});
+const text = (max: number): Setting => ({
+  check: (value) => (value === null || (typeof value === 'string' && value.length <= max) ? null : `must be text of at most ${max} characters, or null`),
+  schema: { type: ['string', 'null'], maxLength: max },
+});
+const IDLE_DAYS = integer(1, 365);
+const idleDays: Setting = {
+  check: (value) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object of open stage to days';
+    for (const [stage, days] of Object.entries(value)) {
+      if (!(OPEN_STAGES as string[]).includes(stage)) return `has ${stage}, which is not an open stage (${OPEN_STAGES.join(', ')})`;
+      if (IDLE_DAYS.check(days)) return `.${stage} must be a whole number of days from 1 to 365`;
+    }
+    return null;
+  },
+  schema: { type: 'object', properties: Object.fromEntries(OPEN_STAGES.map((stage) => [stage, IDLE_DAYS.schema])), additionalProperties: false },
+};
+
+const FIELDS: Record<AgentType, Record<string, Setting>> = {
   lead_qualifier: {
     qualify_at: integer(0, 100),
     disqualify_below: integer(0, 100),
@@ -76,18 +102,16 @@ const FIELDS: Record<AgentType, Record<string, Check>> = {
     deal_stage: oneOf([DealStage.prospecting, DealStage.qualification]),
     deal_value: amount,
   },
-  deal_follow_up: {
-    idle_days: (value) => {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object of open stage to days';
-      for (const [stage, days] of Object.entries(value)) {
-        if (!(OPEN_STAGES as string[]).includes(stage)) return `has ${stage}, which is not an open stage (${OPEN_STAGES.join(', ')})`;
-        if (integer(1, 365)(days)) return `.${stage} must be a whole number of days from 1 to 365`;
-      }
-      return null;
-    },
-  },
+  deal_follow_up: { idle_days: idleDays },
   proposal_drafter: { valid_days: integer(1, 365), discount_percent: percent, tax_percent: percent, notes: text(5000) },
 };
+
+/** The config an agent of `type` takes, as JSON Schema: its settings, each optional (defaults fill the rest), nothing else. */
+export function configSchema(type: AgentType): JsonSchema {
+  const properties = Object.fromEntries(Object.entries(FIELDS[type]).map(([name, setting]) => [name, setting.schema]));
+  const rule = type === AgentType.lead_qualifier ? { description: 'disqualify_below must not be above qualify_at (with the defaults filled in).' } : {};
+  return { type: 'object', title: type, properties, additionalProperties: false, ...rule };
+}
 
 /**
  * The agent's config with defaults for what was left out, and every problem found: unknown keys,
@@ -104,7 +128,7 @@ export function checkAgentConfig(type: AgentType, raw: Record<string, unknown> |
       problems.push({ field: name, message: `${name} is not a setting of ${type} agents (settings: ${Object.keys(fields).join(', ')})` });
       continue;
     }
-    const problem = check(value);
+    const problem = check.check(value);
     if (problem) problems.push({ field: name, message: `${name} ${problem}` });
   }
   // A copy: a caller changing its config must never change the defaults.

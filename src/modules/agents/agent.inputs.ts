@@ -3,7 +3,8 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
 import { NOT_BLANK, rules } from '../../common/validation';
-import { AgentType } from './agent-config';
+import { JsonSchema, RefineSchema, SchemaRefinement } from '../../common/json-schema';
+import { AgentType, configSchema } from './agent-config';
 import { AgentStatus } from './agent.entity';
 
 export const METRIC_WINDOWS = ['24h', '7d', '30d'] as const;
@@ -24,10 +25,29 @@ abstract class AgentConfigField {
   config?: Record<string, unknown> | null;
 }
 
+const TYPES = Object.values(AgentType);
+const withConfig = (schema: JsonSchema, config: JsonSchema[]): JsonSchema => {
+  const { type, additionalProperties, ...rest } = (schema.properties as Record<string, JsonSchema>).config;
+  void type;
+  void additionalProperties;
+  return { ...rest, anyOf: [...config, { type: 'null' }] };
+};
+/** On create, the type says which settings config takes (a branch per type). */
+const configByType: SchemaRefinement = (schema) => ({
+  ...schema,
+  oneOf: TYPES.map((type) => ({ title: type, properties: { type: { const: type }, config: withConfig(schema, [configSchema(type)]) } })),
+});
+/** Later, the agent's type decides; the document lists the settings of each. */
+const configOfAnyType: SchemaRefinement = (schema) => ({
+  ...schema,
+  properties: { ...(schema.properties as object), config: withConfig(schema, TYPES.map(configSchema)) },
+});
+
 const AGENT_NAME = () =>
   rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
 
 @InputType({ description: 'A new agent, in draft until deployed.' })
+@RefineSchema(configByType)
 export class AgentCreateInput extends AgentConfigField {
   @Field()
   @AGENT_NAME()
@@ -41,6 +61,7 @@ export class AgentCreateInput extends AgentConfigField {
   description:
     'Changes the name or the working copy of the config (replaced whole: defaults fill what is left out); a deployed agent keeps running its deployed version until deployed again.',
 })
+@RefineSchema(configOfAnyType)
 export class AgentUpdateInput extends AgentConfigField {
   @Field(() => String, { nullable: true })
   @IsOptional()
@@ -49,6 +70,7 @@ export class AgentUpdateInput extends AgentConfigField {
 }
 
 @InputType({ description: 'Deploys the working config as a new version; a config given here replaces it first.' })
+@RefineSchema(configOfAnyType)
 export class AgentDeployInput extends AgentConfigField {}
 
 @InputType({ description: 'Pagination and filters for listing agents, newest first.' })

@@ -1,5 +1,6 @@
 import { isEmail } from 'class-validator';
 import { ApiError } from '../../common/api-error';
+import type { JsonSchema, SchemaRefinement } from '../../common/json-schema';
 import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integration.entity';
 
 /**
@@ -77,36 +78,68 @@ export const MAX_CREDENTIAL_LENGTH = 2000;
 /** Real secrets are far longer; shorter ones would be half given away by the 4-character hint. */
 export const MIN_SECRET_LENGTH = 8;
 
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 /** Keys REST shows unchanged in a param path; others (camelCase, punctuation) are named in the message only. */
 const PLAIN_KEY = /^[a-z0-9_]{1,64}$/;
 
-/** A DNS name with at least two labels and an alphabetic top label (so not an IP address). */
-function isHostname(value: string): boolean {
-  if (value.length > 253) return false;
-  const labels = value.split('.');
-  return labels.length >= 2 && labels.every((label) => HOST_LABEL.test(label)) && /[a-z]/i.test(labels[labels.length - 1]);
-}
+const LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
+/** A DNS name of at least two labels whose top label starts with a letter (so not an IP address). */
+const HOSTNAME = `(?:${LABEL}\\.)+[a-zA-Z](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?`;
+const PORT = '(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|\\d{1,4})';
 
-function isHttpsUrl(value: string): boolean {
-  if (!/^https:\/\//i.test(value) || /\s/.test(value)) return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'https:' && !url.username && !url.password && !url.search && !url.hash && isHostname(url.hostname);
-  } catch {
-    return false;
-  }
-}
+/** Every credential: a string, not blank, at most MAX_CREDENTIAL_LENGTH characters; each kind narrows it. */
+const TEXT: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_CREDENTIAL_LENGTH, pattern: '\\S' };
 
-const SHAPES: Record<FieldKind, { check: (value: string) => boolean; expected: string }> = {
-  text: { check: () => true, expected: 'text' },
-  secret: { check: (value) => value.length >= MIN_SECRET_LENGTH, expected: `at least ${MIN_SECRET_LENGTH} characters` },
-  https_url: { check: isHttpsUrl, expected: 'an https URL such as https://acme.example.com' },
-  hostname: { check: isHostname, expected: 'a host name such as na.myconnectwise.net (no scheme or path)' },
-  email: { check: (value) => isEmail(value), expected: 'an email address' },
-  guid: { check: (value) => GUID.test(value), expected: 'a GUID such as 00000000-0000-0000-0000-000000000000' },
+/**
+ * The shape of each kind of credential as JSON Schema: what the OpenAPI document shows (oneOf by
+ * provider) and what validateCredentials checks, keyword by keyword (credentialProblem below).
+ */
+const KINDS: Record<FieldKind, { schema: JsonSchema; expected: string }> = {
+  text: { schema: TEXT, expected: 'text' },
+  secret: { schema: { ...TEXT, minLength: MIN_SECRET_LENGTH }, expected: `at least ${MIN_SECRET_LENGTH} characters` },
+  https_url: {
+    schema: { ...TEXT, format: 'uri', pattern: `^[hH][tT][tT][pP][sS]://${HOSTNAME}(?::${PORT})?(?:/[^\\s?#]*)?$` },
+    expected: 'an https URL such as https://acme.example.com (no credentials, query or fragment)',
+  },
+  hostname: { schema: { ...TEXT, maxLength: 253, pattern: `^${HOSTNAME}$` }, expected: 'a host name such as na.myconnectwise.net (no scheme or path)' },
+  email: { schema: { ...TEXT, format: 'email' }, expected: 'an email address' },
+  guid: {
+    schema: { ...TEXT, pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
+    expected: 'a GUID such as 00000000-0000-0000-0000-000000000000',
+  },
 };
+
+/** What is wrong with a credential's value by its kind's schema, or undefined. */
+function credentialProblem(value: unknown, kind: FieldKind): string | undefined {
+  const { schema, expected } = KINDS[kind];
+  if (typeof value !== 'string') return 'must be a string';
+  if (!/\S/.test(value)) return 'must not be blank';
+  if (value.length > (schema.maxLength as number)) return `must be at most ${schema.maxLength as number} characters`;
+  const fits =
+    value.length >= (schema.minLength as number) && new RegExp(schema.pattern as string, 'u').test(value) && (schema.format !== 'email' || isEmail(value));
+  return fits ? undefined : `must be ${expected}`;
+}
+
+/** The credentials a provider takes, as JSON Schema: exactly its fields, each of its kind. */
+export function credentialsSchema(provider: IntegrationProvider): JsonSchema {
+  const { fields } = CREDENTIALS_BY_PROVIDER[provider];
+  return {
+    type: 'object',
+    properties: Object.fromEntries(fields.map((field) => [field.name, KINDS[field.kind].schema])),
+    required: fields.map((field) => field.name),
+    additionalProperties: false,
+  };
+}
+
+/** A connect body in the document: one branch per provider, with its type and its credentials. */
+export const connectSchema: SchemaRefinement = (schema) => ({
+  ...schema,
+  oneOf: (Object.entries(PROVIDERS_BY_TYPE) as Array<[IntegrationType, IntegrationProvider[]]>).flatMap(([type, providers]) =>
+    providers.map((provider) => ({
+      title: provider,
+      properties: { type: { const: type }, provider: { const: provider }, credentials: credentialsSchema(provider) },
+    })),
+  ),
+});
 
 export interface ValidCredentials {
   /** Exactly the provider's fields, as sent. */
@@ -143,14 +176,10 @@ export function validateCredentials(type: IntegrationType, provider: Integration
     const param = `credentials.${field.name}`;
     const value = credentials[field.name];
     if (value === undefined || value === null) throw new ApiError('parameter_missing', `${param} is required for ${provider}`, { param });
-    if (typeof value !== 'string') throw new ApiError('parameter_invalid', `${param} must be a string`, { param });
-    if (value.trim() === '') throw new ApiError('parameter_invalid', `${param} must not be blank`, { param });
-    if (value.length > MAX_CREDENTIAL_LENGTH) {
-      throw new ApiError('parameter_invalid', `${param} must be at most ${MAX_CREDENTIAL_LENGTH} characters`, { param });
-    }
-    const shape = SHAPES[field.kind];
-    if (!shape.check(value)) throw new ApiError('parameter_invalid', `${param} must be ${shape.expected}`, { param });
-    valid[field.name] = value;
+    const problem = credentialProblem(value, field.kind);
+    if (problem) throw new ApiError('parameter_invalid', `${param} ${problem}`, { param });
+    valid[field.name] = value as string;
   }
-  return { credentials: valid, hint: valid[spec.hintFrom].slice(-4) };
+  // The last 4 characters, not UTF-16 units: half a surrogate pair is no text PostgreSQL can store (a 500, found by the OpenAPI conformance test).
+  return { credentials: valid, hint: [...valid[spec.hintFrom]].slice(-4).join('') };
 }

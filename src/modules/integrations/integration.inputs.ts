@@ -1,11 +1,14 @@
 import { IsObject, IsOptional, Length, Matches } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
+import { RefineSchema } from '../../common/json-schema';
 import { PageInput } from '../../common/page.input';
+import { connectSchema } from './integration-credentials';
 import { IntegrationProvider, IntegrationStatus, IntegrationType } from './integration.entity';
 import { NOT_BLANK } from '../../common/validation';
 
 @InputType({ description: 'Connects a provider. credentials are checked per provider, stored encrypted and never returned.' })
+@RefineSchema(connectSchema)
 export class IntegrationConnectInput {
   @Field(() => IntegrationType)
   type!: IntegrationType;

@@ -34,6 +34,7 @@ export const integrationsModule = defineModule({
       path: '/v1/integrations',
       summary: 'Connect an integration (CRM, PSA or M365)',
       operation: { type: 'mutation', field: 'connectIntegration', body: 'input' },
+      errors: ['resource_conflict'],
       status: 201,
     },
     { method: 'DELETE', path: '/v1/integrations/:id', summary: 'Disconnect an integration', operation: { type: 'mutation', field: 'deleteIntegration' } },
