@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../common/api-error';
 import { MODULES } from '../modules';
 
 /**
@@ -16,6 +17,13 @@ export interface RestRoute {
     body?: string;
     query?: string;
   };
+  /**
+   * The errors this operation's own rules can answer (a referenced id that does not exist, a
+   * conflict with the current state, an ineligible object): the document lists their statuses
+   * beside those every route of its kind answers (src/rest/openapi/statuses.ts), and the
+   * conformance test fails on any status a route answers that its document does not list.
+   */
+  errors?: ErrorCode[];
   /** Success status; 200 unless said otherwise. */
   status?: number;
   /** The operation answers a FileDownload: send its bytes with Content-Type, Content-Disposition and ETag. */

@@ -123,7 +123,7 @@ describe('the OpenAPI document', () => {
     }
     const leads = doc.paths['/v1/leads'].get.parameters as Json[];
     expect(leads.find((p) => p.name === 'min_score')).toMatchObject({ in: 'query', required: false, schema: { type: 'integer' } });
-    expect(leads.find((p) => p.name === 'created_after').schema).toEqual({ type: 'string', format: 'date-time' });
+    expect(leads.find((p) => p.name === 'created_after').schema).toEqual({ type: 'string', format: 'date-time', pattern: '^(?!0000)' });
     expect(leads.find((p) => p.name === 'status').schema).toEqual({ $ref: '#/components/schemas/LeadStatus' });
     const stage = (doc.paths['/v1/deals'].get.parameters as Json[]).find((p) => p.name === 'stage');
     expect(stage).toMatchObject({ style: 'form', explode: false, schema: { type: 'array', items: { $ref: '#/components/schemas/DealStage' } } });
@@ -137,8 +137,13 @@ describe('the OpenAPI document', () => {
     });
     const create = doc.components.schemas.LeadCreateInput;
     expect(create).toMatchObject({ type: 'object', required: ['company', 'contact_email'], additionalProperties: false });
-    expect(create.properties.employees).toEqual({ type: ['integer', 'null'], format: 'int32' });
-    expect(create.properties.metadata).toEqual({ type: ['object', 'null'], additionalProperties: true });
+    expect(create.properties.employees).toEqual({ type: ['integer', 'null'], format: 'int32', minimum: 0, maximum: 10_000_000 });
+    expect(create.properties.metadata).toEqual({
+      type: ['object', 'null'],
+      maxProperties: 50,
+      propertyNames: { minLength: 1, maxLength: 40 },
+      additionalProperties: { type: 'string', maxLength: 500 },
+    });
     expect(doc.components.schemas.ProposalCreateInput.properties.line_items).toMatchObject({
       type: ['array', 'null'],
       items: { $ref: '#/components/schemas/ProposalLineItemInput' },
@@ -186,7 +191,7 @@ describe('the OpenAPI document', () => {
     for (const route of ROUTES) {
       const statuses = errorStatuses(route);
       expect(statuses).toEqual(expect.arrayContaining([400, 401, 429, 500]));
-      expect(statuses.includes(404)).toBe(route.path.includes(':id'));
+      expect(statuses.includes(404)).toBe(route.path.includes(':id') || Boolean(route.errors?.includes('resource_missing')));
       if (route.method === 'POST') expect(statuses).toEqual(expect.arrayContaining([409, 413, 415, 422]));
       for (const [status, response] of Object.entries(opFor(route).responses as Record<string, Json>)) {
         const resolved = response.$ref ? resolve(response.$ref) : response;

@@ -30,12 +30,19 @@ export const agentsModule = defineModule({
       status: 201,
     },
     { method: 'GET', path: '/v1/agents/:id', summary: 'Retrieve an agent', operation: { type: 'query', field: 'agent' } },
-    { method: 'DELETE', path: '/v1/agents/:id', summary: 'Delete an agent that is not deployed', operation: { type: 'mutation', field: 'deleteAgent' } },
+    {
+      method: 'DELETE',
+      path: '/v1/agents/:id',
+      summary: 'Delete an agent that is not deployed',
+      operation: { type: 'mutation', field: 'deleteAgent' },
+      errors: ['resource_conflict'],
+    },
     {
       method: 'POST',
       path: '/v1/agents/:id/deploy',
       summary: 'Deploy an agent to production',
       operation: { type: 'mutation', field: 'deployAgent', body: 'input' },
+      errors: ['agent_config_invalid'],
     },
     {
       method: 'GET',

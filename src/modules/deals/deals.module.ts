@@ -23,15 +23,35 @@ export const dealsModule = defineModule({
   routes: [
     { method: 'GET', path: '/v1/deals', summary: 'List deals', operation: { type: 'query', field: 'deals', query: 'filter' } },
     { method: 'GET', path: '/v1/deals/:id', summary: 'Retrieve a deal', operation: { type: 'query', field: 'deal' } },
-    { method: 'POST', path: '/v1/deals', summary: 'Create a deal', operation: { type: 'mutation', field: 'createDeal', body: 'input' }, status: 201 },
+    {
+      method: 'POST',
+      path: '/v1/deals',
+      summary: 'Create a deal',
+      operation: { type: 'mutation', field: 'createDeal', body: 'input' },
+      errors: ['resource_missing'],
+      status: 201,
+    },
     {
       method: 'PUT',
       path: '/v1/deals/:id',
       summary: 'Update deal stage, value or metadata',
       operation: { type: 'mutation', field: 'updateDeal', body: 'input' },
+      errors: ['invalid_stage_transition'],
     },
-    { method: 'DELETE', path: '/v1/deals/:id', summary: 'Delete a deal that has no proposal', operation: { type: 'mutation', field: 'deleteDeal' } },
-    { method: 'POST', path: '/v1/deals/:id/register', summary: 'Register a deal for co-sell', operation: { type: 'mutation', field: 'registerDeal' } },
+    {
+      method: 'DELETE',
+      path: '/v1/deals/:id',
+      summary: 'Delete a deal that has no proposal',
+      operation: { type: 'mutation', field: 'deleteDeal' },
+      errors: ['resource_conflict'],
+    },
+    {
+      method: 'POST',
+      path: '/v1/deals/:id/register',
+      summary: 'Register a deal for co-sell',
+      operation: { type: 'mutation', field: 'registerDeal' },
+      errors: ['already_registered', 'deal_not_eligible'],
+    },
   ],
   services: { deals: ({ em, services, events }) => new DealService(em, services.integrations, events) },
 });

@@ -24,8 +24,21 @@ export const leadsModule = defineModule({
   routes: [
     { method: 'GET', path: '/v1/leads', summary: 'List leads', operation: { type: 'query', field: 'leads', query: 'filter' } },
     { method: 'GET', path: '/v1/leads/:id', summary: 'Retrieve a lead', operation: { type: 'query', field: 'lead' } },
-    { method: 'POST', path: '/v1/leads', summary: 'Create a lead', operation: { type: 'mutation', field: 'createLead', body: 'input' }, status: 201 },
-    { method: 'PUT', path: '/v1/leads/:id', summary: 'Update a lead', operation: { type: 'mutation', field: 'updateLead', body: 'input' } },
+    {
+      method: 'POST',
+      path: '/v1/leads',
+      summary: 'Create a lead',
+      operation: { type: 'mutation', field: 'createLead', body: 'input' },
+      errors: ['resource_conflict'],
+      status: 201,
+    },
+    {
+      method: 'PUT',
+      path: '/v1/leads/:id',
+      summary: 'Update a lead',
+      operation: { type: 'mutation', field: 'updateLead', body: 'input' },
+      errors: ['resource_conflict', 'invalid_status_transition'],
+    },
     { method: 'DELETE', path: '/v1/leads/:id', summary: 'Delete a lead', operation: { type: 'mutation', field: 'deleteLead' } },
     { method: 'GET', path: '/v1/leads/:id/score', summary: 'Lead score and signals', operation: { type: 'query', field: 'leadScore' } },
   ],

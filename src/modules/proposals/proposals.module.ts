@@ -28,6 +28,7 @@ export const proposalsModule = defineModule({
       path: '/v1/proposals',
       summary: 'Generate a proposal from deal data',
       operation: { type: 'mutation', field: 'createProposal', body: 'input' },
+      errors: ['resource_missing'],
       status: 201,
     },
     { method: 'GET', path: '/v1/proposals/:id', summary: 'Proposal details and PDF URL', operation: { type: 'query', field: 'proposal' } },

@@ -22,6 +22,7 @@ export const webhooksModule = defineModule({
       path: '/v1/webhooks',
       summary: 'Create a webhook subscription',
       operation: { type: 'mutation', field: 'createWebhook', body: 'input' },
+      errors: ['url_not_allowed'],
       status: 201,
     },
     {
@@ -29,6 +30,7 @@ export const webhooksModule = defineModule({
       path: '/v1/webhooks/:id',
       summary: 'Update a webhook URL or events',
       operation: { type: 'mutation', field: 'updateWebhook', body: 'input' },
+      errors: ['url_not_allowed'],
     },
     { method: 'DELETE', path: '/v1/webhooks/:id', summary: 'Delete a webhook subscription', operation: { type: 'mutation', field: 'deleteWebhook' } },
   ],

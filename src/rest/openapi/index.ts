@@ -1,27 +1,19 @@
-import {
-  GraphQLField,
-  GraphQLInputObjectType,
-  GraphQLNamedType,
-  GraphQLObjectType,
-  GraphQLSchema,
-  GraphQLType,
-  isEnumType,
-  isInputObjectType,
-  isListType,
-  isNonNullType,
-  isObjectType,
-} from 'graphql';
-import { ERROR_CODES } from '../common/api-error';
-import { NOT_NULL_EXTENSION } from '../common/validation';
-import { camelToSnake } from './case-mapping';
-import { RestRoute } from './routes';
-import { restFields } from './selection';
+import { GraphQLField, GraphQLSchema, isInputObjectType, isNonNullType } from 'graphql';
+import { ERROR_CODES } from '../../common/api-error';
+import { camelToSnake } from '../case-mapping';
+import { RestRoute } from '../routes';
+import { createLinks, pageLinks } from './links';
+import { ref, restText, SchemaBuilder } from './schema-builder';
+import { ERROR_DESCRIPTIONS, errorStatuses } from './statuses';
+
+export { restText } from './schema-builder';
 
 /**
  * The OpenAPI 3.1 description of the REST API, generated from the route table and the GraphQL
  * types the routes run, so the document cannot drift from what the adapter serves: one operation
- * per row, parameters and bodies from the GraphQL input types, responses from the object types as
- * REST shows them (restFields, snake_case), errors in the CONTRACT §3 shape.
+ * per row, parameters and bodies from the GraphQL input types narrowed by their validators
+ * (./constraints.ts), responses from the object types as REST shows them (restFields, snake_case),
+ * errors in the CONTRACT §3 shape with the statuses each row can answer (./statuses.ts).
  */
 export interface OpenApiOptions {
   version: string;
@@ -34,117 +26,12 @@ type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<
 /** The server the committed openapi.json names (the default PUBLIC_URL); the served document names the configured one. */
 export const DEFAULT_SERVER_URL = 'http://localhost:3000';
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid request: a parameter is missing, unknown or invalid, or the body is not valid JSON',
-  401: 'No API key, or an unknown, malformed or revoked key',
-  404: 'No such object in this account and mode',
-  408: "The request did not arrive within the server's timeouts (10 s for the head, 30 s in all)",
-  409: 'Conflict with the current state (duplicate, invalid transition, already registered, idempotent request in progress)',
-  413: 'The request body is larger than 1 MiB',
-  415: 'The request body is not application/json',
-  431: 'The request line and headers are larger than 16 KiB',
-  422: 'The request is well-formed but cannot be carried out (eligibility, agent config, Idempotency-Key reused with another body)',
-  429: 'Rate limit or daily quota exceeded; retry after Retry-After seconds',
-  500: 'Internal error (never shows internals)',
-  503: 'Service temporarily unavailable (database unreachable, a statement over its time limit, or this instance at capacity rendering PDFs)',
-};
-
-const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
-
-/** A GraphQL description as REST readers need it: the fields it names (`contactEmail`) in their REST names (`contact_email`). */
-export const restText = (text: string): string => text.replace(/\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+\b/g, camelToSnake);
-
-const withDescription = (schema: JsonSchema, description?: string | null): JsonSchema =>
-  description ? { ...schema, description: restText(description) } : schema;
-
-const NOT_NULL_NOTE = 'Cannot be null: leave it out to keep the current value.';
-
-/** `{type: x}` → `{type: [x, "null"]}`; a reference or enum becomes `anyOf` with null. */
-function nullable(schema: JsonSchema): JsonSchema {
-  if (typeof schema.type === 'string' && !schema.enum) return { ...schema, type: [schema.type, 'null'] };
-  return { anyOf: [schema, { type: 'null' }] };
-}
-
-class SchemaBuilder {
-  readonly components: Record<string, JsonSchema> = {};
-
-  /** The JSON schema of a GraphQL type; named enums, inputs and objects go to components. */
-  of(type: GraphQLType, orNull = true): JsonSchema {
-    if (isNonNullType(type)) return this.of(type.ofType, false);
-    const schema = isListType(type) ? { type: 'array', items: this.of(type.ofType) } : this.named(type);
-    return orNull ? nullable(schema) : schema;
-  }
-
-  private named(type: GraphQLNamedType): JsonSchema {
-    if (isEnumType(type)) return this.component(type, () => ({ type: 'string', enum: type.getValues().map((v) => v.value as string) }));
-    if (isInputObjectType(type)) return this.component(type, () => this.input(type));
-    if (isObjectType(type)) return this.component(type, () => this.object(type));
-    switch (type.name) {
-      case 'Int':
-        return { type: 'integer', format: 'int32' };
-      case 'Float':
-        return { type: 'number' };
-      case 'Boolean':
-        return { type: 'boolean' };
-      case 'DateTimeISO':
-        return { type: 'string', format: 'date-time' };
-      case 'JSONObject':
-        return { type: 'object', additionalProperties: true };
-      default:
-        return { type: 'string' };
-    }
-  }
-
-  private component(type: GraphQLNamedType, build: () => JsonSchema): JsonSchema {
-    if (!this.components[type.name]) {
-      this.components[type.name] = {}; // placeholder first: types may refer to themselves
-      this.components[type.name] = withDescription(build(), type.description);
-    }
-    return ref(type.name);
-  }
-
-  /**
-   * A request body: the input type's fields in snake_case, non-null ones required, nothing else
-   * accepted. Optional fields take null (on an update, null clears them), except NotNull ones.
-   */
-  input(type: GraphQLInputObjectType): JsonSchema {
-    const fields = Object.values(type.getFields());
-    const property = (f: (typeof fields)[number]) => {
-      const notNull = f.extensions?.[NOT_NULL_EXTENSION] === true;
-      const description = notNull ? [f.description, NOT_NULL_NOTE].filter(Boolean).join(' ') : f.description;
-      return withDescription(this.of(f.type, !notNull), description);
-    };
-    const properties = Object.fromEntries(fields.map((f) => [camelToSnake(f.name), property(f)]));
-    const required = fields.filter((f) => isNonNullType(f.type)).map((f) => camelToSnake(f.name));
-    return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
-  }
-
-  /** A response object exactly as REST shows it: every REST field, always present (null when empty). */
-  object(type: GraphQLObjectType): JsonSchema {
-    const fields = restFields(type);
-    const properties = Object.fromEntries(fields.map((f) => [camelToSnake(f.name), withDescription(this.of(f.type), f.description)]));
-    return { type: 'object', properties, required: fields.map((f) => camelToSnake(f.name)) };
-  }
-}
-
 const rateLimitHeaders = (): Record<string, JsonSchema> => ({
   'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
   'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
   'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
   'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
 });
-
-/** The error statuses a route can answer, from what it takes: an id, a body, a POST (Idempotency-Key). */
-function errorStatuses(route: RestRoute): number[] {
-  const statuses = [400, 401];
-  if (route.path.includes(':id')) statuses.push(404);
-  if (route.operation.type === 'mutation') statuses.push(409);
-  if (route.method === 'POST' || route.method === 'PUT') statuses.push(413, 415);
-  if (route.method === 'POST') statuses.push(422);
-  statuses.push(408, 429, 431, 500);
-  if (!route.statusFrom) statuses.push(503);
-  return statuses;
-}
 
 function rootField(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown, unknown> {
   const root = route.operation.type === 'query' ? schema.getQueryType() : schema.getMutationType();
@@ -153,7 +40,7 @@ function rootField(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknow
   return field;
 }
 
-function operation(route: RestRoute, schema: GraphQLSchema, types: SchemaBuilder): JsonSchema {
+function operation(route: RestRoute, routes: readonly RestRoute[], schema: GraphQLSchema, types: SchemaBuilder): JsonSchema {
   const field = rootField(schema, route);
   const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
   const parameters: JsonSchema[] = pathParams.map((name) => {
@@ -164,12 +51,12 @@ function operation(route: RestRoute, schema: GraphQLSchema, types: SchemaBuilder
   const queryType = queryArg && isNonNullType(queryArg.type) ? queryArg.type.ofType : queryArg?.type;
   if (queryType && isInputObjectType(queryType)) {
     for (const f of Object.values(queryType.getFields())) {
-      const schemaOf = types.of(f.type, false);
+      const { schema: schemaOf, description } = types.field(queryType, f, false);
       parameters.push({
         name: camelToSnake(f.name),
         in: 'query',
         required: isNonNullType(f.type),
-        ...(f.description ? { description: restText(f.description) } : {}),
+        ...(description ? { description } : {}),
         schema: schemaOf,
         ...(schemaOf.type === 'array' ? { style: 'form', explode: false } : {}),
       });
@@ -195,7 +82,9 @@ function operation(route: RestRoute, schema: GraphQLSchema, types: SchemaBuilder
         content: { 'application/pdf': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/pdf' } } },
       }
     : { description: route.summary, headers: rateLimitHeaders(), content: { 'application/json': { schema: types.of(field.type, false) } } };
-  const responses: Record<string, JsonSchema> = { [status]: success };
+  const queryNames = parameters.filter((p) => p.in === 'query').map((p) => p.name as string);
+  const links = createLinks(route, routes) ?? pageLinks(route, queryNames);
+  const responses: Record<string, JsonSchema> = { [status]: links ? { ...success, links } : success };
   if (route.statusFrom) responses['503'] = { ...success, description: 'Degraded: the database is unreachable' };
   if (route.file) responses['304'] = { description: 'Not modified (If-None-Match matched the ETag)', headers: rateLimitHeaders() };
   for (const code of errorStatuses(route)) responses[code] ??= { $ref: `#/components/responses/Error${code}` };
@@ -219,7 +108,7 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
     const path = route.path.replace(/:(\w+)/g, '{$1}');
     const method = route.method.toLowerCase();
     if (paths[path]?.[method]) throw new Error(`REST route ${route.method} ${route.path} is in the table twice`);
-    (paths[path] ??= {})[method] = operation(route, schema, types);
+    (paths[path] ??= {})[method] = operation(route, routes, schema, types);
   }
   const codes = Object.keys(ERROR_CODES) as Array<keyof typeof ERROR_CODES>;
   const errorResponses = Object.fromEntries(
