@@ -1,5 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ERROR_CODES, GraphQLErrorCode, isErrorCode } from '../../src/common/api-error';
+import { OPERATION_LIMITS, OperationLimits } from '../../src/limits/operation-limit';
+
+/** Room for thousands of requests: these tests are about input, not limits. */
+export const ROOMY_OPERATIONS = Object.fromEntries(Object.keys(OPERATION_LIMITS).map((name) => [name, { windowS: 60, max: 1_000_000 }])) as OperationLimits;
 
 /** One request as it goes on the wire. */
 export interface WireRequest {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { GraphQLField, GraphQLInputType, GraphQLSchema } from 'graphql';
 import { createSchema } from '../../src/graphql/schema';
-import { OPERATION_LIMITS, OperationLimits } from '../../src/limits/operation-limit';
 import { Plan } from '../../src/modules/accounts/plan';
 import { RestRoute, ROUTES } from '../../src/rest/routes';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
@@ -16,6 +15,7 @@ import {
   requestIdProblem,
   restErrorProblem,
   restNameProblem,
+  ROOMY_OPERATIONS,
   send,
   WireRequest,
   WireResponse,
@@ -56,9 +56,6 @@ const assertOptions = <T>(numRuns: number): fc.Parameters<T> => ({
   endOnFailure: process.env.FUZZ_SHRINK !== '1',
   ...(process.env.FUZZ_PATH ? { path: process.env.FUZZ_PATH } : {}),
 });
-
-/** Room for thousands of requests: these tests are about input, not limits. */
-const ROOMY_OPERATIONS = Object.fromEntries(Object.keys(OPERATION_LIMITS).map((name) => [name, { windowS: 60, max: 1_000_000 }])) as OperationLimits;
 
 const routeKey = (route: Pick<RestRoute, 'method' | 'path'>) => `${route.method} ${route.path}`;
 
