@@ -133,7 +133,9 @@ describe('the OpenAPI document', () => {
   it('takes the input type as a strict snake_case JSON body, required fields as required', () => {
     expect(doc.paths['/v1/leads'].post.requestBody).toEqual({
       required: true,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/LeadCreateInput' } } },
+      content: {
+        'application/json': { schema: { $ref: '#/components/schemas/LeadCreateInput' }, example: expect.objectContaining({ company: 'Acme Robotics' }) },
+      },
     });
     const create = doc.components.schemas.LeadCreateInput;
     expect(create).toMatchObject({ type: 'object', required: ['company', 'contact_email'], additionalProperties: false });

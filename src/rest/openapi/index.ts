@@ -2,9 +2,10 @@ import { GraphQLField, GraphQLSchema, isInputObjectType, isNonNullType } from 'g
 import { ERROR_CODES } from '../../common/api-error';
 import { camelToSnake } from '../case-mapping';
 import { RestRoute } from '../routes';
+import { exampleOf } from './examples';
 import { createLinks, pageLinks } from './links';
 import { ref, restText, SchemaBuilder } from './schema-builder';
-import { ERROR_DESCRIPTIONS, errorStatuses } from './statuses';
+import { ERROR_DESCRIPTIONS, errorExample, errorStatuses } from './statuses';
 
 export { restText } from './schema-builder';
 
@@ -43,9 +44,12 @@ function rootField(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknow
 function operation(route: RestRoute, routes: readonly RestRoute[], schema: GraphQLSchema, types: SchemaBuilder): JsonSchema {
   const field = rootField(schema, route);
   const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+  const resource = route.path.split('/')[2].replace(/s$/, ''); // `leads` → lead, whose ids the examples show
+  const example = (of: JsonSchema, name?: string) => exampleOf(of, types.resolve, name, resource);
   const parameters: JsonSchema[] = pathParams.map((name) => {
     const arg = field.args.find((a) => a.name === name);
-    return { name, in: 'path', required: true, schema: arg ? types.of(arg.type, false) : { type: 'string' } };
+    const schemaOf = arg ? types.of(arg.type, false) : { type: 'string' };
+    return { name, in: 'path', required: true, schema: schemaOf, example: example(schemaOf, name) };
   });
   const queryArg = field.args.find((a) => a.name === route.operation.query);
   const queryType = queryArg && isNonNullType(queryArg.type) ? queryArg.type.ofType : queryArg?.type;
@@ -58,6 +62,7 @@ function operation(route: RestRoute, routes: readonly RestRoute[], schema: Graph
         required: isNonNullType(f.type),
         ...(description ? { description } : {}),
         schema: schemaOf,
+        example: example(schemaOf, camelToSnake(f.name)),
         ...(schemaOf.type === 'array' ? { style: 'form', explode: false } : {}),
       });
     }
@@ -65,9 +70,10 @@ function operation(route: RestRoute, routes: readonly RestRoute[], schema: Graph
   if (route.method === 'POST') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
 
   const bodyArg = field.args.find((a) => a.name === route.operation.body);
+  const bodySchema = bodyArg && types.of(bodyArg.type, false);
   const requestBody = bodyArg && {
     required: isNonNullType(bodyArg.type),
-    content: { 'application/json': { schema: types.of(bodyArg.type, false) } },
+    content: { 'application/json': { schema: bodySchema, example: example(bodySchema!) } },
   };
 
   const status = route.status ?? 200;
@@ -81,7 +87,11 @@ function operation(route: RestRoute, routes: readonly RestRoute[], schema: Graph
         },
         content: { 'application/pdf': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/pdf' } } },
       }
-    : { description: route.summary, headers: rateLimitHeaders(), content: { 'application/json': { schema: types.of(field.type, false) } } };
+    : {
+        description: route.summary,
+        headers: rateLimitHeaders(),
+        content: { 'application/json': { schema: types.of(field.type, false), example: example(types.of(field.type, false)) } },
+      };
   const queryNames = parameters.filter((p) => p.in === 'query').map((p) => p.name as string);
   const links = createLinks(route, routes) ?? pageLinks(route, queryNames);
   const responses: Record<string, JsonSchema> = { [status]: links ? { ...success, links } : success };
@@ -120,7 +130,7 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
           ...rateLimitHeaders(),
           ...(status === '429' || status === '503' ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
         },
-        content: { 'application/json': { schema: ref('Error') } },
+        content: { 'application/json': { schema: ref('Error'), example: errorExample(Number(status)) } },
       },
     ]),
   );

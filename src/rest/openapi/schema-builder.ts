@@ -58,6 +58,9 @@ export function narrow(schema: JsonSchema, value: JsonSchema, items: JsonSchema 
 export class SchemaBuilder {
   readonly components: Record<string, JsonSchema> = {};
 
+  /** A `#/components/schemas/…` reference's schema (built already: references are made by building). */
+  readonly resolve = (reference: string): JsonSchema => this.components[reference.split('/').pop()!];
+
   /** The JSON schema of a GraphQL type; named enums, inputs and objects go to components. */
   of(type: GraphQLType, orNull = true): JsonSchema {
     if (isNonNullType(type)) return this.of(type.ofType, false);

@@ -38,3 +38,9 @@ export function errorCodes(route: RestRoute): ErrorCode[] {
 export function errorStatuses(route: RestRoute): number[] {
   return [...new Set(errorCodes(route).map((code) => ERROR_CODES[code].status))].sort((a, b) => a - b);
 }
+
+/** An example error answer of a status: its first code, as CONTRACT §3 writes errors. */
+export function errorExample(status: number): Record<string, unknown> {
+  const code = (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].status === status)!;
+  return { error: { type: ERROR_CODES[code].type, code, message: `${ERROR_DESCRIPTIONS[status]}.`, request_id: 'req_01JD8X6Q5W3V2T1S0R9P8N7M6K' } };
+}
