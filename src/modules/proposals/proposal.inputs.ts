@@ -5,6 +5,7 @@ import { IsMetadata } from '../../common/metadata';
 import { PageInput } from '../../common/page.input';
 import { MaxDecimals, NOT_BLANK } from '../../common/validation';
 import { AMOUNT } from '../deals/deal.inputs';
+import { MAX_VALUE } from '../deals/money';
 import { MAX_QUANTITY } from './proposal-totals';
 
 export const MAX_LINE_ITEMS = 500;
@@ -41,7 +42,10 @@ export class ProposalCreateInput {
   @Matches(NOT_BLANK, { message: '$property must not be blank' })
   title?: string | null;
 
-  @Field(() => [ProposalLineItemInput], { nullable: true, description: `1 to ${MAX_LINE_ITEMS} lines.` })
+  @Field(() => [ProposalLineItemInput], {
+    nullable: true,
+    description: `1 to ${MAX_LINE_ITEMS} lines. Each line's amount, and their sum, must stay within ${MAX_VALUE}.`,
+  })
   @IsOptional()
   @ArrayNotEmpty({ message: '$property must have at least one line, or be left out to use the deal' })
   @ArrayMaxSize(MAX_LINE_ITEMS, { message: `$property must have at most ${MAX_LINE_ITEMS} lines` })

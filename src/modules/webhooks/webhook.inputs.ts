@@ -6,6 +6,9 @@ import { IsEventType } from '../../events/event-catalog';
 import { IsWebhookUrl } from './url-guard';
 import { WebhookStatus } from './webhook.entity';
 
+/** Enabled subscriptions an account may have per mode (Stripe caps endpoints alike): each one is owed a share of delivery slots. */
+export const MAX_ENABLED_WEBHOOKS = 16;
+
 /** The rules of the fields a subscription has on create and update alike, whether required (create) or NotNull (update). */
 const URL_TEXT = () => rules(MaxLength(2048, { message: '$property must be at most 2048 characters' }), IsWebhookUrl());
 const EVENT_NAMES = () =>
@@ -24,7 +27,9 @@ abstract class WebhookOptionalFields {
   description?: string | null;
 }
 
-@InputType({ description: 'A new subscription: the URL and the events it receives. The response shows the signing secret once.' })
+@InputType({
+  description: `A new subscription: the URL and the events it receives. The response shows the signing secret once. At most ${MAX_ENABLED_WEBHOOKS} subscriptions per account and mode can be enabled.`,
+})
 export class WebhookCreateInput extends WebhookOptionalFields {
   @Field({ description: 'http(s) URL. Unless WEBHOOK_ALLOW_PRIVATE_URLS is set, it must resolve to a public address.' })
   @IsString()

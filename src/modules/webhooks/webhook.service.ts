@@ -11,7 +11,7 @@ import { ALL_EVENTS } from '../../events/event-catalog';
 import { checkPublicUrl, HostResolver, UrlRefused, webhookUrlProblem } from './url-guard';
 import { WebhookAttempt } from './webhook-delivery.entity';
 import { CreatedWebhook, Webhook, WebhookStatus } from './webhook.entity';
-import { WebhookCreateInput, WebhookListInput, WebhookUpdateInput } from './webhook.inputs';
+import { MAX_ENABLED_WEBHOOKS, WebhookCreateInput, WebhookListInput, WebhookUpdateInput } from './webhook.inputs';
 
 export interface WebhookSettings {
   /** WEBHOOK_ALLOW_PRIVATE_URLS: skip the address check (local development). */
@@ -24,9 +24,6 @@ export interface WebhookSettings {
 function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
-
-/** Enabled subscriptions an account may have per mode (Stripe caps endpoints alike): each one is owed a share of delivery slots. */
-export const MAX_ENABLED_WEBHOOKS = 16;
 
 /** `*` already means every event; listing others beside it would only mislead. */
 const normalizedEvents = (events: string[]): string[] => (events.includes(ALL_EVENTS) ? [ALL_EVENTS] : events);

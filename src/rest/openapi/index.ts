@@ -144,7 +144,9 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
       description:
         'REST API for leads, deals, proposals, AI agents, integrations and webhooks. Field names are snake_case; ' +
         'every operation also exists in the GraphQL API at /graphql (operationId is the GraphQL field). ' +
-        'Authenticate with `Authorization: Bearer sk_test_…` (test mode) or `sk_live_…` (live mode).',
+        'Authenticate with `Authorization: Bearer sk_test_…` (test mode) or `sk_live_…` (live mode). ' +
+        'Every constraint a parameter has is in its schema; besides them, no text may contain U+0000 or an unpaired surrogate ' +
+        '(PostgreSQL cannot store either), and a few rules across fields or over stored objects are stated in the descriptions.',
     },
     servers: [{ url: options.serverUrl }],
     security: [{ bearerAuth: [] }],
