@@ -1,4 +1,7 @@
 import fc from 'fast-check';
+import { withBranch } from '../../src/rest/openapi/examples';
+
+export { withBranch };
 
 /**
  * fast-check arbitraries from the JSON Schemas of an OpenAPI 3.1 document: every value they make
@@ -85,20 +88,6 @@ export function dereference(schema: Schema, resolve: (ref: string) => Schema): S
   if (typeof schema.$ref !== 'string') return schema;
   const { $ref, ...siblings } = schema;
   return { ...dereference(resolve($ref as string), resolve), ...siblings };
-}
-
-/** An object schema with one `oneOf` branch applied to its properties (the branch's keywords win). */
-export function withBranch(schema: Schema, branch: Schema): Schema {
-  const { oneOf, ...base } = schema;
-  void oneOf;
-  const properties = { ...(base.properties as Record<string, Schema>) };
-  for (const [name, narrowed] of Object.entries((branch.properties ?? {}) as Record<string, Schema>)) {
-    const { type, additionalProperties, ...rest } = properties[name] ?? {};
-    // A branch that gives a whole schema (const, anyOf, an object's properties) replaces the base's shape.
-    properties[name] =
-      narrowed.const !== undefined || narrowed.anyOf || narrowed.properties ? { ...rest, ...narrowed } : { type, additionalProperties, ...rest, ...narrowed };
-  }
-  return { ...base, properties };
 }
 
 function stringArb(schema: Schema): fc.Arbitrary<string> {

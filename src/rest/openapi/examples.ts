@@ -80,16 +80,17 @@ function numberExample(schema: JsonSchema, name: string): number {
   return Math.min(Math.max(preferred, low), high);
 }
 
-/** The schema a `oneOf` object takes with its first branch (the branch's keywords win). */
-function firstBranch(schema: JsonSchema): JsonSchema {
-  const [branch, ...others] = schema.oneOf as JsonSchema[];
-  void others;
-  const properties = { ...(schema.properties as Record<string, JsonSchema>) };
-  for (const [name, narrowed] of Object.entries((branch.properties ?? {}) as Record<string, JsonSchema>)) {
-    properties[name] = narrowed.const !== undefined || narrowed.anyOf || narrowed.properties ? narrowed : { ...properties[name], ...narrowed };
-  }
+/** An object schema with one of its `oneOf` branches applied to its properties (the branch's keywords win). */
+export function withBranch(schema: JsonSchema, branch: JsonSchema): JsonSchema {
   const { oneOf, ...base } = schema;
   void oneOf;
+  const properties = { ...(base.properties as Record<string, JsonSchema>) };
+  for (const [name, narrowed] of Object.entries((branch.properties ?? {}) as Record<string, JsonSchema>)) {
+    const { type, additionalProperties, ...rest } = properties[name] ?? {};
+    // A branch that gives a whole schema (const, anyOf, an object's properties) replaces the base's shape.
+    const whole = narrowed.const !== undefined || narrowed.anyOf || narrowed.properties;
+    properties[name] = whole ? { ...rest, ...narrowed } : { type, additionalProperties, ...rest, ...narrowed };
+  }
   return { ...base, properties };
 }
 
@@ -109,7 +110,7 @@ export function exampleOf(input: JsonSchema, resolve: Resolve, name = '', holder
     const branch = (schema.anyOf as JsonSchema[]).find((b) => b.type !== 'null') ?? { type: 'null' };
     return exampleOf({ ...schema, anyOf: undefined, ...branch }, resolve, name, holderName);
   }
-  if (Array.isArray(schema.oneOf)) return exampleOf(firstBranch(schema), resolve, name, holderName);
+  if (Array.isArray(schema.oneOf)) return exampleOf(withBranch(schema, (schema.oneOf as JsonSchema[])[0]), resolve, name, holderName);
   const types = ([] as string[]).concat((schema.type as string | string[] | undefined) ?? []);
   const type = types.find((t) => t !== 'null') ?? 'null';
   switch (type) {
