@@ -39,9 +39,16 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
 
   const addressed = ROUTES.filter((route) => route.path.includes(':id'));
   const listed = ROUTES.filter((route) => route.method === 'GET' && !route.path.includes(':') && route.operation.query);
-  /** The body each write sends: a harmless change, so a leak would show as a changed object. */
-  const bodyFor = (method: string, path: string) =>
-    method === 'PUT' ? (path.startsWith('/v1/webhooks') ? { description: 'touched' } : { metadata: { touched: 'yes' } }) : method === 'POST' ? {} : undefined;
+  /**
+   * The body each write sends: a harmless change, so a leak would show as a changed object; a valid
+   * one where the input has a required field (resend's event, the owner's own), so the answer is
+   * the object's 404 and not the body's 400.
+   */
+  const bodyFor = (method: string, path: string) => {
+    if (method === 'PUT') return path.startsWith('/v1/webhooks') ? { description: 'touched' } : { metadata: { touched: 'yes' } };
+    if (path.endsWith('/resend')) return { event_id: ids.events };
+    return method === 'POST' ? {} : undefined;
+  };
 
   it('covers every kind of object the table addresses', () => {
     const kinds = new Set(addressed.map((route) => route.path.split('/')[2]));
