@@ -1,6 +1,6 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
-import { eventually, WebhookReceiver } from '../helpers/receiver';
+import { eventually, settled, WebhookReceiver } from '../helpers/receiver';
 import type { ReceivedRequest } from '../helpers/receiver';
 
 /** Fast retries so a failed first attempt is retried at once. */
@@ -27,27 +27,15 @@ describe('operating a webhook endpoint: attempts, test, resend, roll_secret', ()
   };
   const eventAbout = async (objectId: string, key = owner.testKey) =>
     (await get(`/v1/events?type=lead.created&object_id=${objectId}`, key)).body.data[0] as { id: string; type: string };
-  /** Nothing pending and every event fanned out: what the receiver has is all it gets. */
-  const settled = () =>
-    eventually(async () => {
-      const [row] = await app.orm.em
-        .getConnection()
-        .execute(
-          `select (select count(*) from events where fanned_out_at is null)::int as events, (select count(*) from webhook_deliveries where status = 'pending')::int as pending`,
-        );
-      expect(row).toEqual({ events: 0, pending: 0 });
-    });
-
   beforeAll(async () => {
     app = await startTestApp({ env: LOCAL_RECEIVERS, webhooks: { retrySchedule: FAST_RETRIES, timeoutMs: 2_000 } });
   });
-  afterAll(() => app.close());
+  // Each test has an account and a receiver of its own: nothing of one test shows in another's.
   beforeEach(async () => {
-    await app.reset();
-    owner = await app.createAccount();
-    receiver = await new WebhookReceiver().start();
+    [owner, receiver] = await Promise.all([app.createAccount(), new WebhookReceiver().start()]);
   });
-  afterEach(() => receiver?.stop());
+  afterEach(() => receiver.stop());
+  afterAll(() => app.close());
 
   describe('GET /v1/webhooks/{id}/attempts', () => {
     it('lists every attempt newest first in keyset pages, filtered by status, on REST and GraphQL', async () => {
@@ -119,7 +107,7 @@ describe('operating a webhook endpoint: attempts, test, resend, roll_secret', ()
         const [request] = receiver.requests;
         expect(request.headers['webhook-id']).toBe(sent.body.id);
         expect(verify(hook.secret, request)).toEqual(sent.body);
-        await settled();
+        await settled(app);
         expect(other.requests).toEqual([]);
         const attempts = await get(`/v1/webhooks/${hook.id}/attempts`);
         expect(attempts.body.data).toMatchObject([{ event_id: sent.body.id, attempt_number: 1, succeeded: true }]);
@@ -180,7 +168,7 @@ describe('operating a webhook endpoint: attempts, test, resend, roll_secret', ()
       const lead = await createLead();
       const event = await eventAbout(lead.id);
       const hook = await subscribe(['lead.created']);
-      await settled();
+      await settled(app);
       expect(receiver.requests).toEqual([]);
       const resent = await app.graphql(
         `mutation ($id: ID!, $input: WebhookResendInput!) { resendWebhookEvent(id: $id, input: $input) { id type } }`,
@@ -214,7 +202,7 @@ describe('operating a webhook endpoint: attempts, test, resend, roll_secret', ()
         const response = await post(`/v1/webhooks/${hook.id}/resend`, body);
         expect([JSON.stringify(body), response.status]).toEqual([JSON.stringify(body), 400]);
       }
-      await settled();
+      await settled(app);
       expect(receiver.requests).toEqual([]);
     });
   });
