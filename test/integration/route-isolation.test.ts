@@ -116,6 +116,18 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
     }
   });
 
+  it("resending another account's or the other mode's event to one's own webhook is 404 naming event_id", async () => {
+    for (const key of [stranger.testKey, owner.liveKey]) {
+      const theirs = await app.request('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } });
+      expect(theirs.status).toBe(201);
+      const response = await app.request('POST', `/v1/webhooks/${theirs.body.id}/resend`, { key, body: { event_id: ids.events } });
+      expect({ status: response.status, error: response.body.error }).toEqual({
+        status: 404,
+        error: expect.objectContaining({ code: 'resource_missing', param: 'event_id' }),
+      });
+    }
+  });
+
   it('left every object as it was', async () => {
     expect((await app.request('GET', `/v1/leads/${ids.leads}`, { key: owner.testKey })).body.metadata).toEqual({});
     const deals = await app.request('GET', '/v1/deals', { key: owner.testKey });

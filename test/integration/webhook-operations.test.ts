@@ -260,6 +260,12 @@ describe('operating a webhook endpoint: attempts, test, resend, roll_secret', ()
       expect(kept.status).toBe(200);
       const [after] = await app.orm.em.getConnection().execute('select previous_secret_expires_at from webhooks where id = ?', [hook.id]);
       expect(new Date(after.previous_secret_expires_at).getTime() - Date.now()).toBeGreaterThan(71 * 3_600_000);
+      // A roll with 0 ends an old secret still in its window too.
+      expect((await post(`/v1/webhooks/${hook.id}/roll_secret`, { expires_in_hours: 0 })).status).toBe(200);
+      const [ended] = await app.orm.em
+        .getConnection()
+        .execute('select previous_secret_encrypted, previous_secret_expires_at from webhooks where id = ?', [hook.id]);
+      expect(ended).toEqual({ previous_secret_encrypted: null, previous_secret_expires_at: null });
     });
   });
 });
