@@ -39,9 +39,16 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
 
   const addressed = ROUTES.filter((route) => route.path.includes(':id'));
   const listed = ROUTES.filter((route) => route.method === 'GET' && !route.path.includes(':') && route.operation.query);
-  /** The body each write sends: a harmless change, so a leak would show as a changed object. */
-  const bodyFor = (method: string, path: string) =>
-    method === 'PUT' ? (path.startsWith('/v1/webhooks') ? { description: 'touched' } : { metadata: { touched: 'yes' } }) : method === 'POST' ? {} : undefined;
+  /**
+   * The body each write sends: a harmless change, so a leak would show as a changed object; a valid
+   * one where the input has a required field (resend's event, the owner's own), so the answer is
+   * the object's 404 and not the body's 400.
+   */
+  const bodyFor = (method: string, path: string) => {
+    if (method === 'PUT') return path.startsWith('/v1/webhooks') ? { description: 'touched' } : { metadata: { touched: 'yes' } };
+    if (path.endsWith('/resend')) return { event_id: ids.events };
+    return method === 'POST' ? {} : undefined;
+  };
 
   it('covers every kind of object the table addresses', () => {
     const kinds = new Set(addressed.map((route) => route.path.split('/')[2]));
@@ -106,6 +113,18 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
       const theirs = await app.request('GET', path, { key });
       expect(theirs.status).toBe(200);
       expect(theirs.body.data.map((o: { id: string }) => o.id)).not.toContain(own);
+    }
+  });
+
+  it("resending another account's or the other mode's event to one's own webhook is 404 naming event_id", async () => {
+    for (const key of [stranger.testKey, owner.liveKey]) {
+      const theirs = await app.request('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } });
+      expect(theirs.status).toBe(201);
+      const response = await app.request('POST', `/v1/webhooks/${theirs.body.id}/resend`, { key, body: { event_id: ids.events } });
+      expect({ status: response.status, error: response.body.error }).toEqual({
+        status: 404,
+        error: expect.objectContaining({ code: 'resource_missing', param: 'event_id' }),
+      });
     }
   });
 
