@@ -3,6 +3,9 @@ import fc from 'fast-check';
 import { GraphQLField, GraphQLInputType, GraphQLSchema } from 'graphql';
 import { createSchema } from '../../src/graphql/schema';
 import { OPERATION_LIMITS, OperationLimits } from '../../src/limits/operation-limit';
+import { KeyType } from '../../src/modules/accounts/api-key.entity';
+import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
+import { parsePermissions } from '../../src/modules/accounts/key-permissions';
 import { Plan } from '../../src/modules/accounts/plan';
 import { RestRoute, ROUTES } from '../../src/rest/routes';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
@@ -75,6 +78,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
   let graphqlNames: Set<string>;
   let owner: TestAccount;
   let stranger: TestAccount;
+  /** The owner's rk_test_ key: leads read, deals write, nothing else (403 on most routes, never a 5xx). */
+  let restrictedKey: string;
   let snapshots: DatabaseSnapshots;
   /** The state before the next request, when nothing has run since it was taken. */
   let lastSnapshot: Map<string, string> | undefined;
@@ -134,6 +139,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     // Enterprise: live keys get 1,000 a minute, so the few live requests are never throttled either.
     owner = await app.createAccount({ plan: Plan.enterprise });
     stranger = await app.createAccount();
+    const restricted = await new ApiKeyService(app.orm.em.fork()).create(owner.account, KeyType.test, 'fuzz', parsePermissions('leads=read,deals=write'));
+    restrictedKey = restricted.secret;
     fixtures.leads = await created('/v1/leads', {
       company: 'Fixture Corp',
       contact_email: 'fixture@fixture-corp.example',
@@ -196,6 +203,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
         return `Bearer ${owner.liveKey}`;
       case 'stranger':
         return `Bearer ${stranger.testKey}`;
+      case 'restricted':
+        return `Bearer ${restrictedKey}`;
       case 'none':
         return undefined;
       default:
@@ -470,6 +479,31 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     expect(operations.map((o) => o.name)).toEqual(
       expect.arrayContaining(['Query.leads', 'Mutation.deployAgent', 'Agent.runs', 'Deal.proposals', 'Webhook.attempts']),
     );
+  });
+
+  it(`every operation of the schema with a restricted key (leads read, deals write): refused fields are FORBIDDEN, never a 5xx, and change nothing`, async () => {
+    const operations = schemaOperations(schema, fixtures);
+    const headers = { authorization: `Bearer ${restrictedKey}`, 'content-type': 'application/json' };
+    let forbidden = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...operations).chain(({ name, document, variables }) => variables.map((values) => ({ name, document, variables: values }))),
+        async (operation) => {
+          const request: WireRequest = {
+            method: 'POST',
+            path: '/graphql',
+            headers,
+            body: arb.toJsonText({ query: operation.document, variables: operation.variables }),
+          };
+          totals.graphql += 1;
+          const response = await exchangeGraphQL(request, `GraphQL shape (${operation.name}, restricted key)`);
+          const codes = ((response.json as { errors?: Array<{ extensions?: { code?: string } }> } | undefined)?.errors ?? []).map((e) => e.extensions?.code);
+          if (codes.includes('FORBIDDEN')) forbidden += 1;
+        },
+      ),
+      assertOptions(Math.ceil(SCHEMA_RUNS / 4)),
+    );
+    expect(forbidden).toBeGreaterThan(0);
   });
 
   it(`documents of many aliased root fields: more than ${MAX_ROOT_FIELDS} never run; the rest are charged what they select`, async () => {
