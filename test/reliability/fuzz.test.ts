@@ -453,25 +453,26 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     );
   });
 
+  /** Each operation of the schema, with variables generated from its input types (nulls and omissions included). */
+  const schemaOperationCases = (operations: ReturnType<typeof schemaOperations>) =>
+    fc.constantFrom(...operations).chain(({ name, document, variables }) => variables.map((values) => ({ name, document, variables: values })));
+  const schemaRequest = (operation: { document: string; variables: unknown }, headers: Record<string, string>): WireRequest => ({
+    method: 'POST',
+    path: '/graphql',
+    headers,
+    body: arb.toJsonText({ query: operation.document, variables: operation.variables }),
+  });
+
   it(`every operation of the schema, its arguments as variables generated from their input types (nulls and omissions included), ${SCHEMA_RUNS} runs`, async () => {
     const operations = schemaOperations(schema, fixtures);
     const seen = new Set<string>();
     const headers = { authorization: `Bearer ${owner.testKey}`, 'content-type': 'application/json' };
     await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...operations).chain(({ name, document, variables }) => variables.map((values) => ({ name, document, variables: values }))),
-        async (operation) => {
-          seen.add(operation.name);
-          const request: WireRequest = {
-            method: 'POST',
-            path: '/graphql',
-            headers,
-            body: arb.toJsonText({ query: operation.document, variables: operation.variables }),
-          };
-          totals.graphql += 1;
-          await exchangeGraphQL(request, `GraphQL shape (${operation.name})`);
-        },
-      ),
+      fc.asyncProperty(schemaOperationCases(operations), async (operation) => {
+        seen.add(operation.name);
+        totals.graphql += 1;
+        await exchangeGraphQL(schemaRequest(operation, headers), `GraphQL shape (${operation.name})`);
+      }),
       assertOptions(SCHEMA_RUNS),
     );
     // Every operation was sent at least once (they are few against the runs).
@@ -486,21 +487,12 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     const headers = { authorization: `Bearer ${restrictedKey}`, 'content-type': 'application/json' };
     let forbidden = 0;
     await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...operations).chain(({ name, document, variables }) => variables.map((values) => ({ name, document, variables: values }))),
-        async (operation) => {
-          const request: WireRequest = {
-            method: 'POST',
-            path: '/graphql',
-            headers,
-            body: arb.toJsonText({ query: operation.document, variables: operation.variables }),
-          };
-          totals.graphql += 1;
-          const response = await exchangeGraphQL(request, `GraphQL shape (${operation.name}, restricted key)`);
-          const codes = ((response.json as { errors?: Array<{ extensions?: { code?: string } }> } | undefined)?.errors ?? []).map((e) => e.extensions?.code);
-          if (codes.includes('FORBIDDEN')) forbidden += 1;
-        },
-      ),
+      fc.asyncProperty(schemaOperationCases(operations), async (operation) => {
+        totals.graphql += 1;
+        const response = await exchangeGraphQL(schemaRequest(operation, headers), `GraphQL shape (${operation.name}, restricted key)`);
+        const codes = ((response.json as { errors?: Array<{ extensions?: { code?: string } }> } | undefined)?.errors ?? []).map((e) => e.extensions?.code);
+        if (codes.includes('FORBIDDEN')) forbidden += 1;
+      }),
       assertOptions(Math.ceil(SCHEMA_RUNS / 4)),
     );
     expect(forbidden).toBeGreaterThan(0);
