@@ -94,7 +94,8 @@ export function permissionPlugin(): ApolloServerPlugin<RequestContext> {
             request.document,
             visitWithTypeInfo(typeInfo, {
               Field(node) {
-                if (typeInfo.getParentType() !== root || isSkipped(node, variables)) return undefined;
+                // Introspection (__typename, __schema, __type) reads no account data.
+                if (typeInfo.getParentType() !== root || node.name.value.startsWith('__') || isSkipped(node, variables)) return undefined;
                 const error = refusal(permissions, root.getFields()[node.name.value], true);
                 if (!error) return undefined;
                 const key = node.alias?.value ?? node.name.value;

@@ -81,6 +81,8 @@ describe('restricted keys', () => {
     }
     expectDenied(await app.request('POST', '/v1/webhooks', { key, body: { url: 'https://example.com/hook', events: ['lead.created'] } }), 'webhooks:write');
     expect((await app.request('GET', '/v1/health', { key })).status).toBe(200);
+    // Introspection reads no account data either.
+    expect((await app.graphql('{ __schema { queryType { name } } }', undefined, key)).body).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
   });
 
   it('GraphQL answers the allowed root fields of a document and gives FORBIDDEN for the others', async () => {
@@ -107,11 +109,11 @@ describe('restricted keys', () => {
     expect((await app.request('GET', '/v1/leads', { key })).body.data).toHaveLength(1);
     // Aliases and fragments on the root type are refused by their response key; a skipped field is not looked at.
     const aliased = await app.graphql(
-      'query($no: Boolean!) { mine: leads { data { company } } ...Other agents @skip(if: $no) { data { id } } } fragment Other on Query { theirs: deals { data { id } } }',
+      'query($no: Boolean!) { __typename mine: leads { data { company } } ...Other agents @skip(if: $no) { data { id } } } fragment Other on Query { theirs: deals { data { id } } }',
       { no: true },
       key,
     );
-    expect(aliased.body.data).toEqual({ mine: { data: [{ company: 'Initech' }] } });
+    expect(aliased.body.data).toEqual({ __typename: 'Query', mine: { data: [{ company: 'Initech' }] } });
     expect(aliased.body.errors.map((error: { path: string[] }) => error.path)).toEqual([['theirs']]);
   });
 
