@@ -36,7 +36,8 @@ export const DEFAULT_SERVER_URL = 'http://localhost:3000';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: a parameter is missing, unknown or invalid, or the body is not valid JSON',
-  401: 'No API key, or an unknown, malformed or revoked key',
+  401: 'No API key, or an unknown, malformed or revoked key (or the expired old value of a rolled key)',
+  403: "A restricted key (rk_) without the permission the route needs; the message names it, e.g. 'deals:write'",
   404: 'No such object in this account and mode',
   408: "The request did not arrive within the server's timeouts (10 s for the head, 30 s in all)",
   409: 'Conflict with the current state (duplicate, invalid transition, already registered, idempotent request in progress)',
@@ -136,7 +137,7 @@ const rateLimitHeaders = (): Record<string, JsonSchema> => ({
 
 /** The error statuses a route can answer, from what it takes: an id, a body, a POST (Idempotency-Key). */
 function errorStatuses(route: RestRoute): number[] {
-  const statuses = [400, 401];
+  const statuses = [400, 401, 403];
   if (route.path.includes(':id')) statuses.push(404);
   if (route.operation.type === 'mutation') statuses.push(409);
   if (route.method === 'POST' || route.method === 'PUT') statuses.push(413, 415);

@@ -1,5 +1,9 @@
 import { getNamedType, GraphQLSchema, isObjectType } from 'graphql';
+import { permissionOf } from '../../src/auth/permission';
 import { createSchema } from '../../src/graphql/schema';
+import { KeyType } from '../../src/modules/accounts/api-key.entity';
+import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
+import { KeyPermissions, RESOURCES } from '../../src/modules/accounts/key-permissions';
 import { ROUTES } from '../../src/rest/routes';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
@@ -101,6 +105,60 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
             code: 'NOT_FOUND',
           });
         }
+      },
+    );
+  });
+
+  describe('with restricted keys', () => {
+    /** Bodies the create routes would accept, so only the permission stands in their way. */
+    const CREATES: Record<string, unknown> = {
+      '/v1/leads': { company: 'Denied', contact_email: 'denied@example.test' },
+      '/v1/deals': { name: 'Denied deal', value: 1 },
+      '/v1/proposals': { deal_id: 'deal_00000000000000000000000000' },
+      '/v1/agents': { name: 'Denied agent', type: 'lead_qualifier' },
+      '/v1/integrations': { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-00000000-denied' } },
+      '/v1/webhooks': { url: 'http://127.0.0.1:9/denied', events: ['*'] },
+    };
+    let schema: GraphQLSchema;
+    const restricted = async (account: TestAccount, change: Partial<KeyPermissions> = {}) => {
+      const permissions = { ...(Object.fromEntries(RESOURCES.map((resource) => [resource, 'write'])) as KeyPermissions), ...change };
+      return (await new ApiKeyService(app.orm.em.fork()).create(account.account, KeyType.test, 'restricted', permissions)).secret;
+    };
+    beforeAll(async () => {
+      schema = await createSchema();
+    });
+
+    const permissionFor = (route: (typeof ROUTES)[number]) =>
+      permissionOf((route.operation.type === 'query' ? schema.getQueryType()! : schema.getMutationType()!).getFields()[route.operation.field]);
+    const urlFor = (path: string) => path.replace(':id', ids[path.split('/')[2]] ?? 'unknown');
+
+    it.each(ROUTES.map((route) => [route.method, route.path, route] as const))(
+      "%s %s is 403 permission_denied, naming its permission, for the owner's key one level short of it",
+      async (method, path, route) => {
+        const required = permissionFor(route)!;
+        if (required === 'public')
+          return expect((await app.request(method, urlFor(path), { key: await restricted(owner, { leads: 'none' }) })).status).toBe(200);
+        const [resource, level] = required.split(':') as [keyof KeyPermissions, string];
+        const key = await restricted(owner, { [resource]: level === 'write' ? 'read' : 'none' });
+        // A body of the route's shape: one the REST adapter's type checks refuse is 400 before permissions are looked at.
+        const body = method === 'POST' && !path.includes(':') ? CREATES[path] : bodyFor(method, path);
+        const response = await app.request(method, urlFor(path), { key, body });
+        expect({ status: response.status, error: response.body?.error }).toEqual({
+          status: 403,
+          error: expect.objectContaining({
+            type: 'permission_error',
+            code: 'permission_denied',
+            message: `This key lacks the ${required} permission this request needs.`,
+          }),
+        });
+      },
+    );
+
+    it.each(addressed.map((route) => [route.method, route.path] as const))(
+      "%s %s is still 404 for another account's restricted key that has every permission",
+      async (method, path) => {
+        const response = await app.request(method, urlFor(path), { key: await restricted(stranger), body: bodyFor(method, path) });
+        expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 404, code: 'resource_missing' });
       },
     );
   });
