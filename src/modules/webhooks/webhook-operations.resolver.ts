@@ -1,4 +1,5 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { RequiresPermission } from '../../auth/permission';
 import type { RequestContext } from '../../graphql/context';
 import { listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
@@ -10,6 +11,7 @@ import { WebhookAttemptList } from './webhook.types';
 /** Operating an endpoint: its attempts, a test event, a resend, a new secret (logic in WebhookOperationsService). */
 @Resolver()
 export class WebhookOperationsResolver {
+  @RequiresPermission('webhooks:read')
   @Query(() => WebhookAttemptList, { description: 'Every attempt to send to the subscription, newest first.', complexity: listComplexity })
   webhookAttempts(
     @Arg('id', () => ID, { description: 'The subscription (wh_…).' }) id: string,
@@ -19,6 +21,7 @@ export class WebhookOperationsResolver {
     return ctx.services.webhookOperations.attempts(id, filter);
   }
 
+  @RequiresPermission('webhooks:write')
   @Mutation(() => Event, {
     complexity: MUTATION_COST,
     description: 'Sends a webhook.test event to this subscription only (signed like any other, listed in its attempts); answers with the event.',
@@ -28,6 +31,7 @@ export class WebhookOperationsResolver {
     return ctx.services.webhookOperations.sendTest(id);
   }
 
+  @RequiresPermission('webhooks:write')
   @Mutation(() => Event, {
     complexity: MUTATION_COST,
     description: 'Sends an event to this subscription again, now (a new attempt, the same webhook-id); answers with the event.',
@@ -37,6 +41,7 @@ export class WebhookOperationsResolver {
     return ctx.services.webhookOperations.resend(id, input);
   }
 
+  @RequiresPermission('webhooks:write')
   @Mutation(() => CreatedWebhook, {
     complexity: MUTATION_COST,
     description: 'Gives the subscription a new signing secret (shown only in this answer); the old one keeps signing beside it until it expires.',
