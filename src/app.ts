@@ -7,6 +7,7 @@ import express, { Express, NextFunction, Request, Response } from 'express';
 import { GraphQLSchema } from 'graphql';
 import { AppDependencies, createContextFactory, createServiceFactory, ServiceFactory } from './app/composition';
 import { authenticate, limitByAddress } from './auth/authenticate';
+import { permissionPlugin } from './auth/permission';
 import { depthLimitRule } from './graphql/checks/depth-limit';
 import { MAX_DOCUMENT_TOKENS } from './graphql/checks/cost-limit';
 import type { RequestContext } from './graphql/context';
@@ -83,6 +84,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       // caches this API): most of the time of a 50-row list went there.
       ApolloServerPluginCacheControlDisabled(),
       operationChecksPlugin(prepared.checks),
+      permissionPlugin(),
       config.isProduction
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: true }),

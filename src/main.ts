@@ -10,6 +10,7 @@ import { PriorLeadScorer } from './modules/scoring/prior-model';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher';
 import { AgentRunner } from './modules/agents/agent-runner';
 import { ModelTrainer } from './modules/scoring/model-trainer';
+import { EventRetention } from './events/event-retention';
 import { RestSerializer } from './rest/serialize';
 
 /** How long start-up waits for Redis before serving with per-instance counting. */
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
     metrics,
   });
   const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
+  const retention = new EventRetention({ orm, logger: logger.child({ component: 'events' }) });
 
   let stopping = false;
   const stopInOrder = async (signal: string) => {
@@ -90,8 +92,8 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     logger.debug('http server closed');
     // Attempts under way finish (each within its 15 s deadline); what is left is sent after restart.
-    await Promise.all([dispatcher.stop(), agents.stop(), trainer.stop()]);
-    logger.debug('webhook dispatcher, agent runner and model trainer stopped');
+    await Promise.all([dispatcher.stop(), agents.stop(), trainer.stop(), retention.stop()]);
+    logger.debug('webhook dispatcher, agent runner, model trainer and event retention stopped');
     await stop();
     logger.debug('graphql server and PDF worker threads stopped');
     await orm.close();
@@ -110,6 +112,7 @@ async function main(): Promise<void> {
     dispatcher.start();
     agents.start();
     trainer.start();
+    retention.start();
     // Everything is running, so a signal now stops it in order; one that came while the app was
     // being built does so at once.
     shutdown = stopInOrder;

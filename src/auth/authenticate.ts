@@ -30,8 +30,8 @@ export function refuse(
 }
 
 /**
- * The gate in front of /v1 and /graphql. Resolves `Authorization: Bearer sk_…` to
- * `res.locals.auth` (account, key, mode) and counts the request once against the plan quota;
+ * The gate in front of /v1 and /graphql. Resolves `Authorization: Bearer sk_…` (or `rk_…`)
+ * to `res.locals.auth` (account, key and its permissions, mode) and counts the request once against the plan quota;
  * a request without a valid key counts against its client address instead, so keys cannot be
  * guessed at speed. Every answer carries the X-RateLimit headers; `onError` writes failures in the
  * shape of the surface (REST body or GraphQL errors).
@@ -45,7 +45,8 @@ export function authenticate(
 ) {
   // The last successful authentication per key, used only while the database is unreachable, so
   // that /v1/health can still answer "degraded" and other routes a 503 in the contract's shape.
-  // Every normal request checks the database, so a revoked key stops working at once.
+  // Every normal request checks the database, so a revoked key, or a rolled key's expired old
+  // value, stops working at once on every instance: no key is cached in memory or Redis.
   const lastGood = new Map<string, Authenticated>();
   const remember = (authorization: string, auth: Authenticated) => {
     const id = hashKey(authorization);
@@ -62,7 +63,9 @@ export function authenticate(
       return auth;
     } catch (error) {
       const remembered = authorization ? lastGood.get(hashKey(authorization)) : undefined;
-      if (remembered && isDatabaseUnavailable(error)) return remembered;
+      // A rolled key's old value is remembered with its expiry, and not used past it.
+      const current = remembered && !(remembered.expiresAt && remembered.expiresAt.getTime() <= Date.now());
+      if (current && isDatabaseUnavailable(error)) return remembered;
       throw error;
     }
   };

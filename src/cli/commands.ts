@@ -1,7 +1,8 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { AccountService } from '../modules/accounts/account.service';
 import { KeyType } from '../modules/accounts/api-key.entity';
-import { ApiKeyService } from '../modules/accounts/api-key.service';
+import { ApiKeyService, MAX_ROLL_EXPIRY_HOURS } from '../modules/accounts/api-key.service';
+import { describePermissions, KeyPermissions, parsePermissions } from '../modules/accounts/key-permissions';
 import { isPlan, Plan } from '../modules/accounts/plan';
 import { seedAccount } from './seed';
 
@@ -37,6 +38,16 @@ function plan(value: string): Plan {
 function positiveInteger(name: string, value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer, got "${value}"`);
   return Number(value);
+}
+
+function restricted(value: string | boolean | undefined): KeyPermissions | null {
+  if (value === undefined) return null;
+  if (typeof value !== 'string') throw new UsageError('--restricted needs a list such as "leads=read,deals=write"');
+  try {
+    return parsePermissions(value);
+  } catch (error) {
+    throw new UsageError(`--restricted: ${(error as Error).message}`);
+  }
 }
 
 function limitsText(perMinute: number, perDay: number | null): string {
@@ -107,15 +118,17 @@ export const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   'keys create': {
-    usage: 'keys create --email owner@acme.test --type test|live --name "CI"',
-    options: { email: { type: 'string' }, type: { type: 'string' }, name: { type: 'string' } },
+    usage: 'keys create --email owner@acme.test --type test|live --name "CI" [--restricted "leads=read,deals=write"]',
+    options: { email: { type: 'string' }, type: { type: 'string' }, name: { type: 'string' }, restricted: { type: 'string' } },
     async run(em, options, output) {
       const type = required(options, 'type');
       if (type !== KeyType.test && type !== KeyType.live) throw new UsageError(`--type must be test or live, got "${type}"`);
+      const permissions = restricted(options.restricted);
       const account = await new AccountService(em).byEmail(required(options, 'email'));
-      const { key, secret } = await new ApiKeyService(em).create(account, type, required(options, 'name'));
+      const { key, secret } = await new ApiKeyService(em).create(account, type, required(options, 'name'), permissions);
       output.out(secret);
-      output.info(`created ${type} key ${key.id} "${key.name}" for ${account.email}. It is shown only this once; store it now.`);
+      const kind = permissions ? `restricted ${type} key (${describePermissions(permissions)})` : `${type} key`;
+      output.info(`created ${kind} ${key.id} "${key.name}" for ${account.email}. It is shown only this once; store it now.`);
     },
   },
   'keys list': {
@@ -124,7 +137,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     async run(em, options, output) {
       const account = await new AccountService(em).byEmail(required(options, 'email'));
       const keys = await new ApiKeyService(em).list(account);
-      output.out(['ID', 'NAME', 'TYPE', 'KEY', 'CREATED', 'LAST USED', 'REVOKED'].join('\t'));
+      output.out(['ID', 'NAME', 'TYPE', 'KEY', 'PERMISSIONS', 'CREATED', 'LAST USED', 'REVOKED'].join('\t'));
       for (const key of keys) {
         output.out(
           [
@@ -132,12 +145,28 @@ export const COMMANDS: Record<string, CommandSpec> = {
             key.name,
             key.type,
             `${key.prefix}…${key.last4}`,
+            describePermissions(key.permissions),
             key.createdAt.toISOString(),
             key.lastUsedAt?.toISOString() ?? '-',
             key.revokedAt?.toISOString() ?? '-',
           ].join('\t'),
         );
       }
+    },
+  },
+  'keys roll': {
+    usage: `keys roll --id <key id> [--expires-in-hours 0-${MAX_ROLL_EXPIRY_HOURS}]   # a new value; the old one works until it expires (default: at once)`,
+    options: { id: { type: 'string' }, 'expires-in-hours': { type: 'string' } },
+    async run(em, options, output) {
+      const hours = options['expires-in-hours'];
+      if (hours !== undefined && (typeof hours !== 'string' || !/^\d+$/.test(hours) || Number(hours) > MAX_ROLL_EXPIRY_HOURS)) {
+        throw new UsageError(`--expires-in-hours must be a whole number from 0 to ${MAX_ROLL_EXPIRY_HOURS}, got "${String(hours)}"`);
+      }
+      const { key, secret } = await new ApiKeyService(em).roll(required(options, 'id'), hours === undefined ? 0 : Number(hours));
+      output.out(secret);
+      const until = key.previousSecretExpiresAt!;
+      const old = until.getTime() <= Date.now() ? 'the old value is refused from now on' : `the old value works until ${until.toISOString()}`;
+      output.info(`rolled ${key.id} "${key.name}": ${old}. The new value is shown only this once; store it now.`);
     },
   },
   'keys revoke': {

@@ -56,6 +56,19 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+/** Deadlock (40P01), serialization failure (40001), lock not available (55P03): the same work may succeed when tried again. */
+const CONTENTION_CODES = new Set(['40P01', '40001', '55P03']);
+
+/**
+ * True when the database, not the work, failed: an outage, a statement stopped by its timeout on a
+ * busy machine, or contention. Background work (agent runs) tries again later rather than record a
+ * failure; a request answers 503 and its client retries.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return isDatabaseTimeout(error) || isDatabaseUnavailable(error) || (typeof code === 'string' && CONTENTION_CODES.has(code));
+}
+
 /**
  * The one place where database failures become API errors: unique violations are conflicts,
  * foreign-key violations point at a missing resource, an unreachable database is 503.

@@ -16,14 +16,27 @@ export const ALL_EVENTS = '*';
 export const API_VERSION = 'v1';
 
 let declared: readonly EventType[] | undefined;
+let direct: ReadonlySet<string> | undefined;
 
 /** Every module's event types, in module order (read when first needed: the modules import this file). */
 export function eventTypes(): readonly EventType[] {
-  return (declared ??= registeredModules().flatMap((module) => (module.events ?? []) as EventType[]));
+  return (declared ??= registeredModules().flatMap((module) => [...(module.events ?? []), ...(module.directEvents ?? [])] as EventType[]));
 }
 
-/** Whether a subscription to `subscribed` (names or `*`) receives an event of `type`. */
+/**
+ * Types sent to one endpoint only (`webhook.test`): listed and readable like any event, but never
+ * fanned out, and no subscription can name them (nor does `*` include them).
+ */
+const directEventTypes = (): ReadonlySet<string> => (direct ??= new Set(registeredModules().flatMap((module) => module.directEvents ?? [])));
+
+/** The event types a subscription may name. */
+export function subscribableEventTypes(): readonly EventType[] {
+  return eventTypes().filter((type) => !directEventTypes().has(type));
+}
+
+/** Whether a subscription to `subscribed` (names or `*`) receives an event of `type` when it is fanned out. */
 export function subscribesTo(subscribed: readonly string[], type: string): boolean {
+  if (directEventTypes().has(type)) return false;
   return subscribed.includes(ALL_EVENTS) || subscribed.includes(type);
 }
 
@@ -36,10 +49,15 @@ export const eventTypeList = (value: string): string[] =>
 
 /**
  * A validator of event type names (each item of a list with `each`, or each name of a comma list
- * with `commaList`), `*` too when `orAll`; the message lists them.
+ * with `commaList`); with `subscribable` (a subscription's events) only the types a subscription
+ * may name, and `*`; the message lists them.
  */
-export function IsEventType(options: { each?: boolean; orAll?: boolean; commaList?: boolean } = {}): PropertyDecorator {
-  const names = () => (options.orAll ? [...eventTypes(), ALL_EVENTS] : eventTypes());
+/** The names IsEventType takes with these options (the OpenAPI document reads them too). */
+export const eventTypeNames = (options: { subscribable?: boolean } = {}): readonly string[] =>
+  options.subscribable ? [...subscribableEventTypes(), ALL_EVENTS] : eventTypes();
+
+export function IsEventType(options: { each?: boolean; subscribable?: boolean; commaList?: boolean } = {}): PropertyDecorator {
+  const names = () => eventTypeNames(options);
   const known = (name: string) => (names() as readonly string[]).includes(name);
   return ValidateBy(
     {

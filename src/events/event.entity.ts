@@ -24,6 +24,7 @@ export interface EventData {
   name: 'events_by_object',
   expression: `create index "events_by_object" on "events" ("account_id", "livemode", (("data"->'object'->>'id')), "created_at", "id")`,
 })
+@Index({ name: 'events_created_at', properties: ['createdAt'] })
 @Index({
   name: 'events_pending_fan_out',
   expression: 'create index "events_pending_fan_out" on "events" ("id") where "fanned_out_at" is null',

@@ -1,5 +1,6 @@
 import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
+import { permissionCheck, undeclaredPermissions } from '../auth/permission';
 import { VALIDATION_OPTIONS } from '../common/validation';
 import { MODULES } from '../modules';
 import { nullArguments } from './null-arguments';
@@ -10,15 +11,19 @@ export const RESOLVERS = MODULES.flatMap((module) => module.resolvers ?? []) as 
 
 /**
  * Builds the typed schema from the resolvers; class-validator runs on every input, with the
- * options of common/validation.ts. nullArguments runs before validation: an optional argument
- * sent as null is one left out.
+ * options of common/validation.ts. permissionCheck runs first (a restricted key's refusal wins
+ * over a bad argument); nullArguments runs before validation: an optional argument sent as null
+ * is one left out. A root field without a declared permission stops the build.
  */
-export function createSchema(): Promise<GraphQLSchema> {
-  return buildSchema({
+export async function createSchema(): Promise<GraphQLSchema> {
+  const schema = await buildSchema({
     resolvers: RESOLVERS,
-    globalMiddlewares: [nullArguments],
+    globalMiddlewares: [permissionCheck, nullArguments],
     validate: VALIDATION_OPTIONS,
   });
+  const undeclared = undeclaredPermissions(schema);
+  if (undeclared.length) throw new Error(`root fields without @RequiresPermission (src/auth/permission.ts): ${undeclared.join(', ')}`);
+  return schema;
 }
 
 /** The SDL committed as schema.graphql (sorted, so it diffs cleanly). */

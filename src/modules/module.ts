@@ -58,6 +58,8 @@ export interface ModuleDefinition {
   conflicts?: Record<string, ConflictMeaning>;
   /** The event types the module emits (CONTRACT §10); declare them in EventTypes too (src/events/event-catalog.ts). */
   events?: readonly string[];
+  /** Event types it sends to one endpoint only (webhook.test): never fanned out, never subscribed to (declare them in EventTypes too). */
+  directEvents?: readonly string[];
 }
 
 export interface ConflictMeaning {

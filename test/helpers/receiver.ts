@@ -1,5 +1,7 @@
 import http, { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TestApp } from './app';
+import { eventually } from './wait';
 
 export interface ReceivedRequest {
   method: string;
@@ -103,3 +105,17 @@ export class WebhookReceiver {
 }
 
 export { eventually } from './wait';
+
+/**
+ * Every event is fanned out and no delivery is pending: whatever a receiver has by now is all it
+ * will ever get, so a test can check that something did not arrive without waiting a length of time.
+ */
+export async function settled(app: TestApp): Promise<void> {
+  await eventually(async () => {
+    const [row] = await app.orm.em.getConnection().execute<Array<{ events: number; pending: number }>>(
+      `select (select count(*) from events where fanned_out_at is null)::int as events,
+              (select count(*) from webhook_deliveries where status = 'pending')::int as pending`,
+    );
+    expect(row).toEqual({ events: 0, pending: 0 });
+  });
+}

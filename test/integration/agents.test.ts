@@ -1089,6 +1089,31 @@ describe('agents', () => {
         await sql('drop function if exists crash_agent_run_for_test()');
       }
     });
+
+    it('tries a run again when the database failed it transiently (a statement stopped by its timeout), and records no error', async () => {
+      const drafter = await deployedAgent('proposal_drafter');
+      // The first proposal insert is stopped as statement_timeout stops one (57014); a sequence is not rolled back with the run.
+      await sql('create sequence if not exists cancel_once_for_test');
+      await sql(`create or replace function cancel_once_for_test() returns trigger language plpgsql as $$
+      begin
+        if nextval('cancel_once_for_test') = 1 then raise exception 'canceling statement due to statement timeout' using errcode = 'query_canceled'; end if;
+        return new;
+      end $$`);
+      await sql('create trigger cancel_once_for_test before insert on proposals for each row execute function cancel_once_for_test()');
+      try {
+        const deal = await createDeal({ stage: 'proposal' });
+        const [run] = await waitForRuns(drafter.id, 1);
+        expect(run).toMatchObject({ outcome: 'acted', error: null, actions: [{ kind: 'proposal_drafted', deal_id: deal.id }] });
+        expect(await sql('select attempt_count, done_at is not null as done from agent_tasks where agent_id = ?', [drafter.id])).toEqual([
+          { attempt_count: 2, done: true },
+        ]);
+        expect(await sql<{ n: number }>('select count(*)::int as n from proposals where deal_id = ?', [deal.id])).toEqual([{ n: 1 }]);
+      } finally {
+        await sql('drop trigger if exists cancel_once_for_test on proposals');
+        await sql('drop function if exists cancel_once_for_test()');
+        await sql('drop sequence if exists cancel_once_for_test');
+      }
+    });
   });
 
   describe('several instances', () => {
@@ -1125,6 +1150,10 @@ describe('agents', () => {
         expect(new Set(drafterRuns.map((run) => run.eventId)).size).toBe(drafterRuns.length);
 
         expect(qualifierRuns.filter((run) => run.outcome === 'error')).toEqual([]);
+        // A deal left without its proposal shows what the drafter's runs did (seen once beside two CPU-bound processes).
+        const proposed = new Set((await sql<{ deal_id: string }>('select deal_id from proposals')).map((row) => row.deal_id));
+        const unproposed = deals.filter((deal) => !proposed.has(deal.id)).map((deal) => deal.id);
+        expect({ unproposed, drafterRuns: unproposed.length ? drafterRuns : [] }).toEqual({ unproposed: [], drafterRuns: [] });
         for (const lead of leads) {
           expect((await getLead(lead.id)).status).toBe(lead.score === HOT_SCORE ? 'qualified' : 'disqualified');
           expect(await dealsOfLead(lead.id)).toHaveLength(lead.score === HOT_SCORE ? 1 : 0);

@@ -1,87 +1,25 @@
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { MikroORM } from '@mikro-orm/postgresql';
-import { Client } from 'pg';
-import { createApp } from '../../src/app';
-import { loadConfig } from '../../src/config';
-import { TEST_ENCRYPTION_KEY_HEX } from '../helpers/app';
-import { initOrm } from '../../src/db/orm';
-import { createLogger } from '../../src/logger';
-import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
-import { workerDatabaseUrl } from '../helpers/database';
-import { distIsStale, ensureBuilt, ROOT } from '../helpers/dist';
-import { Counters } from '../../src/limits/counters';
-
-const CLI = path.join(ROOT, 'dist/src/cli/main.js');
-
-interface CliResult {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
+import type { Client } from 'pg';
+import { CliApi, CliHarness, expectRefused, startCliApi } from '../helpers/cli';
 
 const KEY_TEST = /^sk_test_[A-Za-z0-9]{32}$/;
 const KEY_LIVE = /^sk_live_[A-Za-z0-9]{32}$/;
 
 describe('operator CLI (node dist/src/cli/main.js)', () => {
-  let databaseUrl: string;
+  const cli = new CliHarness();
   let db: Client;
-  let run: (...args: string[]) => CliResult;
-  let runWith: (env: Record<string, string>, ...args: string[]) => CliResult;
-  const stamp = Date.now();
-  let n = 0;
-  const uniqueEmail = (label: string) => `${label}-${stamp}-${++n}@acme.test`;
-
-  const accountRow = async (email: string) =>
-    (await db.query('select * from accounts where email = $1', [email.toLowerCase()])).rows[0] as Record<string, unknown> | undefined;
-
-  /** `accounts create`, checked, returning the account id. */
-  const createAccount = (email: string, ...extra: string[]): string => {
-    const result = run('accounts', 'create', '--email', email, '--name', 'Acme', ...extra);
-    expect(result.stderr).not.toMatch(/^error/m);
-    expect(result.status).toBe(0);
-    return result.stdout.trim();
-  };
-
-  /** Exits non-zero with `error: <reason>` as the first stderr line, at most a usage line after, no stack. */
-  const expectRefused = (result: CliResult, reason: RegExp, exitCode?: number) => {
-    expect(result.status).not.toBe(0);
-    if (exitCode !== undefined) expect(result.status).toBe(exitCode);
-    const lines = result.stderr.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^error: /);
-    expect(lines[0]).toMatch(reason);
-    expect(lines.length).toBeLessThanOrEqual(2);
-    if (lines[1] !== undefined) expect(lines[1]).toMatch(/^usage: /);
-    expect(result.stderr).not.toMatch(/\n\s+at |insert into|select .* from|duplicate key|constraint/i);
-    expect(result.stdout).toBe('');
-  };
+  const run = (...args: string[]) => cli.run(...args);
+  const runWith = (env: Record<string, string>, ...args: string[]) => cli.runWith(env, ...args);
+  const uniqueEmail = (label: string) => cli.uniqueEmail(label);
+  const accountRow = (email: string) => cli.accountRow(email);
+  const createAccount = (email: string, ...extra: string[]) => cli.createAccount(email, ...extra);
 
   beforeAll(async () => {
-    ensureBuilt(); // done by the global setup already; here for a run of this file alone in watch mode
-    expect(distIsStale()).toBe(false);
-    databaseUrl = await workerDatabaseUrl('_cli');
-    runWith = (env, ...args) => {
-      const result = spawnSync(process.execPath, [CLI, ...args], {
-        cwd: ROOT,
-        encoding: 'utf8',
-        timeout: 60_000,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test', DATABASE_URL: databaseUrl, ...env },
-      });
-      return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-    };
-    run = (...args) => runWith({}, ...args);
-    // The first command brings the dedicated database's schema up to date.
-    expect(run('keys', 'list', '--email', 'nobody@acme.test').status).toBe(1);
-    db = new Client({ connectionString: databaseUrl });
-    await db.connect();
+    await cli.start();
+    db = cli.db;
   });
 
-  afterAll(async () => {
-    await db?.end();
-  });
+  afterAll(() => cli.stop());
 
   describe('accounts create', () => {
     it('prints the new account id alone on stdout and stores the account', async () => {
@@ -157,14 +95,15 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
       const result = run('keys', 'list', '--email', email);
       expect(result.status).toBe(0);
       const [header, ...rows] = result.stdout.trimEnd().split('\n');
-      expect(header.split('\t')).toEqual(['ID', 'NAME', 'TYPE', 'KEY', 'CREATED', 'LAST USED', 'REVOKED']);
+      expect(header.split('\t')).toEqual(['ID', 'NAME', 'TYPE', 'KEY', 'PERMISSIONS', 'CREATED', 'LAST USED', 'REVOKED']);
       expect(rows).toHaveLength(2);
       const byName = Object.fromEntries(rows.map((row) => row.split('\t')).map((cells) => [cells[1], cells]));
       expect(byName.CI[0]).toMatch(/^key_[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(byName.CI[2]).toBe('test');
       expect(byName.CI[3]).toBe(`sk_test_…${testKey.slice(-4)}`);
       expect(byName.Production[3]).toBe(`sk_live_…${liveKey.slice(-4)}`);
-      expect(byName.CI[6]).toBe('-');
+      expect(byName.CI[4]).toBe('full access');
+      expect(byName.CI[7]).toBe('-');
       for (const key of [testKey, liveKey]) {
         expect(result.stdout).not.toContain(key);
         expect(result.stdout).not.toContain(key.slice(8, 20));
@@ -173,36 +112,13 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
     });
 
     describe('against the API on the same database', () => {
-      let orm: MikroORM;
-      let server: Server;
-      let stop: () => Promise<void>;
-      let baseUrl: string;
-      const call = async (route: string, key: string, init: RequestInit = {}) => {
-        const response = await fetch(`${baseUrl}${route}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
-        return { status: response.status, body: (await response.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
-      };
+      let api: CliApi;
+      const call: CliApi['call'] = (route, key, init) => api.call(route, key, init);
 
       beforeAll(async () => {
-        orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });
-        const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX });
-        const built = await createApp({
-          orm,
-          config,
-          logger: createLogger('silent'),
-          scorer: new PriorLeadScorer(),
-          counters: new Counters(undefined, 'cli-test'),
-        });
-        stop = built.stop;
-        server = await new Promise((resolve) => {
-          const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
-        });
-        baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        api = await startCliApi(cli.databaseUrl);
       });
-      afterAll(async () => {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await stop();
-        await orm.close();
-      });
+      afterAll(() => api.stop());
 
       it('the printed keys authenticate, each in its own mode', async () => {
         expect((await call('/v1/health', testKey)).status).toBe(200);
@@ -231,7 +147,7 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
         const listed = run('keys', 'list', '--email', email)
           .stdout.split('\n')
           .find((line) => line.startsWith(keyId));
-        expect(listed?.split('\t')[6]).toBe((row.revoked_at as Date).toISOString());
+        expect(listed?.split('\t')[7]).toBe((row.revoked_at as Date).toISOString());
       });
     });
 

@@ -1,5 +1,9 @@
 import { getNamedType, GraphQLSchema, isObjectType } from 'graphql';
+import { permissionOf } from '../../src/auth/permission';
 import { createSchema } from '../../src/graphql/schema';
+import { KeyType } from '../../src/modules/accounts/api-key.entity';
+import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
+import { KeyPermissions, RESOURCES } from '../../src/modules/accounts/key-permissions';
 import { ROUTES } from '../../src/rest/routes';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
@@ -39,9 +43,16 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
 
   const addressed = ROUTES.filter((route) => route.path.includes(':id'));
   const listed = ROUTES.filter((route) => route.method === 'GET' && !route.path.includes(':') && route.operation.query);
-  /** The body each write sends: a harmless change, so a leak would show as a changed object. */
-  const bodyFor = (method: string, path: string) =>
-    method === 'PUT' ? (path.startsWith('/v1/webhooks') ? { description: 'touched' } : { metadata: { touched: 'yes' } }) : method === 'POST' ? {} : undefined;
+  /**
+   * The body each write sends: a harmless change, so a leak would show as a changed object; a valid
+   * one where the input has a required field (resend's event, the owner's own), so the answer is
+   * the object's 404 and not the body's 400.
+   */
+  const bodyFor = (method: string, path: string) => {
+    if (method === 'PUT') return path.startsWith('/v1/webhooks') ? { description: 'touched' } : { metadata: { touched: 'yes' } };
+    if (path.endsWith('/resend')) return { event_id: ids.events };
+    return method === 'POST' ? {} : undefined;
+  };
 
   it('covers every kind of object the table addresses', () => {
     const kinds = new Set(addressed.map((route) => route.path.split('/')[2]));
@@ -98,6 +109,60 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
     );
   });
 
+  describe('with restricted keys', () => {
+    /** Bodies the create routes would accept, so only the permission stands in their way. */
+    const CREATES: Record<string, unknown> = {
+      '/v1/leads': { company: 'Denied', contact_email: 'denied@example.test' },
+      '/v1/deals': { name: 'Denied deal', value: 1 },
+      '/v1/proposals': { deal_id: 'deal_00000000000000000000000000' },
+      '/v1/agents': { name: 'Denied agent', type: 'lead_qualifier' },
+      '/v1/integrations': { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-00000000-denied' } },
+      '/v1/webhooks': { url: 'http://127.0.0.1:9/denied', events: ['*'] },
+    };
+    let schema: GraphQLSchema;
+    const restricted = async (account: TestAccount, change: Partial<KeyPermissions> = {}) => {
+      const permissions = { ...(Object.fromEntries(RESOURCES.map((resource) => [resource, 'write'])) as KeyPermissions), ...change };
+      return (await new ApiKeyService(app.orm.em.fork()).create(account.account, KeyType.test, 'restricted', permissions)).secret;
+    };
+    beforeAll(async () => {
+      schema = await createSchema();
+    });
+
+    const permissionFor = (route: (typeof ROUTES)[number]) =>
+      permissionOf((route.operation.type === 'query' ? schema.getQueryType()! : schema.getMutationType()!).getFields()[route.operation.field]);
+    const urlFor = (path: string) => path.replace(':id', ids[path.split('/')[2]] ?? 'unknown');
+
+    it.each(ROUTES.map((route) => [route.method, route.path, route] as const))(
+      "%s %s is 403 permission_denied, naming its permission, for the owner's key one level short of it",
+      async (method, path, route) => {
+        const required = permissionFor(route)!;
+        if (required === 'public')
+          return expect((await app.request(method, urlFor(path), { key: await restricted(owner, { leads: 'none' }) })).status).toBe(200);
+        const [resource, level] = required.split(':') as [keyof KeyPermissions, string];
+        const key = await restricted(owner, { [resource]: level === 'write' ? 'read' : 'none' });
+        // A body of the route's shape: one the REST adapter's type checks refuse is 400 before permissions are looked at.
+        const body = method === 'POST' && !path.includes(':') ? CREATES[path] : bodyFor(method, path);
+        const response = await app.request(method, urlFor(path), { key, body });
+        expect({ status: response.status, error: response.body?.error }).toEqual({
+          status: 403,
+          error: expect.objectContaining({
+            type: 'permission_error',
+            code: 'permission_denied',
+            message: `This key lacks the ${required} permission this request needs.`,
+          }),
+        });
+      },
+    );
+
+    it.each(addressed.map((route) => [route.method, route.path] as const))(
+      "%s %s is still 404 for another account's restricted key that has every permission",
+      async (method, path) => {
+        const response = await app.request(method, urlFor(path), { key: await restricted(stranger), body: bodyFor(method, path) });
+        expect({ status: response.status, code: response.body?.error?.code }).toEqual({ status: 404, code: 'resource_missing' });
+      },
+    );
+  });
+
   it.each(listed.map((route) => [route.path] as const))('GET %s lists nothing of another account or the other mode', async (path) => {
     const own = ids[path.split('/')[2]];
     const mine = await app.request('GET', path, { key: owner.testKey });
@@ -106,6 +171,18 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
       const theirs = await app.request('GET', path, { key });
       expect(theirs.status).toBe(200);
       expect(theirs.body.data.map((o: { id: string }) => o.id)).not.toContain(own);
+    }
+  });
+
+  it("resending another account's or the other mode's event to one's own webhook is 404 naming event_id", async () => {
+    for (const key of [stranger.testKey, owner.liveKey]) {
+      const theirs = await app.request('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } });
+      expect(theirs.status).toBe(201);
+      const response = await app.request('POST', `/v1/webhooks/${theirs.body.id}/resend`, { key, body: { event_id: ids.events } });
+      expect({ status: response.status, error: response.body.error }).toEqual({
+        status: 404,
+        error: expect.objectContaining({ code: 'resource_missing', param: 'event_id' }),
+      });
     }
   });
 

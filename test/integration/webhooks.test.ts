@@ -1,6 +1,6 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
-import { eventually, WebhookReceiver } from '../helpers/receiver';
+import { eventually, settled, WebhookReceiver } from '../helpers/receiver';
 
 /** Fast retries so a test sees several attempts in well under a second each. */
 const FAST_RETRIES = [0, 0.2, 0.2, 0.2, 0.2];
@@ -58,20 +58,6 @@ async function deliveryRows(app: TestApp, webhookId: string) {
       'select event_id, status, attempt_count from webhook_deliveries where webhook_id = ? order by created_at',
       [webhookId],
     );
-}
-
-/**
- * Every event is fanned out and no delivery is pending: whatever the receiver has by now is all it
- * will ever get, so a test can check that something did not arrive without waiting a length of time.
- */
-async function settled(app: TestApp): Promise<void> {
-  await eventually(async () => {
-    const [row] = await app.orm.em.getConnection().execute<Array<{ events: number; pending: number }>>(
-      `select (select count(*) from events where fanned_out_at is null)::int as events,
-              (select count(*) from webhook_deliveries where status = 'pending')::int as pending`,
-    );
-    expect(row).toEqual({ events: 0, pending: 0 });
-  });
 }
 
 describe('webhooks', () => {

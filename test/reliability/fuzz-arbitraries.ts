@@ -142,7 +142,8 @@ export function queryString(items: readonly QueryItem[]): string {
 }
 
 /** Who the request claims to be. */
-export type AuthChoice = { kind: 'test' | 'live' | 'stranger' | 'none' } | { kind: 'header'; value: string };
+/** `restricted`: an rk_test_ key of the owner that may read leads, write deals and nothing else. */
+export type AuthChoice = { kind: 'test' | 'live' | 'stranger' | 'restricted' | 'none' } | { kind: 'header'; value: string };
 
 const base62 = fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'), minLength: 32, maxLength: 32 });
 
@@ -156,6 +157,7 @@ export const authChoice: fc.Arbitrary<AuthChoice> = fc.oneof(
   { weight: 24, arbitrary: fc.constant({ kind: 'test' as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'live' as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'stranger' as const }) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'restricted' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'none' as const }) },
   {
     weight: 3,
@@ -173,6 +175,7 @@ export const authChoice: fc.Arbitrary<AuthChoice> = fc.oneof(
           'Bearer ' + 'a'.repeat(2000),
         ),
         base62.map((tail) => `Bearer sk_test_${tail}`),
+        base62.map((tail) => `Bearer rk_live_${tail}`),
         base62.map((tail) => `Bearer sk_live_${tail}`),
         base62.map((tail) => `bearer sk_test_${tail}`),
         base62.map((tail) => `Bearer  sk_test_${tail}`),

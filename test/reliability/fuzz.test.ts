@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { GraphQLField, GraphQLInputType, GraphQLSchema } from 'graphql';
 import { createSchema } from '../../src/graphql/schema';
+import { KeyType } from '../../src/modules/accounts/api-key.entity';
+import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
+import { parsePermissions } from '../../src/modules/accounts/key-permissions';
 import { Plan } from '../../src/modules/accounts/plan';
 import { RestRoute, ROUTES } from '../../src/rest/routes';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
@@ -72,6 +75,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
   let graphqlNames: Set<string>;
   let owner: TestAccount;
   let stranger: TestAccount;
+  /** The owner's rk_test_ key: leads read, deals write, nothing else (403 on most routes, never a 5xx). */
+  let restrictedKey: string;
   let snapshots: DatabaseSnapshots;
   /** The state before the next request, when nothing has run since it was taken. */
   let lastSnapshot: Map<string, string> | undefined;
@@ -131,6 +136,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     // Enterprise: live keys get 1,000 a minute, so the few live requests are never throttled either.
     owner = await app.createAccount({ plan: Plan.enterprise });
     stranger = await app.createAccount();
+    const restricted = await new ApiKeyService(app.orm.em.fork()).create(owner.account, KeyType.test, 'fuzz', parsePermissions('leads=read,deals=write'));
+    restrictedKey = restricted.secret;
     fixtures.leads = await created('/v1/leads', {
       company: 'Fixture Corp',
       contact_email: 'fixture@fixture-corp.example',
@@ -193,6 +200,8 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
         return `Bearer ${owner.liveKey}`;
       case 'stranger':
         return `Bearer ${stranger.testKey}`;
+      case 'restricted':
+        return `Bearer ${restrictedKey}`;
       case 'none':
         return undefined;
       default:
@@ -441,25 +450,26 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     );
   });
 
+  /** Each operation of the schema, with variables generated from its input types (nulls and omissions included). */
+  const schemaOperationCases = (operations: ReturnType<typeof schemaOperations>) =>
+    fc.constantFrom(...operations).chain(({ name, document, variables }) => variables.map((values) => ({ name, document, variables: values })));
+  const schemaRequest = (operation: { document: string; variables: unknown }, headers: Record<string, string>): WireRequest => ({
+    method: 'POST',
+    path: '/graphql',
+    headers,
+    body: arb.toJsonText({ query: operation.document, variables: operation.variables }),
+  });
+
   it(`every operation of the schema, its arguments as variables generated from their input types (nulls and omissions included), ${SCHEMA_RUNS} runs`, async () => {
     const operations = schemaOperations(schema, fixtures);
     const seen = new Set<string>();
     const headers = { authorization: `Bearer ${owner.testKey}`, 'content-type': 'application/json' };
     await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...operations).chain(({ name, document, variables }) => variables.map((values) => ({ name, document, variables: values }))),
-        async (operation) => {
-          seen.add(operation.name);
-          const request: WireRequest = {
-            method: 'POST',
-            path: '/graphql',
-            headers,
-            body: arb.toJsonText({ query: operation.document, variables: operation.variables }),
-          };
-          totals.graphql += 1;
-          await exchangeGraphQL(request, `GraphQL shape (${operation.name})`);
-        },
-      ),
+      fc.asyncProperty(schemaOperationCases(operations), async (operation) => {
+        seen.add(operation.name);
+        totals.graphql += 1;
+        await exchangeGraphQL(schemaRequest(operation, headers), `GraphQL shape (${operation.name})`);
+      }),
       assertOptions(SCHEMA_RUNS),
     );
     // Every operation was sent at least once (they are few against the runs).
@@ -467,6 +477,22 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     expect(operations.map((o) => o.name)).toEqual(
       expect.arrayContaining(['Query.leads', 'Mutation.deployAgent', 'Agent.runs', 'Deal.proposals', 'Webhook.attempts']),
     );
+  });
+
+  it(`every operation of the schema with a restricted key (leads read, deals write): refused fields are FORBIDDEN, never a 5xx, and change nothing`, async () => {
+    const operations = schemaOperations(schema, fixtures);
+    const headers = { authorization: `Bearer ${restrictedKey}`, 'content-type': 'application/json' };
+    let forbidden = 0;
+    await fc.assert(
+      fc.asyncProperty(schemaOperationCases(operations), async (operation) => {
+        totals.graphql += 1;
+        const response = await exchangeGraphQL(schemaRequest(operation, headers), `GraphQL shape (${operation.name}, restricted key)`);
+        const codes = ((response.json as { errors?: Array<{ extensions?: { code?: string } }> } | undefined)?.errors ?? []).map((e) => e.extensions?.code);
+        if (codes.includes('FORBIDDEN')) forbidden += 1;
+      }),
+      assertOptions(Math.ceil(SCHEMA_RUNS / 4)),
+    );
+    expect(forbidden).toBeGreaterThan(0);
   });
 
   it(`documents of many aliased root fields: more than ${MAX_ROOT_FIELDS} never run; the rest are charged what they select`, async () => {

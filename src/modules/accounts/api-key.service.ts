@@ -4,8 +4,11 @@ import { ApiError } from '../../common/api-error';
 import { hydrateLean, Lean, selectRows } from '../../db/lean';
 import { Account } from './account.entity';
 import { ApiKey, KeyType } from './api-key.entity';
+import type { KeyPermissions } from './key-permissions';
 
-const KEY_SHAPE = /^sk_(test|live)_[A-Za-z0-9]{32}$/;
+const KEY_SHAPE = /^[sr]k_(test|live)_[A-Za-z0-9]{32}$/;
+/** How long a rolled key's old value may keep working: 0 (at once) to 7 days, as Stripe's dashboard offers. */
+export const MAX_ROLL_EXPIRY_HOURS = 168;
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 /** last_used_at is a hint for people, not an audit log: write it at most once a minute per key. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -16,6 +19,8 @@ export interface Authenticated {
   /** null when the web app's session cookie signed the request in. */
   key: Lean<ApiKey> | null;
   livemode: boolean;
+  /** When the value used expires: set only for the old value of a rolled key. */
+  expiresAt?: Date;
 }
 
 /** 32 base62 characters: about 190 bits, so a plain SHA-256 of the key is a safe stored form. */
@@ -36,11 +41,14 @@ export function hashKey(secret: string): string {
 export class ApiKeyService {
   constructor(private readonly em: EntityManager) {}
 
-  /** Creates a key and returns its full value, which is never available again. */
-  async create(account: Account, type: KeyType, name: string): Promise<{ key: ApiKey; secret: string }> {
+  /**
+   * Creates a key and returns its full value, which is never available again: a secret key
+   * (`sk_`, full access) or, with permissions, a restricted key (`rk_`).
+   */
+  async create(account: Account, type: KeyType, name: string, permissions: KeyPermissions | null = null): Promise<{ key: ApiKey; secret: string }> {
     if (!name.trim()) throw new ApiError('parameter_invalid', 'name must not be empty', { param: 'name' });
     if (name.length > 100) throw new ApiError('parameter_invalid', 'name must be at most 100 characters', { param: 'name' });
-    const prefix = `sk_${type}_`;
+    const prefix = `${permissions ? 'rk' : 'sk'}_${type}_`;
     const secret = prefix + randomSecret();
     const key = this.em.create(ApiKey, {
       account,
@@ -49,7 +57,28 @@ export class ApiKeyService {
       prefix,
       last4: secret.slice(-4),
       secretHash: hashKey(secret),
+      permissions,
     });
+    await this.em.flush();
+    return { key, secret };
+  }
+
+  /**
+   * Gives the key a new value (same id, name, type and permissions) and returns it, shown once. The
+   * old value keeps working for `expiresInHours` (0: refused at once); a value from an earlier roll
+   * that had not expired yet is refused from now on, since only the last one is kept.
+   */
+  async roll(id: string, expiresInHours = 0, account?: Account): Promise<{ key: ApiKey; secret: string }> {
+    if (!Number.isInteger(expiresInHours) || expiresInHours < 0 || expiresInHours > MAX_ROLL_EXPIRY_HOURS) {
+      throw new ApiError('parameter_invalid', `expires_in_hours must be a whole number from 0 to ${MAX_ROLL_EXPIRY_HOURS}`, { param: 'expiresInHours' });
+    }
+    const key = await this.find(id, account);
+    if (key.revokedAt) throw new ApiError('resource_conflict', `API key ${id} is revoked and cannot be rolled`, { param: 'id' });
+    const secret = key.prefix + randomSecret();
+    key.previousSecretHash = key.secretHash;
+    key.previousSecretExpiresAt = new Date(Date.now() + expiresInHours * 3_600_000);
+    key.secretHash = hashKey(secret);
+    key.last4 = secret.slice(-4);
     await this.em.flush();
     return { key, secret };
   }
@@ -59,10 +88,15 @@ export class ApiKeyService {
   }
 
   async revoke(id: string, account?: Account): Promise<ApiKey> {
-    const key = await this.em.findOne(ApiKey, account ? { id, account } : { id });
-    if (!key) throw new ApiError('resource_missing', `No such API key: '${id}'`, { param: 'id' });
+    const key = await this.find(id, account);
     key.revokedAt ??= new Date();
     await this.em.flush();
+    return key;
+  }
+
+  private async find(id: string, account?: Account): Promise<ApiKey> {
+    const key = await this.em.findOne(ApiKey, account ? { id, account } : { id });
+    if (!key) throw new ApiError('resource_missing', `No such API key: '${id}'`, { param: 'id' });
     return key;
   }
 
@@ -82,15 +116,20 @@ export class ApiKeyService {
     // Every request runs this, so it is one statement and read-only rows (src/db/lean.ts).
     const [row] = await selectRows(
       this.em,
-      'select k.*, row_to_json(a) as account_row from api_keys k join accounts a on a.id = k.account_id where k.secret_hash = ?',
-      [hashKey(secret)],
+      `select k.*, row_to_json(a) as account_row from api_keys k join accounts a on a.id = k.account_id
+       where k.secret_hash = ? or k.previous_secret_hash = ?`,
+      [hashKey(secret), hashKey(secret)],
     );
     if (!row) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
     const key = hydrateLean(this.em, ApiKey, row);
     if (key.revokedAt) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
+    const expiresAt = key.secretHash === hashKey(secret) ? null : key.previousSecretExpiresAt;
+    if (expiresAt && expiresAt.getTime() <= Date.now()) {
+      throw new ApiError('api_key_revoked', `This API key was rolled; its old value expired at ${expiresAt.toISOString()}. Use its new value.`);
+    }
     this.touch(key);
     const account = hydrateLean(this.em, Account, row.account_row as Record<string, unknown>);
-    return { account, key, livemode: key.type === KeyType.live };
+    return { account, key, livemode: key.type === KeyType.live, ...(expiresAt ? { expiresAt } : {}) };
   }
 
   private touch(key: Lean<ApiKey>): void {

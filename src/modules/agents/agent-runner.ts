@@ -2,6 +2,7 @@ import type { Knex } from '@mikro-orm/knex';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../common/polling-worker';
 import { toApiError } from '../../graphql/format-error';
+import { isTransientDatabaseError } from '../../db/database-errors';
 import { createScoped, tenantFork } from '../../db/tenant';
 import { Event } from '../../events/event.entity';
 import { outboxConsumers } from '../../events/outbox-consumers';
@@ -27,12 +28,18 @@ export interface AgentRunnerOptions {
   concurrency?: number;
   /** How long a claimed task stays claimed (default 5 minutes). */
   leaseMs?: number;
+  /** The first wait before a run that met a transient database failure is tried again (default 1 s; doubled each time). */
+  retryDelayMs?: number;
   /** Counts runs by agent type and outcome (agent_runs_total). */
   metrics?: Metrics;
 }
 
+/** Attempts a task gets when the database fails transiently (a timeout under load, an outage, a deadlock) before it is recorded as an error. */
+export const TRANSIENT_ATTEMPTS = 5;
+
 interface TaskClaim {
   id: string;
+  attempt_count: number;
   agent_id: string;
   agent_version: number;
   event_id: string | null;
@@ -44,7 +51,8 @@ interface TaskClaim {
  * Runs deployed agents: it takes their tasks (events they react to, and scheduled scans) from
  * PostgreSQL like the webhook dispatcher takes deliveries, so any number of instances share the
  * work. A run's actions, its record and the task's completion commit together; a run that fails
- * is rolled back, recorded as an error, and never holds up other agents or the API.
+ * is rolled back, recorded as an error, and never holds up other agents or the API; one that the
+ * database failed transiently is rolled back and tried again (TRANSIENT_ATTEMPTS).
  */
 export class AgentRunner extends PollingWorker<TaskClaim> {
   private readonly knex: Knex;
@@ -86,7 +94,7 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
        where id in (
          select id from agent_tasks where done_at is null and next_attempt_at <= now()
          order by next_attempt_at limit ? for update skip locked)
-       returning id, agent_id, agent_version, event_id, account_id, livemode`,
+       returning id, attempt_count, agent_id, agent_version, event_id, account_id, livemode`,
       [(this.options.leaseMs ?? 300_000) / 1000, limit],
     );
     return result.rows;
@@ -137,8 +145,18 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
         return run.outcome;
       });
     } catch (error) {
-      // What a client may read: our own errors' messages; anything else (driver text with SQL) stays in the log.
       const known = toApiError(error);
+      // The database failed, not the run (a statement stopped by its timeout on a busy machine): try again later.
+      const transient = isTransientDatabaseError(error) || known?.errorCode === 'service_unavailable';
+      if (transient && task.attempt_count < TRANSIENT_ATTEMPTS) {
+        this.options.logger.warn(
+          { agentId: agent.id, agentTaskId: task.id, attempt: task.attempt_count, err: error },
+          'agent run met a transient database failure; will retry',
+        );
+        await this.retryLater(task);
+        return;
+      }
+      // What a client may read: our own errors' messages; anything else (driver text with SQL) stays in the log.
       const message = known ? `${known.errorCode}: ${known.message}` : 'The run failed unexpectedly; the details are in the service log.';
       this.options.logger.warn({ agentId: agent.id, agentTaskId: task.id, err: error }, 'agent run failed; recorded as an error');
       const fresh = tenantFork(this.options.orm.em, scope);
@@ -150,6 +168,14 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
       outcome = RunOutcome.error;
     }
     this.options.metrics?.agentRun(agent.type, outcome);
+  }
+
+  /** Due again after a doubling delay; the claim's lease is replaced. */
+  private async retryLater(task: TaskClaim): Promise<void> {
+    const delayMs = (this.options.retryDelayMs ?? 1_000) * 2 ** (task.attempt_count - 1);
+    await this.knex('agent_tasks')
+      .where({ id: task.id })
+      .update({ next_attempt_at: new Date(Date.now() + delayMs), updated_at: new Date() });
   }
 
   private async finish(taskId: string, trx?: Knex.Transaction): Promise<void> {

@@ -1,4 +1,5 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { RequiresPermission } from '../../auth/permission';
 import { DeletedObject } from '../../common/deleted';
 import type { RequestContext } from '../../graphql/context';
 import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
@@ -9,16 +10,19 @@ import { AgentList, AgentMetrics, AgentRunList } from './agent.types';
 
 @Resolver(() => Agent)
 export class AgentResolver {
+  @RequiresPermission('agents:read')
   @Query(() => AgentList, { description: "Agents of the key's account and mode, newest first.", complexity: listComplexity })
   agents(@Arg('filter', () => AgentListInput, { nullable: true }) filter: AgentListInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.agents.list(filter);
   }
 
+  @RequiresPermission('agents:read')
   @Query(() => Agent)
   agent(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.agents.get(id);
   }
 
+  @RequiresPermission('agents:read')
   @Query(() => AgentMetrics, { description: 'Runs, actions, errors, latency and outcomes over 24h, 7d or 30d.', complexity: AGGREGATE_COST })
   agentMetrics(
     @Arg('id', () => ID) id: string,
@@ -28,16 +32,19 @@ export class AgentResolver {
     return ctx.services.agents.metrics(id, filter?.window);
   }
 
+  @RequiresPermission('agents:write')
   @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Creates an agent in draft; its config is checked against its type.' })
   createAgent(@Arg('input', () => AgentCreateInput) input: AgentCreateInput, @Ctx() ctx: RequestContext) {
     return ctx.services.agents.create(input);
   }
 
+  @RequiresPermission('agents:write')
   @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Changes the name or working config (GraphQL only; deploy again to run the change).' })
   updateAgent(@Arg('id', () => ID) id: string, @Arg('input', () => AgentUpdateInput) input: AgentUpdateInput, @Ctx() ctx: RequestContext) {
     return ctx.services.agents.update(id, input);
   }
 
+  @RequiresPermission('agents:write')
   @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Deploys the config as a new version; 422 agent_config_invalid when it does not hold.' })
   @OperationLimited('deployAgent', { windowS: 60, max: 10 })
   deployAgent(
@@ -48,6 +55,7 @@ export class AgentResolver {
     return ctx.services.agents.deploy(id, input);
   }
 
+  @RequiresPermission('agents:write')
   @Mutation(() => DeletedObject, {
     complexity: MUTATION_COST,
     description: 'Deletes a draft agent with its runs; a deployed agent is kept (409 resource_conflict).',

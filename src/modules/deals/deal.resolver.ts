@@ -1,4 +1,5 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { RequiresPermission } from '../../auth/permission';
 import { DeletedObject } from '../../common/deleted';
 import type { RequestContext } from '../../graphql/context';
 import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
@@ -9,6 +10,7 @@ import { DealList, PipelineStageSummary } from './deal.types';
 
 @Resolver(() => Deal)
 export class DealResolver {
+  @RequiresPermission('deals:read')
   @Query(() => DealList, {
     description: "Deals of the key's account and mode, newest first by default.",
     complexity: listComplexity,
@@ -17,26 +19,31 @@ export class DealResolver {
     return ctx.services.deals.list(filter);
   }
 
+  @RequiresPermission('deals:read')
   @Query(() => Deal)
   deal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.read(id);
   }
 
+  @RequiresPermission('deals:read')
   @Query(() => [PipelineStageSummary], { description: 'Count, total and weighted value per stage and currency, for dashboards.', complexity: AGGREGATE_COST })
   pipelineSummary(@Ctx() ctx: RequestContext) {
     return ctx.services.deals.pipelineSummary();
   }
 
+  @RequiresPermission('deals:write')
   @Mutation(() => Deal, { complexity: MUTATION_COST })
   createDeal(@Arg('input', () => DealCreateInput) input: DealCreateInput, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.create(input);
   }
 
+  @RequiresPermission('deals:write')
   @Mutation(() => Deal, { complexity: MUTATION_COST })
   updateDeal(@Arg('id', () => ID) id: string, @Arg('input', () => DealUpdateInput) input: DealUpdateInput, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.update(id, input);
   }
 
+  @RequiresPermission('deals:write')
   @Mutation(() => DeletedObject, {
     complexity: MUTATION_COST,
     description: 'Deletes a deal and its stage history; a deal with a proposal is kept (409 resource_conflict).',
@@ -45,6 +52,7 @@ export class DealResolver {
     return new DeletedObject(await ctx.services.deals.delete(id), 'deal');
   }
 
+  @RequiresPermission('deals:write')
   @Mutation(() => Deal, { complexity: MUTATION_COST, description: 'Registers the deal for co-sell through the Microsoft 365 integration.' })
   @OperationLimited('registerDeal', { windowS: 60, max: 10 })
   registerDeal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {

@@ -1,4 +1,5 @@
 import { Ctx, Field, Int, ObjectType, Query, Resolver } from 'type-graphql';
+import { RequiresPermission } from '../../auth/permission';
 import type { RequestContext } from '../../graphql/context';
 
 @ObjectType({ simpleResolvers: true, description: 'API status and version (CONTRACT §13).' })
@@ -32,6 +33,7 @@ export async function checkDatabase(ping: () => Promise<unknown>): Promise<'ok' 
 
 @Resolver()
 export class HealthResolver {
+  @RequiresPermission('public')
   @Query(() => Health)
   async health(@Ctx() ctx: RequestContext): Promise<Health> {
     const database = await checkDatabase(() => ctx.em.getConnection().execute('select 1', [], 'all', ctx.em.getTransactionContext()));

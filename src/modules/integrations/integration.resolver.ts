@@ -1,4 +1,5 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { RequiresPermission } from '../../auth/permission';
 import { DeletedObject } from '../../common/deleted';
 import type { RequestContext } from '../../graphql/context';
 import { listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
@@ -9,6 +10,7 @@ import { IntegrationList } from './integration.types';
 
 @Resolver(() => Integration)
 export class IntegrationResolver {
+  @RequiresPermission('integrations:read')
   @Query(() => IntegrationList, {
     description: "Integrations of the key's account and mode, connected and disconnected, newest first.",
     complexity: listComplexity,
@@ -17,11 +19,13 @@ export class IntegrationResolver {
     return ctx.services.integrations.list(filter);
   }
 
+  @RequiresPermission('integrations:read')
   @Query(() => Integration)
   integration(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.integrations.get(id);
   }
 
+  @RequiresPermission('integrations:write')
   @Mutation(() => Integration, {
     complexity: MUTATION_COST,
     description: 'Connects a provider; a second connected integration of the same provider in this mode is 409.',
@@ -31,6 +35,7 @@ export class IntegrationResolver {
     return ctx.services.integrations.connect(input);
   }
 
+  @RequiresPermission('integrations:write')
   @Mutation(() => Integration, {
     complexity: MUTATION_COST,
     description: 'Disconnects and destroys the stored credentials; the integration stays, with status disconnected. Idempotent.',
@@ -39,6 +44,7 @@ export class IntegrationResolver {
     return ctx.services.integrations.disconnect(id);
   }
 
+  @RequiresPermission('integrations:write')
   @Mutation(() => DeletedObject, {
     complexity: MUTATION_COST,
     description:

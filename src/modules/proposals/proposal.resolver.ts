@@ -1,4 +1,5 @@
 import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { RequiresPermission } from '../../auth/permission';
 import { FileDownload } from '../../common/file-download';
 import type { RequestContext } from '../../graphql/context';
 import { listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
@@ -17,22 +18,26 @@ const PDF_COST = 2000;
 
 @Resolver(() => Proposal)
 export class ProposalResolver {
+  @RequiresPermission('proposals:read')
   @Query(() => ProposalList, { description: "Proposals of the key's account and mode, newest first.", complexity: listComplexity })
   proposals(@Arg('filter', () => ProposalListInput, { nullable: true }) filter: ProposalListInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.proposals.list(filter);
   }
 
+  @RequiresPermission('proposals:read')
   @Query(() => Proposal)
   proposal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.proposals.get(id);
   }
 
+  @RequiresPermission('proposals:read')
   @Query(() => FileDownload, { description: 'The proposal as a PDF (base64 here; GET /v1/proposals/{id}/pdf sends the bytes).', complexity: PDF_COST })
   @OperationLimited('proposalPdf', { windowS: 60, max: 120 })
   proposalPdf(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.proposals.pdf(id);
   }
 
+  @RequiresPermission('proposals:write')
   @Mutation(() => Proposal, { complexity: MUTATION_COST, description: 'Generates a numbered proposal from a deal, frozen as the deal is now.' })
   @OperationLimited('generateProposal', { windowS: 60, max: 20 })
   createProposal(@Arg('input', () => ProposalCreateInput) input: ProposalCreateInput, @Ctx() ctx: RequestContext) {
@@ -44,6 +49,7 @@ export class ProposalResolver {
 @Resolver(() => Deal)
 export class DealProposalsResolver {
   @Extensions({ rest: false })
+  @RequiresPermission('proposals:read')
   @FieldResolver(() => ProposalList, { description: 'Proposals generated from this deal, newest first (GraphQL only).', complexity: listComplexity })
   proposals(@Root() deal: Deal, @Arg('filter', () => ProposalListInput, { nullable: true }) filter: ProposalListInput | undefined, @Ctx() ctx: RequestContext) {
     return ctx.services.proposals.forDeal(deal, filter);

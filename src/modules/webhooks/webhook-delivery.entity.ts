@@ -38,7 +38,7 @@ registerEnumType(DeliveryStatus, {
 })
 @Index({ name: 'webhook_deliveries_by_webhook', properties: ['webhook', 'createdAt', 'id'] })
 @Unique({ name: 'webhook_deliveries_event_webhook_unique', properties: ['event', 'webhook'] })
-export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'deliveredAt' | 'nextAttemptAt' | 'leasedAt'> {
+export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'deliveredAt' | 'nextAttemptAt' | 'leasedAt' | 'eventId'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('whdel');
@@ -80,10 +80,15 @@ export class WebhookDelivery extends TenantEntity<'status' | 'attemptCount' | 'd
 @Entity({ tableName: 'webhook_attempts' })
 @Index({ name: 'webhook_attempts_by_webhook', properties: ['webhook', 'createdAt', 'id'] })
 @Index({ name: 'webhook_attempts_by_delivery', properties: ['delivery', 'createdAt', 'id'] })
-export class WebhookAttempt extends TenantEntity {
+export class WebhookAttempt extends TenantEntity<'object'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('whatt');
+
+  @Field({ description: 'Always "webhook_attempt".' })
+  get object(): 'webhook_attempt' {
+    return 'webhook_attempt';
+  }
 
   @ManyToOne(() => WebhookDelivery, { ref: true, deleteRule: 'cascade', index: false })
   delivery!: Ref<WebhookDelivery>;
@@ -96,7 +101,7 @@ export class WebhookAttempt extends TenantEntity {
     return this.delivery.id;
   }
 
-  @Field(() => ID)
+  @Field(() => ID, { description: 'The event sent; its id is the webhook-id header of every attempt.' })
   @Property({ type: 'text' })
   eventId!: string;
 

@@ -1,7 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { decryptJson } from '../../common/crypto';
 import { newId } from '../../common/ids';
 import { Event } from '../../events/event.entity';
 import { fanOutPending } from '../../events/outbox-fan-out';
@@ -15,6 +13,7 @@ import { HostResolver, systemResolver } from './url-guard';
 import { Claim, claimFairly } from './webhook-claims.repository';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { sendWebhook, SendResult } from './webhook-sender';
+import { signedHeaders, signingSecrets } from './webhook-signing';
 import { Webhook, WebhookStatus } from './webhook.entity';
 
 export interface DispatcherOptions {
@@ -100,7 +99,7 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
     const em = this.options.orm.em.fork();
     const [event, webhook] = await Promise.all([
       em.findOne(Event, { id: claim.event_id }, { filters: false }),
-      em.findOne(Webhook, { id: claim.webhook_id }, { filters: false, populate: ['secretEncrypted'] }),
+      em.findOne(Webhook, { id: claim.webhook_id }, { filters: false, populate: ['secretEncrypted', 'previousSecretEncrypted'] }),
     ]);
     if (!event || !webhook) return; // deleted meanwhile; its deliveries went with it
     if (webhook.status !== WebhookStatus.enabled) {
@@ -110,13 +109,8 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
       return;
     }
     const body = JSON.stringify(this.options.serializer.serialize(event));
-    const { secret } = decryptJson<{ secret: string }>(webhook.secretEncrypted, this.options.encryptionKey);
     const timestamp = new Date();
-    const headers = {
-      'webhook-id': event.id,
-      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-      'webhook-signature': new StandardWebhook(secret).sign(event.id, timestamp, body),
-    };
+    const headers = signedHeaders(event.id, body, signingSecrets(webhook, this.options.encryptionKey, timestamp), timestamp);
     const result = await sendWebhook(webhook.url, headers, body, {
       timeoutMs: this.timeoutMs,
       allowPrivate: this.options.allowPrivateUrls,

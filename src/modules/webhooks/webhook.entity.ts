@@ -16,7 +16,17 @@ registerEnumType(WebhookStatus, { name: 'WebhookStatus', description: 'Only enab
 @ObjectType({ simpleResolvers: true, description: "A URL that receives the account's events of one mode." })
 @Entity({ tableName: 'webhooks' })
 @Index({ name: 'webhooks_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
-export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 'disabledReason' | 'consecutiveFailures' | 'backoffUntil' | 'lastClaimedAt'> {
+export class Webhook extends TenantEntity<
+  | 'object'
+  | 'status'
+  | 'description'
+  | 'disabledReason'
+  | 'consecutiveFailures'
+  | 'backoffUntil'
+  | 'lastClaimedAt'
+  | 'previousSecretEncrypted'
+  | 'previousSecretExpiresAt'
+> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('wh');
@@ -61,10 +71,18 @@ export class Webhook extends TenantEntity<'object' | 'status' | 'description' | 
   /** AES-256-GCM of {secret}; see common/crypto.ts. */
   @Property({ type: 'text', hidden: true, lazy: true })
   secretEncrypted!: string;
+
+  /** The secret before the last roll (encrypted like secretEncrypted): deliveries are signed with it too until it expires. */
+  @Property({ type: 'text', nullable: true, hidden: true, lazy: true })
+  previousSecretEncrypted?: string | null;
+
+  /** When the previous secret stops signing; null when there is none. */
+  @Property({ type: 'datetime', length: 3, nullable: true, hidden: true })
+  previousSecretExpiresAt?: Date | null;
 }
 
-/** The response that created a subscription: the only one that shows its secret. */
-@ObjectType({ simpleResolvers: true, description: 'A new webhook subscription, with its signing secret (shown only here).' })
+/** The response that created a subscription, or rolled its secret: the only ones that show a secret. */
+@ObjectType({ simpleResolvers: true, description: 'A webhook subscription with its new signing secret (shown only in the create and roll_secret answers).' })
 export class CreatedWebhook extends Webhook {
   @Field({ description: 'whsec_…: verifies the webhook-signature header (Standard Webhooks). Shown only once.' })
   secret!: string;

@@ -1,5 +1,5 @@
-import { ArrayNotEmpty, ArrayUnique, IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { Field, InputType } from 'type-graphql';
+import { ArrayNotEmpty, ArrayUnique, IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { Field, ID, InputType, Int, registerEnumType } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
 import { NotNull, rules } from '../../common/validation';
 import { IsEventType } from '../../events/event-catalog';
@@ -15,7 +15,7 @@ const EVENT_NAMES = () =>
   rules(
     ArrayNotEmpty({ message: '$property must name at least one event, or "*"' }),
     ArrayUnique({ message: '$property names an event more than once' }),
-    IsEventType({ each: true, orAll: true }),
+    IsEventType({ each: true, subscribable: true }),
   );
 
 /** The optional fields of a subscription, alike on create and update. An input type only so that they are inherited; not in the schema. */
@@ -64,4 +64,42 @@ export class WebhookListInput extends PageInput {
   @Field(() => WebhookStatus, { nullable: true })
   @IsOptional()
   status?: WebhookStatus;
+}
+
+export enum WebhookAttemptStatus {
+  succeeded = 'succeeded',
+  failed = 'failed',
+}
+registerEnumType(WebhookAttemptStatus, { name: 'WebhookAttemptStatus', description: 'succeeded: the endpoint answered 2xx; failed: anything else.' });
+
+@InputType({ description: "Pagination and filters for listing a subscription's attempts, newest first." })
+export class WebhookAttemptListInput extends PageInput {
+  @Field(() => WebhookAttemptStatus, { nullable: true })
+  @IsOptional()
+  status?: WebhookAttemptStatus;
+}
+
+@InputType({ description: 'The event to send to the subscription again.' })
+export class WebhookResendInput {
+  @Field(() => ID, { description: 'An evt_… of the same account and mode, of a type the subscription receives.' })
+  @IsString()
+  @MaxLength(64, { message: '$property is not an event id' })
+  eventId!: string;
+}
+
+/** How long a rolled-over secret keeps signing deliveries, at most (Stripe allows a similar window). */
+export const MAX_SECRET_OVERLAP_HOURS = 72;
+export const DEFAULT_SECRET_OVERLAP_HOURS = 24;
+
+@InputType({ description: 'Options of a secret roll.' })
+export class WebhookRollSecretInput {
+  @Field(() => Int, {
+    nullable: true,
+    description: `Hours (0–${MAX_SECRET_OVERLAP_HOURS}, default ${DEFAULT_SECRET_OVERLAP_HOURS}) during which deliveries are signed with the old secret too; 0 ends it at once.`,
+  })
+  @IsOptional()
+  @IsInt({ message: '$property must be a whole number of hours' })
+  @Min(0, { message: `$property must be between 0 and ${MAX_SECRET_OVERLAP_HOURS}` })
+  @Max(MAX_SECRET_OVERLAP_HOURS, { message: `$property must be between 0 and ${MAX_SECRET_OVERLAP_HOURS}` })
+  expiresInHours?: number;
 }

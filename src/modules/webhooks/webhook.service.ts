@@ -1,17 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { EntityManager } from '@mikro-orm/postgresql';
+import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { decryptJson, encryptJson } from '../../common/crypto';
 import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
-import { PageInput } from '../../common/page.input';
 import { createScoped } from '../../db/tenant';
 import { tenantQuery } from '../../db/tenant-sql';
 import { ALL_EVENTS } from '../../events/event-catalog';
 import { checkPublicUrl, HostResolver, UrlRefused, webhookUrlProblem } from './url-guard';
 import { WebhookAttempt } from './webhook-delivery.entity';
 import { CreatedWebhook, Webhook, WebhookStatus } from './webhook.entity';
-import { MAX_ENABLED_WEBHOOKS, WebhookCreateInput, WebhookListInput, WebhookUpdateInput } from './webhook.inputs';
+import {
+  MAX_ENABLED_WEBHOOKS,
+  WebhookAttemptListInput,
+  WebhookAttemptStatus,
+  WebhookCreateInput,
+  WebhookListInput,
+  WebhookUpdateInput,
+} from './webhook.inputs';
 
 export interface WebhookSettings {
   /** WEBHOOK_ALLOW_PRIVATE_URLS: skip the address check (local development). */
@@ -21,7 +27,7 @@ export interface WebhookSettings {
 }
 
 /** Standard Webhooks secrets: `whsec_` and base64 of 24 to 64 random bytes. */
-function newSecret(): string {
+export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
@@ -98,9 +104,11 @@ export class WebhookService {
     return webhook.id;
   }
 
-  /** Attempts to send to this subscription, newest first (for dashboards). */
-  attempts(webhook: Webhook, input: PageInput = {}): Promise<Page<WebhookAttempt>> {
-    return findPage(this.em, WebhookAttempt, [{ webhook }], input);
+  /** Attempts to send to this subscription, newest first (for dashboards), optionally only the succeeded or the failed ones. */
+  attempts(webhook: Webhook, input: WebhookAttemptListInput = {}): Promise<Page<WebhookAttempt>> {
+    const filters: FilterQuery<WebhookAttempt>[] = [{ webhook }];
+    if (input.status) filters.push({ succeeded: input.status === WebhookAttemptStatus.succeeded });
+    return findPage(this.em, WebhookAttempt, filters, input);
   }
 
   /** The signing secret, for code that signs deliveries. Never for a response after creation. */

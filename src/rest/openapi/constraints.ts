@@ -5,7 +5,7 @@ import { getMetadataStorage as graphqlStorage } from 'type-graphql';
 import type { InputClass, JsonSchema } from '../../common/json-schema';
 import { METADATA_LIMITS } from '../../common/metadata';
 import { WEBSITE_PATTERN } from '../../common/validation';
-import { ALL_EVENTS, eventTypes } from '../../events/event-catalog';
+import { eventTypeNames } from '../../events/event-catalog';
 import { WEBHOOK_URL_SHAPE } from '../../modules/webhooks/url-guard';
 
 /**
@@ -70,9 +70,8 @@ export const CONSTRAINTS: Record<string, Mapping> = {
   isWebhookUrl: () => ({ format: 'uri', pattern: WEBHOOK_URL_SHAPE.source }),
   isSortKey: ([names]) => ({ enum: (names as string[]).flatMap((name) => [name, `-${name}`]) }),
   isEventType: ([options]) => {
-    const { orAll, commaList } = (options ?? {}) as { orAll?: boolean; commaList?: boolean };
-    const names = orAll ? [...eventTypes(), ALL_EVENTS] : [...eventTypes()];
-    return commaList ? { pattern: commaListPattern(names) } : { enum: names };
+    const names = eventTypeNames((options ?? {}) as { subscribable?: boolean });
+    return (options as { commaList?: boolean } | undefined)?.commaList ? { pattern: commaListPattern(names) } : { enum: names };
   },
   isMetadata: ([options]) => {
     const { allowNullValues } = options as { allowNullValues: boolean };

@@ -4,7 +4,8 @@ import { RestRoute } from '../routes';
 /** What each error status means, for the shared responses (components.responses.Error<status>). */
 export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: a parameter is missing, unknown or invalid, or the body is not valid JSON',
-  401: 'No API key, or an unknown, malformed or revoked key',
+  401: 'No API key, or an unknown, malformed or revoked key (or the expired old value of a rolled key)',
+  403: "A restricted key (rk_) without the permission the route needs; the message names it, e.g. 'deals:write'",
   404: 'No such object in this account and mode (the path id, or an id the request refers to)',
   408: "The request did not arrive within the server's timeouts (10 s for the head, 30 s in all)",
   409: 'Conflict with the current state (duplicate, invalid transition, already registered, idempotent request in progress)',
@@ -25,6 +26,7 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
  */
 export function errorCodes(route: RestRoute): ErrorCode[] {
   const codes: ErrorCode[] = ['parameter_invalid', 'parameter_missing', 'parameter_unknown', 'api_key_missing', 'api_key_invalid', 'api_key_revoked'];
+  codes.push('permission_denied'); // a restricted key without the route's permission (src/auth/permission.ts)
   codes.push('request_timeout', 'request_headers_too_large', 'rate_limit_exceeded', 'daily_quota_exceeded', 'internal_error');
   if (!route.statusFrom) codes.push('service_unavailable'); // health answers its own 503
   if (route.path.includes(':id')) codes.push('resource_missing');
