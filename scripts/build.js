@@ -39,10 +39,35 @@ function settingsFiles(root, project) {
   }
 }
 
+/**
+ * Outputs in dist/ whose source is gone (a file removed or moved into a folder): left there, a
+ * stale `dist/src/x.js` would shadow a new `dist/src/x/index.js` for `require('./x')`.
+ */
+function orphanedOutputs(project = DEFAULT_PROJECT, root = ROOT) {
+  const orphans = [];
+  const walk = (sourceDir, outDir) => {
+    if (!existsSync(outDir)) return;
+    for (const entry of readdirSync(outDir, { withFileTypes: true })) {
+      if (entry.isDirectory()) {
+        walk(path.join(sourceDir, entry.name), path.join(outDir, entry.name));
+        continue;
+      }
+      const stem = entry.name.replace(/(\.d\.ts|\.js\.map|\.js)$/, '');
+      if (stem === entry.name) continue;
+      const source = path.join(sourceDir, stem);
+      if (!existsSync(`${source}.ts`) && !existsSync(`${source}.js`)) orphans.push(path.relative(root, path.join(outDir, entry.name)));
+    }
+  };
+  for (const dir of includedDirs(root, project)) walk(path.join(root, dir), path.join(root, 'dist', dir));
+  return orphans;
+}
+
 /** Why `root`/dist must be compiled again for `project`, or undefined when it is up to date. */
 function staleReason(project = DEFAULT_PROJECT, root = ROOT) {
   const mark = path.join(root, MARK);
   if (!existsSync(mark)) return 'no finished build in dist/';
+  const [orphan] = orphanedOutputs(project, root);
+  if (orphan) return `${orphan} has no source any more`;
   const built = statSync(mark).mtimeMs;
   for (const file of settingsFiles(root, project)) {
     const full = path.join(root, file);
@@ -86,13 +111,14 @@ function build(project = DEFAULT_PROJECT, { always = false, quiet = false, root 
     cwd: root,
     stdio: quiet ? 'pipe' : 'inherit',
   });
+  for (const orphan of orphanedOutputs(project, root)) rmSync(path.join(root, orphan), { force: true });
   writeFileSync(mark, `${project}\n`);
   utimesSync(mark, began, began);
   process.stderr.write(`[build] compiled in ${Math.round((Date.now() - began.getTime()) / 1000)} s\n`);
   return true;
 }
 
-module.exports = { ROOT, staleReason, build };
+module.exports = { ROOT, staleReason, orphanedOutputs, build };
 
 if (require.main === module) {
   const args = process.argv.slice(2);

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { staleReason } from '../../scripts/build';
+import { orphanedOutputs, staleReason } from '../../scripts/build';
 
 /**
  * scripts/build.js decides whether `npm start`, `npm run cli` and the tests compile before they run
@@ -60,6 +60,23 @@ describe('scripts/build.js', () => {
     finishedBuild(300);
     write('src/old.ts', '', 900);
     expect(staleReason('tsconfig.build.json', root)).toBe('src/old.ts is not compiled yet');
+  });
+
+  it('compiles when an output has lost its source, and names every orphan (a file moved into a folder of the same name)', () => {
+    finishedBuild(300);
+    write('dist/src/gone.js', '', 300);
+    write('dist/src/gone.js.map', '', 300);
+    write('dist/src/gone.d.ts', '', 300);
+    write('dist/src/a/index.js', '', 300);
+    write('src/kept.js', '', 600);
+    write('dist/src/kept.js', '', 300);
+    expect(staleReason('tsconfig.build.json', root)).toMatch(/^dist\/src\/(a\/index\.js|gone\.(js|js\.map|d\.ts)) has no source any more$/);
+    expect(orphanedOutputs('tsconfig.build.json', root).sort()).toEqual([
+      'dist/src/a/index.js',
+      'dist/src/gone.d.ts',
+      'dist/src/gone.js',
+      'dist/src/gone.js.map',
+    ]);
   });
 
   it('ignores tests and declaration files, and reads what each tsconfig includes', () => {
