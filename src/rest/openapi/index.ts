@@ -144,7 +144,8 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
       description:
         'REST API for leads, deals, proposals, AI agents, integrations and webhooks. Field names are snake_case; ' +
         'every operation also exists in the GraphQL API at /graphql (operationId is the GraphQL field). ' +
-        'Authenticate with `Authorization: Bearer sk_test_…` (test mode) or `sk_live_…` (live mode). ' +
+        'Authenticate with `Authorization: Bearer sk_test_…` (test mode) or `sk_live_…` (live mode); restricted keys (`rk_test_…`, `rk_live_…`) ' +
+        'carry a level per resource and are refused with 403 permission_denied outside it. ' +
         'Every constraint a parameter has is in its schema; besides them, no text may contain U+0000 or an unpaired surrogate ' +
         '(PostgreSQL cannot store either), and a few rules across fields or over stored objects are stated in the descriptions.',
     },
@@ -154,7 +155,11 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
     paths,
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: sk_test_… for test mode, sk_live_… for live mode.' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key: sk_test_… or rk_test_… (restricted) for test mode, sk_live_… or rk_live_… for live mode.',
+        },
       },
       parameters: {
         IdempotencyKey: {
