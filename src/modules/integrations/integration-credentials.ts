@@ -7,7 +7,7 @@ import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integ
  * credentials are opaque client JSON, so the REST adapter passes their keys through unchanged and
  * GraphQL and REST take the same names.
  */
-type FieldKind = 'text' | 'secret' | 'https_url' | 'hostname' | 'email' | 'guid';
+type FieldKind = 'text' | 'secret' | 'token' | 'https_url' | 'hostname' | 'email' | 'guid';
 
 interface CredentialField {
   name: string;
@@ -32,7 +32,7 @@ export const CREDENTIALS_BY_PROVIDER: Record<IntegrationProvider, ProviderCreden
     hintFrom: 'client_secret',
   },
   // A private app's access token.
-  hubspot: { fields: [{ name: 'access_token', kind: 'secret' }], hintFrom: 'access_token' },
+  hubspot: { fields: [{ name: 'access_token', kind: 'token' }], hintFrom: 'access_token' },
   // An API member's key pair, the company id that prefixes it, and the developer clientId.
   connectwise: {
     fields: [
@@ -77,6 +77,7 @@ export const MAX_CREDENTIAL_LENGTH = 2000;
 /** Real secrets are far longer; shorter ones would be half given away by the 4-character hint. */
 export const MIN_SECRET_LENGTH = 8;
 
+const BEARER_TOKEN = /^[\x21-\x7e]+$/;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 /** Keys REST shows unchanged in a param path; others (camelCase, punctuation) are named in the message only. */
@@ -102,6 +103,11 @@ function isHttpsUrl(value: string): boolean {
 const SHAPES: Record<FieldKind, { check: (value: string) => boolean; expected: string }> = {
   text: { check: () => true, expected: 'text' },
   secret: { check: (value) => value.length >= MIN_SECRET_LENGTH, expected: `at least ${MIN_SECRET_LENGTH} characters` },
+  // A secret sent as a bearer token in an HTTP header: printable ASCII, as every provider's tokens are.
+  token: {
+    check: (value) => value.length >= MIN_SECRET_LENGTH && BEARER_TOKEN.test(value),
+    expected: `at least ${MIN_SECRET_LENGTH} printable ASCII characters without spaces`,
+  },
   https_url: { check: isHttpsUrl, expected: 'an https URL such as https://acme.example.com' },
   hostname: { check: isHostname, expected: 'a host name such as na.myconnectwise.net (no scheme or path)' },
   email: { check: (value) => isEmail(value), expected: 'an email address' },
