@@ -44,9 +44,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'The request body is larger than 1 MiB',
   415: 'The request body is not application/json',
   431: 'The request line and headers are larger than 16 KiB',
-  422: 'The request is well-formed but cannot be carried out (eligibility, agent config, Idempotency-Key reused with another body)',
+  422: 'The request is well-formed but cannot be carried out (eligibility, agent config, credentials the provider refused, Idempotency-Key reused with another body)',
   429: 'Rate limit or daily quota exceeded; retry after Retry-After seconds',
   500: 'Internal error (never shows internals)',
+  502: "A provider the request needs (a CRM verifying credentials) did not answer usably: refused connection, timeout, 5xx or 429 (with the provider's Retry-After)",
   503: 'Service temporarily unavailable (database unreachable, a statement over its time limit, or this instance at capacity rendering PDFs)',
 };
 
@@ -142,7 +143,7 @@ function errorStatuses(route: RestRoute): number[] {
   if (route.operation.type === 'mutation') statuses.push(409);
   if (route.method === 'POST' || route.method === 'PUT') statuses.push(413, 415);
   if (route.method === 'POST') statuses.push(422);
-  statuses.push(408, 429, 431, 500);
+  statuses.push(408, 429, 431, 500, ...(route.errors ?? []));
   if (!route.statusFrom) statuses.push(503);
   return statuses;
 }
@@ -230,7 +231,7 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
         description: `${ERROR_DESCRIPTIONS[Number(status)]}. Codes: ${codes.filter((c) => ERROR_CODES[c].status === Number(status)).join(', ')}`,
         headers: {
           ...rateLimitHeaders(),
-          ...(status === '429' || status === '503' ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+          ...(['429', '502', '503'].includes(status) ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
         },
         content: { 'application/json': { schema: ref('Error') } },
       },

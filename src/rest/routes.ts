@@ -22,6 +22,8 @@ export interface RestRoute {
   file?: boolean;
   /** For routes whose status depends on the answer (health: 503 when degraded). */
   statusFrom?: (data: Record<string, unknown>) => number;
+  /** Error statuses beyond those every route of its kind answers (502 when it calls a provider). */
+  errors?: number[];
 }
 
 /** The route table: every module's rows, in the order of src/modules/index.ts. */
