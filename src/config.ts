@@ -28,7 +28,21 @@ export interface Config {
   rateLimits: boolean;
   /** statement_timeout and idle_in_transaction_session_timeout of the service's connections. */
   databaseTimeouts: DatabaseTimeouts;
+  /** Where the CRM providers are reached (the real hosts unless set, and only the real hosts in production). */
+  providers: ProviderConfig;
 }
+
+export interface ProviderConfig {
+  hubspotApiUrl: string;
+  salesforceLoginUrl: string;
+  /** The deadline of each call to a provider, connection to last byte. */
+  timeoutMs: number;
+  /** INTEGRATION_ALLOW_PRIVATE_URLS: addresses given by providers (Salesforce's instance_url) may be loopback or private. */
+  allowPrivateUrls: boolean;
+}
+
+export const DEFAULT_HUBSPOT_API_URL = 'https://api.hubapi.com';
+export const DEFAULT_SALESFORCE_LOGIN_URL = 'https://login.salesforce.com';
 
 export class ConfigError extends Error {}
 
@@ -48,6 +62,14 @@ function parseMilliseconds(name: string, value: string | undefined, fallback: nu
     throw new ConfigError(`${name} must be a whole number of milliseconds from 1 to 3600000, got "${value}"`);
   }
   return Number(value);
+}
+
+/** A provider's base URL: the real host by default; another (a sandbox, a local fake) only outside production. */
+function parseProviderUrl(name: string, value: string | undefined, fallback: string, isProduction: boolean): string {
+  if (value === undefined || value === '') return fallback;
+  const url = parseUrl(name, value, ['http:', 'https:']).replace(/\/+$/, '');
+  if (isProduction && url !== fallback) throw new ConfigError(`${name} may point elsewhere than ${fallback} only outside production`);
+  return url;
 }
 
 function parseUrl(name: string, value: string, protocols: string[]): string {
@@ -120,6 +142,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseTimeouts: {
       statementMs: parseMilliseconds('DATABASE_STATEMENT_TIMEOUT_MS', env.DATABASE_STATEMENT_TIMEOUT_MS, 5_000),
       idleInTransactionMs: parseMilliseconds('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 10_000),
+    },
+    providers: {
+      hubspotApiUrl: parseProviderUrl('HUBSPOT_API_URL', env.HUBSPOT_API_URL, DEFAULT_HUBSPOT_API_URL, isProduction),
+      salesforceLoginUrl: parseProviderUrl('SALESFORCE_LOGIN_URL', env.SALESFORCE_LOGIN_URL, DEFAULT_SALESFORCE_LOGIN_URL, isProduction),
+      timeoutMs: parseMilliseconds('INTEGRATION_TIMEOUT_MS', env.INTEGRATION_TIMEOUT_MS, 8_000),
+      allowPrivateUrls: parseBoolean('INTEGRATION_ALLOW_PRIVATE_URLS', env.INTEGRATION_ALLOW_PRIVATE_URLS, false),
     },
   };
 }

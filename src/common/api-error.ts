@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   request_headers_too_large: { status: 431, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   deal_not_eligible: { status: 422, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   agent_config_invalid: { status: 422, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
+  integration_auth_failed: { status: 422, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   api_key_missing: { status: 401, type: 'authentication_error', graphql: 'UNAUTHENTICATED' },
   api_key_invalid: { status: 401, type: 'authentication_error', graphql: 'UNAUTHENTICATED' },
   api_key_revoked: { status: 401, type: 'authentication_error', graphql: 'UNAUTHENTICATED' },
@@ -46,6 +47,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: { status: 422, type: 'idempotency_error', graphql: 'BAD_USER_INPUT' },
   idempotency_in_progress: { status: 409, type: 'idempotency_error', graphql: 'CONFLICT' },
   internal_error: { status: 500, type: 'api_error', graphql: 'INTERNAL_SERVER_ERROR' },
+  integration_unreachable: { status: 502, type: 'api_error', graphql: 'INTERNAL_SERVER_ERROR' },
   service_unavailable: { status: 503, type: 'api_error', graphql: 'INTERNAL_SERVER_ERROR' },
 } as const satisfies Record<string, ErrorSpec>;
 

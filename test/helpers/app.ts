@@ -24,6 +24,7 @@ import { RestSerializer } from '../../src/rest/serialize';
 import { AgentRunner, AgentRunnerOptions } from '../../src/modules/agents/agent-runner';
 import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
 import type { PdfPoolBounds } from '../../src/modules/proposals/proposal-pdf.pool';
+import { FakeCrms, startFakeCrms } from './fakes';
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -59,6 +60,12 @@ export interface TestAppOptions {
   trainer?: Pick<ModelTrainerOptions, 'rescoreBatchSize'>;
   /** Bounds of the PDF worker pool (the instance's defaults when not given). */
   pdfPoolBounds?: PdfPoolBounds;
+  /**
+   * The loopback HubSpot and Salesforce the app verifies CRM credentials with (test/helpers/fakes),
+   * started and kept by the test. When not given, the app gets its own that accept any credentials
+   * (for tests that connect CRMs with made-up ones) and closes them with the app.
+   */
+  crms?: FakeCrms;
 }
 
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
@@ -116,6 +123,8 @@ export interface TestApp {
   agentRunner?: AgentRunner;
   /** The lead-score trainer over this app's database; not started: tests call `runOnce()`. */
   trainer: ModelTrainer;
+  /** The fake CRMs this app reaches (options.crms, or its own permissive ones). */
+  crms: FakeCrms;
 }
 
 let accountCounter = 0;
@@ -125,7 +134,9 @@ let accountCounter = 0;
  * integration tests go through real HTTP, real Apollo and real PostgreSQL.
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX, ...options.env });
+  const crms = options.crms ?? (await startFakeCrms({ acceptAny: true }));
+  const ownCrms = options.crms === undefined;
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX, ...crms.env, ...options.env });
   const orm = await workerOrm(config.databaseTimeouts);
   const logger = createLogger(config.logLevel, options.logStream);
   let redis: Redis | undefined;
@@ -215,6 +226,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     dispatcher,
     agentRunner,
+    crms,
     trainer: new ModelTrainer({ orm, logger, servicesFor, ...options.trainer }),
     reset: () => truncateAll(orm),
     async close() {
@@ -223,6 +235,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await stop();
       await orm.close();
       redis?.disconnect();
+      if (ownCrms) await crms.close();
     },
   };
 }

@@ -35,8 +35,28 @@ describe('loadConfig', () => {
       version: packageVersion,
       trustProxy: false,
       databaseTimeouts: { statementMs: 5_000, idleInTransactionMs: 10_000 },
+      providers: { hubspotApiUrl: 'https://api.hubapi.com', salesforceLoginUrl: 'https://login.salesforce.com', timeoutMs: 8_000, allowPrivateUrls: false },
     });
     expect(config.dataDir).toBe(path.resolve('.data'));
+  });
+
+  it('points the CRM providers elsewhere only outside production', () => {
+    const env = { HUBSPOT_API_URL: 'http://127.0.0.1:4010/', SALESFORCE_LOGIN_URL: 'https://test.salesforce.com', INTEGRATION_TIMEOUT_MS: '300' };
+    expect(loadConfig({ ...env, INTEGRATION_ALLOW_PRIVATE_URLS: 'true' }).providers).toEqual({
+      hubspotApiUrl: 'http://127.0.0.1:4010',
+      salesforceLoginUrl: 'https://test.salesforce.com',
+      timeoutMs: 300,
+      allowPrivateUrls: true,
+    });
+    const production = { NODE_ENV: 'production', ENCRYPTION_KEY: 'a'.repeat(64) };
+    expect(configError({ ...production, HUBSPOT_API_URL: 'http://127.0.0.1:4010' }).message).toBe(
+      'HUBSPOT_API_URL may point elsewhere than https://api.hubapi.com only outside production',
+    );
+    expect(configError({ ...production, SALESFORCE_LOGIN_URL: 'https://test.salesforce.com' }).message).toContain('SALESFORCE_LOGIN_URL');
+    expect(loadConfig({ ...production, HUBSPOT_API_URL: 'https://api.hubapi.com' }).providers.hubspotApiUrl).toBe('https://api.hubapi.com');
+    expect(configError({ HUBSPOT_API_URL: 'ftp://example.com' }).message).toContain('HUBSPOT_API_URL');
+    expect(configError({ INTEGRATION_TIMEOUT_MS: '0' }).message).toContain('INTEGRATION_TIMEOUT_MS');
+    expect(configError({ INTEGRATION_ALLOW_PRIVATE_URLS: 'maybe' }).message).toContain('INTEGRATION_ALLOW_PRIVATE_URLS');
   });
 
   it('derives PUBLIC_URL from PORT and drops a trailing slash from a given one', () => {

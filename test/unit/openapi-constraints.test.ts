@@ -92,7 +92,11 @@ describe('constraints from the validators', () => {
   });
 
   it('gives the hint in whole characters, never half a surrogate pair', () => {
-    const { hint } = validateCredentials(IntegrationType.crm, IntegrationProvider.hubspot, { access_token: 'pat-secret-😀😀' });
+    const { hint } = validateCredentials(IntegrationType.psa, IntegrationProvider.halopsa, {
+      instance_url: 'https://acme.halopsa.com',
+      client_id: 'client',
+      client_secret: 'pat-secret-😀😀',
+    });
     expect(hint).toBe('t-😀😀');
   });
 });

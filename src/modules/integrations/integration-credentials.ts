@@ -8,7 +8,7 @@ import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integ
  * credentials are opaque client JSON, so the REST adapter passes their keys through unchanged and
  * GraphQL and REST take the same names.
  */
-type FieldKind = 'text' | 'secret' | 'https_url' | 'hostname' | 'email' | 'guid';
+type FieldKind = 'text' | 'secret' | 'token' | 'https_url' | 'hostname' | 'email' | 'guid';
 
 interface CredentialField {
   name: string;
@@ -33,7 +33,7 @@ export const CREDENTIALS_BY_PROVIDER: Record<IntegrationProvider, ProviderCreden
     hintFrom: 'client_secret',
   },
   // A private app's access token.
-  hubspot: { fields: [{ name: 'access_token', kind: 'secret' }], hintFrom: 'access_token' },
+  hubspot: { fields: [{ name: 'access_token', kind: 'token' }], hintFrom: 'access_token' },
   // An API member's key pair, the company id that prefixes it, and the developer clientId.
   connectwise: {
     fields: [
@@ -96,6 +96,11 @@ const TEXT: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_CREDENTI
 const KINDS: Record<FieldKind, { schema: JsonSchema; expected: string }> = {
   text: { schema: TEXT, expected: 'text' },
   secret: { schema: { ...TEXT, minLength: MIN_SECRET_LENGTH }, expected: `at least ${MIN_SECRET_LENGTH} characters` },
+  // A secret sent as a bearer token in an HTTP header: printable ASCII without spaces, as every provider's tokens are.
+  token: {
+    schema: { ...TEXT, minLength: MIN_SECRET_LENGTH, pattern: '^[\\x21-\\x7e]+$' },
+    expected: `at least ${MIN_SECRET_LENGTH} printable ASCII characters without spaces`,
+  },
   https_url: {
     schema: { ...TEXT, format: 'uri', pattern: `^[hH][tT][tT][pP][sS]://${HOSTNAME}(?::${PORT})?(?:/[^\\s?#]*)?$` },
     expected: 'an https URL such as https://acme.example.com (no credentials, query or fragment)',

@@ -22,6 +22,8 @@ registerEnumType(IntegrationProvider, { name: 'IntegrationProvider' });
 
 export enum IntegrationStatus {
   connected = 'connected',
+  /** Connected, but the provider refused the credentials since (a revoked token): syncing pauses until a call succeeds. */
+  error = 'error',
   disconnected = 'disconnected',
 }
 registerEnumType(IntegrationStatus, { name: 'IntegrationStatus' });
@@ -36,7 +38,8 @@ export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> =
 /**
  * A connection to a CRM, PSA or Microsoft 365. Credentials are stored only encrypted
  * (AES-256-GCM under ENCRYPTION_KEY), never returned, and destroyed on disconnect. A partial
- * unique index (in the migration) allows one connected integration per provider, account and mode.
+ * unique index allows one integration that is not disconnected (connected or in error) per
+ * provider, account and mode.
  */
 @ObjectType({ simpleResolvers: true, description: 'A connected CRM, PSA or Microsoft 365 tenant.' })
 @Entity({ tableName: 'integrations' })
@@ -44,7 +47,7 @@ export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> =
 @Index({
   name: 'integrations_connected_provider_unique',
   expression:
-    'create unique index "integrations_connected_provider_unique" on "integrations" ("account_id", "livemode", "provider") where "status" = \'connected\'',
+    'create unique index "integrations_connected_provider_unique" on "integrations" ("account_id", "livemode", "provider") where "status" <> \'disconnected\'',
 })
 export class Integration extends TenantEntity<'object' | 'status'> {
   @Field(() => ID)
@@ -87,4 +90,16 @@ export class Integration extends TenantEntity<'object' | 'status'> {
   @Field(() => Date, { nullable: true })
   @Property({ type: 'datetime', length: 3, nullable: true })
   disconnectedAt?: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the provider last refused or failed, in its own words (never a secret); kept after recovery.' })
+  @Property({ type: 'text', nullable: true })
+  lastError?: string | null;
+
+  @Field(() => Date, { nullable: true, description: 'When lastError happened.' })
+  @Property({ type: 'datetime', length: 3, nullable: true })
+  lastErrorAt?: Date | null;
+
+  @Field(() => Date, { nullable: true, description: 'When a call to the provider last succeeded for a sync; null until the first.' })
+  @Property({ type: 'datetime', length: 3, nullable: true })
+  lastSyncedAt?: Date | null;
 }

@@ -28,7 +28,8 @@ export class IntegrationResolver {
   @RequiresPermission('integrations:write')
   @Mutation(() => Integration, {
     complexity: MUTATION_COST,
-    description: 'Connects a provider; a second connected integration of the same provider in this mode is 409.',
+    description:
+      "Connects a provider. A CRM's credentials are verified with the provider first: refused is 422 integration_auth_failed, no usable answer 502 integration_unreachable, and nothing is stored. A second integration of the same provider in this mode that is not disconnected is 409.",
   })
   @OperationLimited('connectIntegration', { windowS: 60, max: 10 })
   connectIntegration(@Arg('input', () => IntegrationConnectInput) input: IntegrationConnectInput, @Ctx() ctx: RequestContext) {

@@ -8,6 +8,10 @@ import type { EventRecorder } from '../../events/event-recorder';
 import { validateCredentials } from './integration-credentials';
 import { Integration, IntegrationProvider, IntegrationStatus } from './integration.entity';
 import { IntegrationConnectInput, IntegrationListInput } from './integration.inputs';
+import { isVerifiedProvider, ProviderSettings, verifyCrmCredentials } from './providers/crm-verification';
+
+/** At most this much of a provider's reason is kept in last_error. */
+const MAX_LAST_ERROR = 1000;
 
 /**
  * Integration rules. Works on a request's EntityManager, already scoped to one account and mode by
@@ -19,14 +23,23 @@ export class IntegrationService {
     private readonly em: EntityManager,
     private readonly key: Buffer,
     private readonly events: EventRecorder,
+    /** How CRMs are reached to verify credentials; without it a CRM cannot be connected. */
+    private readonly providers?: ProviderSettings,
   ) {}
 
   /**
-   * One connected integration per provider, account and mode: the partial unique index
-   * integrations_connected_provider_unique refuses a second (409 resource_conflict), race-free.
+   * One integration that is not disconnected per provider, account and mode: the partial unique
+   * index integrations_connected_provider_unique refuses a second (409 resource_conflict),
+   * race-free. A CRM's credentials are proven with the provider first (422 integration_auth_failed,
+   * 502 integration_unreachable, nothing stored); PSA and Microsoft 365 credentials are checked for
+   * shape only, until their providers are reached too.
    */
   async connect(input: IntegrationConnectInput): Promise<Integration> {
     const { credentials, hint } = validateCredentials(input.type, input.provider, input.credentials);
+    if (isVerifiedProvider(input.provider)) {
+      if (!this.providers) throw new Error('IntegrationService has no provider settings: CRM credentials cannot be verified');
+      await verifyCrmCredentials(input.provider, credentials, this.providers);
+    }
     const name = input.name?.trim();
     const integration = createScoped(this.em, Integration, {
       type: input.type,
@@ -71,6 +84,36 @@ export class IntegrationService {
     integration.disconnectedAt = new Date();
     integration.credentialsEncrypted = null;
     this.events.record('integration.disconnected', integration, before);
+    await this.em.flush();
+    return integration;
+  }
+
+  /**
+   * The provider refused the credentials or failed (for a sync engine to call): the integration
+   * moves to `error`, with the reason and its time, and `integration.error` is written once per
+   * move (a second failure while in error only updates the reason). A disconnected integration is
+   * left as it is.
+   */
+  async markError(integration: Integration, reason: string): Promise<Integration> {
+    if (integration.status === IntegrationStatus.disconnected) return integration;
+    const before = this.events.snapshot(integration);
+    const wasError = integration.status === IntegrationStatus.error;
+    integration.status = IntegrationStatus.error;
+    integration.lastError = reason.slice(0, MAX_LAST_ERROR);
+    integration.lastErrorAt = new Date();
+    if (!wasError) this.events.record('integration.error', integration, before);
+    await this.em.flush();
+    return integration;
+  }
+
+  /**
+   * A call to the provider succeeded (for a sync engine to call): an integration in `error` moves
+   * back to `connected`, and last_synced_at is set. last_error stays, as history.
+   */
+  async markHealthy(integration: Integration, syncedAt: Date = new Date()): Promise<Integration> {
+    if (integration.status === IntegrationStatus.disconnected) return integration;
+    integration.status = IntegrationStatus.connected;
+    integration.lastSyncedAt = syncedAt;
     await this.em.flush();
     return integration;
   }

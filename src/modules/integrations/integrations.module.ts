@@ -2,8 +2,10 @@ import { defineModule } from '../module';
 import { Integration } from './integration.entity';
 import { IntegrationResolver } from './integration.resolver';
 import { IntegrationService } from './integration.service';
+import type { ProviderSettings } from './providers/crm-verification';
+import type { ServiceSettings } from '../module';
 
-const INTEGRATION_EVENTS = ['integration.connected', 'integration.disconnected'] as const;
+const INTEGRATION_EVENTS = ['integration.connected', 'integration.disconnected', 'integration.error'] as const;
 
 declare module '../../events/event-catalog' {
   interface EventTypes extends Record<(typeof INTEGRATION_EVENTS)[number], true> {}
@@ -14,6 +16,13 @@ declare module '../module' {
     integrations: IntegrationService;
   }
 }
+
+/** The configured provider hosts and deadline; in production the hosts are the real ones and pass the address guard too. */
+const providerSettings = (settings: ServiceSettings): ProviderSettings => ({
+  ...settings.config.providers,
+  resolve: settings.resolveHost,
+  guardConfiguredUrls: settings.config.isProduction,
+});
 
 export const integrationsModule = defineModule({
   name: 'integrations',
@@ -34,10 +43,10 @@ export const integrationsModule = defineModule({
       path: '/v1/integrations',
       summary: 'Connect an integration (CRM, PSA or M365)',
       operation: { type: 'mutation', field: 'connectIntegration', body: 'input' },
-      errors: ['resource_conflict'],
+      errors: ['resource_conflict', 'integration_auth_failed', 'integration_unreachable'],
       status: 201,
     },
     { method: 'DELETE', path: '/v1/integrations/:id', summary: 'Disconnect an integration', operation: { type: 'mutation', field: 'deleteIntegration' } },
   ],
-  services: { integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events) },
+  services: { integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events, providerSettings(settings)) },
 });

@@ -128,7 +128,7 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
         description: `${ERROR_DESCRIPTIONS[Number(status)]}. Codes: ${codes.filter((c) => ERROR_CODES[c].status === Number(status)).join(', ')}`,
         headers: {
           ...rateLimitHeaders(),
-          ...(status === '429' || status === '503' ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+          ...(['429', '502', '503'].includes(status) ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
         },
         content: { 'application/json': { schema: ref('Error'), example: errorExample(Number(status)) } },
       },

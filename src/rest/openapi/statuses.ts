@@ -12,9 +12,10 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'The request body is larger than 1 MiB',
   415: 'The request body is not application/json',
   431: 'The request line and headers are larger than 16 KiB',
-  422: 'The request is well-formed but cannot be carried out (eligibility, agent config, Idempotency-Key reused with another body)',
+  422: 'The request is well-formed but cannot be carried out (eligibility, agent config, credentials the provider refused, Idempotency-Key reused with another body)',
   429: 'Rate limit or daily quota exceeded; retry after Retry-After seconds',
   500: 'Internal error (never shows internals)',
+  502: "A provider the request needs (a CRM verifying credentials) did not answer usably: refused connection, timeout, 5xx or 429 (with the provider's Retry-After)",
   503: 'Service temporarily unavailable (database unreachable, a statement over its time limit, or this instance at capacity rendering PDFs)',
 };
 

@@ -1,0 +1,141 @@
+import { ApiError } from '../../../common/api-error';
+import type { ProviderConfig } from '../../../config';
+import type { HostResolver } from '../../webhooks/url-guard';
+import { jsonOf, ProviderCallOptions, providerRequest, ProviderResponse, retryAfterOf, ProviderUnreachable } from './provider-http';
+
+/** What verifying needs: the configured hosts and deadline, how names resolve, and whether configured hosts are guarded too. */
+export interface ProviderSettings extends ProviderConfig {
+  resolve: HostResolver;
+  /** In production the configured hosts are the real ones and pass the address guard like any other; elsewhere they are the operator's choice (a sandbox, a local fake). */
+  guardConfiguredUrls: boolean;
+}
+
+/** The Salesforce REST API version of the cheap call on instance_url. */
+export const SALESFORCE_API_VERSION = 'v62.0';
+
+const NAMES = { hubspot: 'HubSpot', salesforce: 'Salesforce' } as const;
+type Crm = keyof typeof NAMES;
+const MAX_REASON = 300;
+
+/** The provider's own words, cut short and with every credential value taken out, in case a provider echoes one. */
+function cleanReason(reason: string, credentials: Record<string, string>): string {
+  let text = reason.replace(/\s+/g, ' ').trim();
+  for (const value of Object.values(credentials)) if (value.length >= 4) text = text.split(value).join('[redacted]');
+  return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON)}…` : text || 'no reason given';
+}
+
+const refused = (crm: Crm, reason: string, credentials: Record<string, string>) =>
+  new ApiError('integration_auth_failed', `${NAMES[crm]} refused the credentials: ${cleanReason(reason, credentials)}`, { param: 'credentials' });
+
+const unreachable = (crm: Crm, reason: string, credentials: Record<string, string>, retryAfterS?: number) =>
+  new ApiError('integration_unreachable', `${NAMES[crm]} could not be reached (${cleanReason(reason, credentials)}); nothing was stored, try again`, {
+    retryAfterS,
+  });
+
+/** A call whose failure to answer is integration_unreachable. */
+async function call(crm: Crm, request: Parameters<typeof providerRequest>[0], options: ProviderCallOptions, credentials: Record<string, string>) {
+  try {
+    return await providerRequest(request, options);
+  } catch (error) {
+    if (error instanceof ProviderUnreachable) throw unreachable(crm, error.message, credentials);
+    throw error;
+  }
+}
+
+/** 5xx, 429 and anything else that is neither success nor a refusal: the provider is not usable now. */
+function notUsable(crm: Crm, response: ProviderResponse, credentials: Record<string, string>): ApiError {
+  if (response.status === 429) return unreachable(crm, 'answered 429, rate limited', credentials, retryAfterOf(response) ?? 10);
+  return unreachable(crm, `answered ${response.status}`, credentials);
+}
+
+/** HubSpot's error body ({status, message, correlationId, category}): its message, else the category. */
+function hubspotReason(response: ProviderResponse): string {
+  const body = jsonOf(response) as { message?: unknown; category?: unknown } | undefined;
+  if (typeof body?.message === 'string') return body.message;
+  return typeof body?.category === 'string' ? body.category : `answered ${response.status}`;
+}
+
+/**
+ * HubSpot: a private app's access token, proven by the cheapest authenticated read (one contact).
+ * 401 (invalid or expired token) and 403 (missing scopes) are refusals.
+ */
+async function verifyHubspot(credentials: Record<string, string>, settings: ProviderSettings, deadline: number): Promise<void> {
+  const options = { deadline, resolve: settings.resolve, guard: settings.guardConfiguredUrls && !settings.allowPrivateUrls };
+  const response = await call(
+    'hubspot',
+    { method: 'GET', url: `${settings.hubspotApiUrl}/crm/v3/objects/contacts?limit=1`, headers: { authorization: `Bearer ${credentials.access_token}` } },
+    options,
+    credentials,
+  );
+  if (response.status >= 200 && response.status < 300) return;
+  if (response.status === 401 || response.status === 403) throw refused('hubspot', hubspotReason(response), credentials);
+  throw notUsable('hubspot', response, credentials);
+}
+
+/** Salesforce's errors: {error, error_description} from the token endpoint, [{message, errorCode}] from the REST API. */
+function salesforceReason(response: ProviderResponse): string {
+  const body = jsonOf(response) as Record<string, unknown> | Array<Record<string, unknown>> | undefined;
+  const first = Array.isArray(body) ? body[0] : body;
+  if (typeof first?.error === 'string') return typeof first.error_description === 'string' ? `${first.error}: ${first.error_description}` : first.error;
+  if (typeof first?.message === 'string') return typeof first.errorCode === 'string' ? `${first.errorCode}: ${first.message}` : first.message;
+  return `answered ${response.status}`;
+}
+
+/**
+ * Salesforce: the OAuth 2.0 refresh-token grant against the login host, then the cheapest call on
+ * the instance_url it answers (the org's limits). The instance_url comes from the provider, so it
+ * passes the address guard unless private addresses are allowed.
+ */
+async function verifySalesforce(credentials: Record<string, string>, settings: ProviderSettings, deadline: number): Promise<void> {
+  const login = { deadline, resolve: settings.resolve, guard: settings.guardConfiguredUrls && !settings.allowPrivateUrls };
+  const form = new URLSearchParams({
+    grant_type: 'refresh_token',
+    client_id: credentials.client_id,
+    client_secret: credentials.client_secret,
+    refresh_token: credentials.refresh_token,
+  });
+  const token = await call(
+    'salesforce',
+    {
+      method: 'POST',
+      url: `${settings.salesforceLoginUrl}/services/oauth2/token`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    },
+    login,
+    credentials,
+  );
+  if (token.status === 400 || token.status === 401) throw refused('salesforce', salesforceReason(token), credentials);
+  if (token.status !== 200) throw notUsable('salesforce', token, credentials);
+  const grant = jsonOf(token) as { access_token?: unknown; instance_url?: unknown } | undefined;
+  if (typeof grant?.access_token !== 'string' || typeof grant.instance_url !== 'string' || !/^https?:\/\/[^/?#]+\/?$/i.test(grant.instance_url)) {
+    throw unreachable('salesforce', 'the token answer had no access_token or instance_url', credentials);
+  }
+  const instance = { deadline, resolve: settings.resolve, guard: !settings.allowPrivateUrls };
+  const limits = await call(
+    'salesforce',
+    {
+      method: 'GET',
+      url: `${grant.instance_url.replace(/\/$/, '')}/services/data/${SALESFORCE_API_VERSION}/limits`,
+      headers: { authorization: `Bearer ${grant.access_token}` },
+    },
+    instance,
+    { ...credentials, access_token: grant.access_token },
+  );
+  if (limits.status >= 200 && limits.status < 300) return;
+  if (limits.status === 401 || limits.status === 403) throw refused('salesforce', salesforceReason(limits), credentials);
+  throw notUsable('salesforce', limits, credentials);
+}
+
+/**
+ * Proves a CRM's credentials with the provider before anything is stored: refused credentials are
+ * 422 integration_auth_failed (the provider's reason, never a secret), no usable answer 502
+ * integration_unreachable. Every call shares one deadline (settings.timeoutMs in all).
+ */
+export async function verifyCrmCredentials(provider: Crm, credentials: Record<string, string>, settings: ProviderSettings): Promise<void> {
+  const deadline = Date.now() + settings.timeoutMs;
+  if (provider === 'hubspot') await verifyHubspot(credentials, settings, deadline);
+  else await verifySalesforce(credentials, settings, deadline);
+}
+
+export const isVerifiedProvider = (provider: string): provider is Crm => provider === 'hubspot' || provider === 'salesforce';

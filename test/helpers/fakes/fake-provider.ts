@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import http, { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request a fake received, as it arrived (tests check what our service sent). */
+export interface SeenRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** How a fake answers every request until recover(): normally, 429 with Retry-After, a 5xx, or never (a hang). */
+export type FakeMode = { kind: 'normal' } | { kind: 'rate_limited'; retryAfterS: number } | { kind: 'failing'; status: number } | { kind: 'hanging' };
+
+export interface FakeAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A loopback HTTP server that plays a provider: subclasses answer its documented routes; this
+ * keeps what it saw, the switches for 429, 5xx and hangs, and closes every connection on close()
+ * (a hanging request included), so no test leaves a socket behind.
+ */
+export abstract class FakeProvider {
+  readonly requests: SeenRequest[] = [];
+  private mode: FakeMode = { kind: 'normal' };
+  private server?: Server;
+  url = '';
+
+  /** The answer to a request in normal mode. */
+  protected abstract answer(request: SeenRequest): FakeAnswer;
+  /** The provider's own shape of a 429 and of a 5xx. */
+  protected abstract rateLimitedAnswer(retryAfterS: number): FakeAnswer;
+  protected abstract failureAnswer(status: number): FakeAnswer;
+
+  async start(): Promise<this> {
+    const server = http.createServer((req, res) => this.handle(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    this.server = server;
+    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  rateLimit(retryAfterS = 7): void {
+    this.mode = { kind: 'rate_limited', retryAfterS };
+  }
+
+  fail(status = 503): void {
+    this.mode = { kind: 'failing', status };
+  }
+
+  /** Reads requests and never answers, until recover() or close(). */
+  hang(): void {
+    this.mode = { kind: 'hanging' };
+  }
+
+  recover(): void {
+    this.mode = { kind: 'normal' };
+  }
+
+  /** Requests to one path (without the query). */
+  seen(path: string): SeenRequest[] {
+    return this.requests.filter((request) => request.path.split('?')[0] === path);
+  }
+
+  protected correlationId(): string {
+    return randomUUID();
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      const request: SeenRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body };
+      this.requests.push(request);
+      const mode = this.mode;
+      if (mode.kind === 'hanging') return;
+      const answer =
+        mode.kind === 'rate_limited'
+          ? this.rateLimitedAnswer(mode.retryAfterS)
+          : mode.kind === 'failing'
+            ? this.failureAnswer(mode.status)
+            : this.answer(request);
+      const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
+      res.writeHead(answer.status, { 'content-type': 'application/json;charset=UTF-8', ...answer.headers });
+      res.end(text);
+    });
+  }
+}
+
+/** The bearer token of a request, or null. */
+export function bearerOf(request: SeenRequest): string | null {
+  const match = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');
+  return match ? match[1] : null;
+}
