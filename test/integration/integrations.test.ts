@@ -25,6 +25,7 @@ const KEY = Buffer.from(TEST_ENCRYPTION_KEY_HEX, 'hex');
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const INT_ID = /^int_[0-9A-HJKMNP-TV-Z]{26}$/;
 const ERROR_KEYS = ['code', 'message', 'param', 'request_id', 'type'];
+const STAGE_KEYS = ['closed_lost', 'closed_won', 'negotiation', 'proposal', 'prospecting', 'qualification'];
 const INTEGRATION_KEYS = [
   'connected_at',
   'created_at',
@@ -38,6 +39,7 @@ const INTEGRATION_KEYS = [
   'name',
   'object',
   'provider',
+  'settings',
   'status',
   'type',
   'updated_at',
@@ -141,6 +143,9 @@ function expectIntegration(body: Integration, provider: IntegrationProvider, sen
   expect(body.id).toMatch(INT_ID);
   expect(body.object).toBe('integration');
   expect(body.type).toBe(TYPE_OF[provider]);
+  // CRMs hold their provider's default stage map; other types have nothing to map.
+  if (TYPE_OF[provider] === 'crm') expect(Object.keys((body.settings as { stage_map: object }).stage_map).sort()).toEqual(STAGE_KEYS);
+  else expect(body.settings).toEqual({ stage_map: null });
   expect(body.provider).toBe(provider);
   expect(body.livemode).toBe(livemode);
   expect(body.credentials_hint).toBe(sent[HINT_FROM[provider]].slice(-4));

@@ -2,6 +2,7 @@ import { Entity, Enum, Index, PrimaryKey, Property } from '@mikro-orm/core';
 import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { newId } from '../../common/ids';
 import { TenantEntity } from '../../db/base.entity';
+import { IntegrationSettings } from './sync/stage-map';
 
 export enum IntegrationType {
   crm = 'crm',
@@ -49,7 +50,7 @@ export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> =
   expression:
     'create unique index "integrations_connected_provider_unique" on "integrations" ("account_id", "livemode", "provider") where "status" <> \'disconnected\'',
 })
-export class Integration extends TenantEntity<'object' | 'status'> {
+export class Integration extends TenantEntity<'object' | 'status' | 'settings' | 'syncCursors'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('int');
@@ -102,4 +103,12 @@ export class Integration extends TenantEntity<'object' | 'status'> {
   @Field(() => Date, { nullable: true, description: 'When a call to the provider last succeeded for a sync; null until the first.' })
   @Property({ type: 'datetime', length: 3, nullable: true })
   lastSyncedAt?: Date | null;
+
+  @Field(() => IntegrationSettings, { description: 'How the integration syncs (CRMs: stage_map).' })
+  @Property({ type: 'json' })
+  settings: IntegrationSettings = {};
+
+  /** Where each inbound pull stopped, per object kind: the client's opaque cursor. */
+  @Property({ type: 'json', hidden: true })
+  syncCursors: Partial<Record<'lead' | 'deal', string | null>> = {};
 }

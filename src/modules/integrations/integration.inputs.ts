@@ -1,4 +1,4 @@
-import { IsObject, IsOptional, Length, Matches } from 'class-validator';
+import { IsObject, IsOptional, Length, Matches, ValidateNested } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, InputType } from 'type-graphql';
 import { RefineSchema } from '../../common/json-schema';
@@ -6,6 +6,7 @@ import { PageInput } from '../../common/page.input';
 import { connectSchema } from './integration-credentials';
 import { IntegrationProvider, IntegrationStatus, IntegrationType } from './integration.entity';
 import { NOT_BLANK } from '../../common/validation';
+import { IntegrationSettings } from './sync/stage-map';
 
 @InputType({ description: 'Connects a provider. credentials are checked per provider, stored encrypted and never returned.' })
 @RefineSchema(connectSchema)
@@ -31,7 +32,29 @@ export class IntegrationConnectInput {
   })
   @IsObject({ message: '$property must be a JSON object' })
   credentials!: Record<string, unknown>;
+
+  @Field(() => IntegrationSettings, { nullable: true, description: "How it syncs; CRMs default to the provider's standard stages." })
+  @IsOptional()
+  @ValidateNested()
+  settings?: IntegrationSettings | null;
 }
+
+@InputType({ description: 'Changes an integration: its name and how it syncs. Fields left out keep their value.' })
+export class IntegrationUpdateInput {
+  @Field(() => String, { nullable: true, description: 'A label for people; null clears it.' })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  name?: string | null;
+
+  @Field(() => IntegrationSettings, { nullable: true, description: 'Replaces the settings it names; stage_map must map every stage.' })
+  @IsOptional()
+  @ValidateNested()
+  settings?: IntegrationSettings;
+}
+
+@InputType({ description: "Pagination for listing an integration's sync runs, newest first." })
+export class SyncRunListInput extends PageInput {}
 
 @InputType({ description: 'Pagination and filters for listing integrations, newest first (CONTRACT §4).' })
 export class IntegrationListInput extends PageInput {

@@ -6,8 +6,11 @@ import { findPage, Page } from '../../common/pagination';
 import { createScoped } from '../../db/tenant';
 import type { EventRecorder } from '../../events/event-recorder';
 import { validateCredentials } from './integration-credentials';
-import { Integration, IntegrationProvider, IntegrationStatus } from './integration.entity';
-import { IntegrationConnectInput, IntegrationListInput } from './integration.inputs';
+import { outboxSignal } from '../../events/outbox.subscriber';
+import { Integration, IntegrationProvider, IntegrationStatus, IntegrationType } from './integration.entity';
+import { IntegrationConnectInput, IntegrationListInput, IntegrationUpdateInput } from './integration.inputs';
+import { defaultStageMap, IntegrationSettings } from './sync/stage-map';
+import { SyncRun, SyncTrigger } from './sync/sync.entities';
 import { isVerifiedProvider, ProviderSettings, verifyCrmCredentials } from './providers/crm-verification';
 
 /** At most this much of a provider's reason is kept in last_error. */
@@ -41,6 +44,7 @@ export class IntegrationService {
       await verifyCrmCredentials(input.provider, credentials, this.providers);
     }
     const name = input.name?.trim();
+    const crm = input.type === IntegrationType.crm && isVerifiedProvider(input.provider) ? input.provider : null;
     const integration = createScoped(this.em, Integration, {
       type: input.type,
       provider: input.provider,
@@ -49,10 +53,40 @@ export class IntegrationService {
       credentialsEncrypted: encryptJson(credentials, this.key),
       credentialsHint: hint,
       connectedAt: new Date(),
+      settings: this.settingsFor(input.type, crm, input.settings ?? {}),
     });
     this.events.record('integration.connected', integration);
+    // The first run pushes what exists and pulls what the CRM has (the backfill).
+    if (crm) createScoped(this.em, SyncRun, { integration, trigger: SyncTrigger.connect });
+    await this.em.flush();
+    if (crm) outboxSignal.emit('work');
+    return integration;
+  }
+
+  /** Changes the name or settings; settings it names are replaced whole (a stage map maps every stage). */
+  async update(id: string, input: IntegrationUpdateInput): Promise<Integration> {
+    const integration = await this.get(id);
+    if (integration.status === IntegrationStatus.disconnected) {
+      throw new ApiError('resource_conflict', `Integration ${id} is disconnected; connect the provider again to change it`, { param: 'id' });
+    }
+    const before = this.events.snapshot(integration);
+    if (input.name !== undefined) integration.name = input.name?.trim() || null;
+    if (input.settings) {
+      const crm = isVerifiedProvider(integration.provider) ? integration.provider : null;
+      integration.settings = this.settingsFor(integration.type, crm, { ...integration.settings, ...input.settings });
+    }
+    this.events.record('integration.updated', integration, before);
     await this.em.flush();
     return integration;
+  }
+
+  /** CRMs always hold a stage map (the provider's default unless given); other types have none to hold. */
+  private settingsFor(type: IntegrationType, crm: 'hubspot' | 'salesforce' | null, given: IntegrationSettings): IntegrationSettings {
+    if (!crm) {
+      if (given.stageMap) throw new ApiError('parameter_invalid', `settings.stage_map applies to CRM integrations, not ${type}`, { param: 'settings' });
+      return {};
+    }
+    return { stageMap: given.stageMap ? { ...given.stageMap } : defaultStageMap(crm) };
   }
 
   /** Connected and disconnected integrations alike: a disconnected one is kept as history. */

@@ -4,8 +4,18 @@ import { IntegrationResolver } from './integration.resolver';
 import { IntegrationService } from './integration.service';
 import type { ProviderSettings } from './providers/crm-verification';
 import type { ServiceSettings } from '../module';
+import { SyncFailure, SyncLink, SyncPending, SyncRun } from './sync/sync.entities';
+import { SyncResolver } from './sync/sync.resolver';
+import { SyncService } from './sync/sync.service';
 
-const INTEGRATION_EVENTS = ['integration.connected', 'integration.disconnected', 'integration.error'] as const;
+const INTEGRATION_EVENTS = [
+  'integration.connected',
+  'integration.updated',
+  'integration.disconnected',
+  'integration.error',
+  'integration.sync_succeeded',
+  'integration.sync_failed',
+] as const;
 
 declare module '../../events/event-catalog' {
   interface EventTypes extends Record<(typeof INTEGRATION_EVENTS)[number], true> {}
@@ -14,6 +24,7 @@ declare module '../../events/event-catalog' {
 declare module '../module' {
   interface Services {
     integrations: IntegrationService;
+    integrationSyncs: SyncService;
   }
 }
 
@@ -26,13 +37,17 @@ const providerSettings = (settings: ServiceSettings): ProviderSettings => ({
 
 export const integrationsModule = defineModule({
   name: 'integrations',
-  entities: [Integration],
+  entities: [Integration, SyncRun, SyncFailure, SyncLink, SyncPending],
   events: INTEGRATION_EVENTS,
-  resolvers: [IntegrationResolver],
+  resolvers: [IntegrationResolver, SyncResolver],
   conflicts: {
     integrations_connected_provider_unique: {
       param: 'provider',
       message: 'An integration with this provider is already connected in this mode; disconnect it first',
+    },
+    integration_sync_runs_one_running: {
+      param: 'id',
+      message: 'A sync run of this integration is already running; wait for it to finish (GET /v1/integrations/{id}/sync_runs)',
     },
   },
   routes: [
@@ -46,7 +61,31 @@ export const integrationsModule = defineModule({
       errors: ['resource_conflict', 'integration_auth_failed', 'integration_unreachable'],
       status: 201,
     },
+    {
+      method: 'POST',
+      path: '/v1/integrations/:id',
+      summary: "Update an integration's name or settings (stage_map)",
+      operation: { type: 'mutation', field: 'updateIntegration', body: 'input' },
+      errors: ['resource_conflict'],
+    },
     { method: 'DELETE', path: '/v1/integrations/:id', summary: 'Disconnect an integration', operation: { type: 'mutation', field: 'deleteIntegration' } },
+    {
+      method: 'POST',
+      path: '/v1/integrations/:id/sync',
+      summary: 'Start a sync run now',
+      operation: { type: 'mutation', field: 'syncIntegration' },
+      errors: ['resource_conflict'],
+      status: 201,
+    },
+    {
+      method: 'GET',
+      path: '/v1/integrations/:id/sync_runs',
+      summary: "List an integration's sync runs, newest first",
+      operation: { type: 'query', field: 'integrationSyncRuns', query: 'filter' },
+    },
   ],
-  services: { integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events, providerSettings(settings)) },
+  services: {
+    integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events, providerSettings(settings)),
+    integrationSyncs: ({ em, services }) => new SyncService(em, services.integrations),
+  },
 });

@@ -1,0 +1,61 @@
+import type { FanOutConsumer } from '../../../events/outbox-fan-out';
+import { sameTenant } from '../../../db/tenant-sql';
+import type { CrmObjectKind } from '../providers/crm-client';
+import { IntegrationStatus, IntegrationType } from '../integration.entity';
+
+/** The events that owe a lead or deal to the account's CRMs (stage moves and co-sell come as deal.updated too). */
+const OWED: Record<string, CrmObjectKind> = {
+  'lead.created': 'lead',
+  'lead.updated': 'lead',
+  'lead.deleted': 'lead',
+  'deal.created': 'deal',
+  'deal.updated': 'deal',
+  'deal.stage_changed': 'deal',
+  'deal.deleted': 'deal',
+};
+
+/**
+ * One pending change per object and CRM integration of the event's account and mode that is not
+ * disconnected (one row however many events: the push sends the object as it is then). An
+ * integration in error keeps collecting them, and pushes them once it recovers.
+ */
+export const syncFanOut: FanOutConsumer = async (trx, events, now) => {
+  const owed = events.filter((event) => OWED[event.type]);
+  if (owed.length === 0) return 0;
+  const integrations: Array<{ id: string; account_id: string; livemode: boolean }> = await trx('integrations')
+    .select('id', 'account_id', 'livemode')
+    .where('type', IntegrationType.crm)
+    .whereNot('status', IntegrationStatus.disconnected)
+    .whereIn('account_id', [...new Set(owed.map((event) => event.account_id))]);
+  if (integrations.length === 0) return 0;
+  const objects: Array<{ id: string; object_id: string | null }> = await trx('events')
+    .select('id', trx.raw(`data->'object'->>'id' as object_id`))
+    .whereIn(
+      'id',
+      owed.map((event) => event.id),
+    );
+  const objectOf = new Map(objects.map((row) => [row.id, row.object_id]));
+  const rows = new Map<string, Record<string, unknown>>();
+  for (const event of owed) {
+    const objectId = objectOf.get(event.id);
+    if (!objectId) continue;
+    for (const integration of integrations) {
+      if (!sameTenant(integration, event)) continue;
+      const objectType = OWED[event.type];
+      rows.set(`${integration.id}/${objectType}/${objectId}`, {
+        integration_id: integration.id,
+        object_type: objectType,
+        object_id: objectId,
+        account_id: event.account_id,
+        livemode: event.livemode,
+        changed_at: now,
+      });
+    }
+  }
+  if (rows.size === 0) return 0;
+  await trx('integration_pending_changes')
+    .insert([...rows.values()])
+    .onConflict(['integration_id', 'object_type', 'object_id'])
+    .merge(['changed_at']);
+  return rows.size;
+};
