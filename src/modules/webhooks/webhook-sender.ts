@@ -1,7 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
-import { isIP } from 'node:net';
-import { checkPublicUrl, guardedLookup, HostResolver, UrlRefused } from './url-guard';
+import { outboundRequest } from '../../http/outbound-request';
+import type { HostResolver } from './url-guard';
 
 export interface SendOptions {
   timeoutMs: number;
@@ -22,63 +20,39 @@ export interface SendResult {
 export const SNIPPET_CHARS = 1000;
 
 /**
- * POSTs one signed payload. Redirects are not followed (a 3xx is a failed attempt, like Stripe),
- * the whole exchange has one deadline, the connection goes only to addresses the guard passed,
- * and only the start of the answer is read.
+ * POSTs one signed payload through the service's one outbound exchange
+ * (src/http/outbound-request.ts). Redirects are not followed (a 3xx is a failed attempt, like
+ * Stripe), the whole exchange has one deadline, the connection goes only to addresses the guard
+ * passed, and only the start of the answer is read.
  */
 export async function sendWebhook(url: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
   const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const target = new URL(url);
-  try {
-    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
-    // A literal address never goes through `lookup`, so it is checked here.
-    if (!options.allowPrivate && isIP(host)) await checkPublicUrl(url, options.resolve);
-  } catch (error) {
-    return { status: null, latencyMs: elapsed(), error: (error as Error).message, snippet: null };
+  const outcome = await outboundRequest(
+    {
+      method: 'POST',
+      url,
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString(), 'user-agent': options.userAgent },
+      body,
+    },
+    { deadline: Date.now() + options.timeoutMs, allowPrivate: options.allowPrivate, resolve: options.resolve, maxAnswerChars: SNIPPET_CHARS },
+  );
+  const latencyMs = Math.round(performance.now() - started);
+  switch (outcome.kind) {
+    case 'answered':
+    case 'broken': {
+      const status = outcome.status ?? null;
+      return { status, latencyMs, error: failure(status), snippet: outcome.text || null };
+    }
+    case 'refused':
+      return { status: null, latencyMs, error: outcome.message, snippet: null };
+    case 'timed-out':
+      return { status: null, latencyMs, error: `timed out after ${options.timeoutMs} ms`, snippet: null };
+    case 'network-error':
+      return { status: null, latencyMs, error: `${outcome.code ?? 'network error'}: ${outcome.message}`, snippet: null };
+    case 'unsendable':
+      // A rejection, as before: subscription URLs are validated when stored and the headers are ours, so this is a bug, not a failed attempt.
+      throw outcome.error;
   }
-  const client = target.protocol === 'https:' ? https : http;
-  return new Promise<SendResult>((resolve) => {
-    let settled = false;
-    const finish = (result: Omit<SendResult, 'latencyMs'>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(deadline);
-      request.destroy();
-      resolve({ ...result, latencyMs: elapsed() });
-    };
-    const request = client.request(
-      target,
-      {
-        method: 'POST',
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body).toString(),
-          'user-agent': options.userAgent,
-        },
-        lookup: guardedLookup(options.resolve, options.allowPrivate) as unknown as typeof import('node:dns').lookup,
-        agent: false,
-      },
-      (response) => {
-        const status = response.statusCode ?? null;
-        let snippet = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          snippet += chunk;
-          if (snippet.length >= SNIPPET_CHARS) finish({ status, error: failure(status), snippet: snippet.slice(0, SNIPPET_CHARS) });
-        });
-        response.on('end', () => finish({ status, error: failure(status), snippet: snippet || null }));
-        response.on('error', () => finish({ status, error: failure(status), snippet: snippet.slice(0, SNIPPET_CHARS) || null }));
-      },
-    );
-    const deadline = setTimeout(() => finish({ status: null, error: `timed out after ${options.timeoutMs} ms`, snippet: null }), options.timeoutMs);
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      const message = error instanceof UrlRefused || error.code === 'EREFUSED_URL' ? error.message : `${error.code ?? 'network error'}: ${error.message}`;
-      finish({ status: null, error: message, snippet: null });
-    });
-    request.end(body);
-  });
 }
 
 function failure(status: number | null): string | null {

@@ -1,7 +1,6 @@
-import http from 'node:http';
-import https from 'node:https';
-import { isIP } from 'node:net';
-import { checkPublicUrl, guardedLookup, HostResolver, UrlRefused } from '../../webhooks/url-guard';
+import type http from 'node:http';
+import { outboundRequest } from '../../../http/outbound-request';
+import type { HostResolver } from '../../webhooks/url-guard';
 
 /** How calls to a provider are made: one deadline for the whole exchange, and the address guard. */
 export interface ProviderCallOptions {
@@ -33,66 +32,34 @@ const MAX_ANSWER_CHARS = 64 * 1024;
 const USER_AGENT = 'sales-pipeline-api-integrations';
 
 /**
- * One HTTP exchange with a provider, over node:http like webhook deliveries: the connection goes
- * only to addresses the guard passed (the check and the connection share one lookup, so DNS
- * rebinding gains nothing), redirects are not followed, and nothing here logs (headers and bodies
- * carry secrets).
+ * One HTTP exchange with a provider, through the service's one outbound exchange
+ * (src/http/outbound-request.ts, shared with webhook deliveries): guarded addresses, no redirects,
+ * one deadline, a bounded answer, nothing logged (headers and bodies carry secrets).
  */
 export async function providerRequest(request: ProviderRequest, options: ProviderCallOptions): Promise<ProviderResponse> {
   const target = new URL(request.url);
   if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new ProviderUnreachable(`${target.protocol} is not http or https`);
-  const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
-  // A literal address never goes through `lookup`, so it is checked here.
-  if (options.guard && isIP(host)) {
-    try {
-      await checkPublicUrl(request.url, options.resolve);
-    } catch (error) {
-      throw new ProviderUnreachable((error as Error).message);
-    }
-  }
-  const remaining = options.deadline - Date.now();
-  if (remaining <= 0) throw new ProviderUnreachable('timed out');
-  const client = target.protocol === 'https:' ? https : http;
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, ...request.headers };
   if (request.body !== undefined) headers['content-length'] = Buffer.byteLength(request.body).toString();
-  return new Promise<ProviderResponse>((resolve, reject) => {
-    let settled = false;
-    let outgoing: http.ClientRequest | undefined;
-    const finish = (outcome: ProviderResponse | Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      outgoing?.destroy();
-      if (outcome instanceof Error) reject(outcome);
-      else resolve(outcome);
-    };
-    const timer = setTimeout(() => finish(new ProviderUnreachable('timed out')), remaining);
-    const onResponse = (response: http.IncomingMessage) => {
-      const status = response.statusCode ?? 0;
-      let text = '';
-      response.setEncoding('utf8');
-      const done = () => finish({ status, headers: response.headers, text: text.slice(0, MAX_ANSWER_CHARS) });
-      response.on('data', (chunk: string) => {
-        text += chunk;
-        if (text.length >= MAX_ANSWER_CHARS) done();
-      });
-      response.on('end', done);
-      response.on('error', () => finish(new ProviderUnreachable('the connection broke during the answer')));
-    };
-    try {
-      const lookup = guardedLookup(options.resolve, !options.guard) as unknown as typeof import('node:dns').lookup;
-      outgoing = client.request(target, { method: request.method, headers, lookup, agent: false }, onResponse);
-    } catch (error) {
+  const outcome = await outboundRequest(
+    { method: request.method, url: request.url, headers, body: request.body },
+    { deadline: options.deadline, allowPrivate: !options.guard, resolve: options.resolve, maxAnswerChars: MAX_ANSWER_CHARS },
+  );
+  switch (outcome.kind) {
+    case 'answered':
+      return { status: outcome.status ?? 0, headers: outcome.headers, text: outcome.text };
+    case 'broken':
+      throw new ProviderUnreachable('the connection broke during the answer');
+    case 'refused':
+      throw new ProviderUnreachable(outcome.message);
+    case 'timed-out':
+      throw new ProviderUnreachable('timed out');
+    case 'network-error':
+      throw new ProviderUnreachable(outcome.code ?? 'network error');
+    case 'unsendable':
       // A header no HTTP message can carry (a provider's token with a line break): nothing is sent.
-      finish(new ProviderUnreachable(`the request could not be sent (${(error as NodeJS.ErrnoException).code ?? 'invalid request'})`));
-      return;
-    }
-    outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      const refused = error instanceof UrlRefused || error.code === 'EREFUSED_URL';
-      finish(new ProviderUnreachable(refused ? error.message : (error.code ?? 'network error')));
-    });
-    outgoing.end(request.body);
-  });
+      throw new ProviderUnreachable(`the request could not be sent (${outcome.error.code ?? 'invalid request'})`);
+  }
 }
 
 /** The answer as JSON, or undefined when it is not JSON. */
