@@ -57,6 +57,7 @@ interface Integration {
   connected_at: string;
   disconnected_at: string | null;
   livemode: boolean;
+  settings: { stage_map: Record<string, string> | null };
   created_at: string;
   updated_at: string;
 }
@@ -144,7 +145,7 @@ function expectIntegration(body: Integration, provider: IntegrationProvider, sen
   expect(body.object).toBe('integration');
   expect(body.type).toBe(TYPE_OF[provider]);
   // CRMs hold their provider's default stage map; other types have nothing to map.
-  if (TYPE_OF[provider] === 'crm') expect(Object.keys((body.settings as { stage_map: object }).stage_map).sort()).toEqual(STAGE_KEYS);
+  if (TYPE_OF[provider] === 'crm') expect(Object.keys(body.settings.stage_map ?? {}).sort()).toEqual(STAGE_KEYS);
   else expect(body.settings).toEqual({ stage_map: null });
   expect(body.provider).toBe(provider);
   expect(body.livemode).toBe(livemode);
