@@ -39,6 +39,8 @@ export interface ProviderConfig {
   timeoutMs: number;
   /** INTEGRATION_ALLOW_PRIVATE_URLS: addresses given by providers (Salesforce's instance_url) may be loopback or private. */
   allowPrivateUrls: boolean;
+  /** SYNC_INTERVAL_MS: how often each CRM integration pulls the CRM's changes on its own (default 5 minutes). */
+  syncIntervalMs: number;
 }
 
 export const DEFAULT_HUBSPOT_API_URL = 'https://api.hubapi.com';
@@ -148,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       salesforceLoginUrl: parseProviderUrl('SALESFORCE_LOGIN_URL', env.SALESFORCE_LOGIN_URL, DEFAULT_SALESFORCE_LOGIN_URL, isProduction),
       timeoutMs: parseMilliseconds('INTEGRATION_TIMEOUT_MS', env.INTEGRATION_TIMEOUT_MS, 8_000),
       allowPrivateUrls: parseBoolean('INTEGRATION_ALLOW_PRIVATE_URLS', env.INTEGRATION_ALLOW_PRIVATE_URLS, false),
+      syncIntervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),
     },
   };
 }

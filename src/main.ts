@@ -9,6 +9,9 @@ import { Counters, createRedis, redisReady } from './limits/counters';
 import { PriorLeadScorer } from './modules/scoring/prior-model';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher';
 import { AgentRunner } from './modules/agents/agent-runner';
+import { crmClientFactory, providerSettingsOf } from './modules/integrations/providers/crm-clients';
+import { SyncWorker } from './modules/integrations/sync/sync-worker';
+import { systemResolver } from './modules/webhooks/url-guard';
 import { ModelTrainer } from './modules/scoring/model-trainer';
 import { EventRetention } from './events/event-retention';
 import { RestSerializer } from './rest/serialize';
@@ -81,6 +84,14 @@ async function main(): Promise<void> {
     webhookRetrySchedule: config.webhookRetrySchedule,
     metrics,
   });
+  const syncs = new SyncWorker({
+    orm,
+    logger: logger.child({ component: 'sync' }),
+    servicesFor,
+    clients: crmClientFactory(providerSettingsOf(config, systemResolver)),
+    webhookRetrySchedule: config.webhookRetrySchedule,
+    intervalMs: config.providers.syncIntervalMs,
+  });
   const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
   const retention = new EventRetention({ orm, logger: logger.child({ component: 'events' }) });
 
@@ -92,8 +103,8 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     logger.debug('http server closed');
     // Attempts under way finish (each within its 15 s deadline); what is left is sent after restart.
-    await Promise.all([dispatcher.stop(), agents.stop(), trainer.stop(), retention.stop()]);
-    logger.debug('webhook dispatcher, agent runner, model trainer and event retention stopped');
+    await Promise.all([dispatcher.stop(), agents.stop(), syncs.stop(), trainer.stop(), retention.stop()]);
+    logger.debug('webhook dispatcher, agent runner, CRM sync, model trainer and event retention stopped');
     await stop();
     logger.debug('graphql server and PDF worker threads stopped');
     await orm.close();
@@ -111,6 +122,7 @@ async function main(): Promise<void> {
     );
     dispatcher.start();
     agents.start();
+    syncs.start();
     trainer.start();
     retention.start();
     // Everything is running, so a signal now stops it in order; one that came while the app was

@@ -22,6 +22,10 @@ import { DispatcherOptions, WebhookDispatcher } from '../../src/modules/webhooks
 import type { HostResolver } from '../../src/modules/webhooks/url-guard';
 import { RestSerializer } from '../../src/rest/serialize';
 import { AgentRunner, AgentRunnerOptions } from '../../src/modules/agents/agent-runner';
+import type { CrmClientOptions } from '../../src/modules/integrations/providers/crm-client';
+import { crmClientFactory, providerSettingsOf } from '../../src/modules/integrations/providers/crm-clients';
+import { SyncWorker, SyncWorkerOptions } from '../../src/modules/integrations/sync/sync-worker';
+import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
 import type { PdfPoolBounds } from '../../src/modules/proposals/proposal-pdf.pool';
 import { FakeCrms, startFakeCrms } from './fakes';
@@ -66,6 +70,8 @@ export interface TestAppOptions {
    * (for tests that connect CRMs with made-up ones) and closes them with the app.
    */
   crms?: FakeCrms;
+  /** Starts the CRM sync worker (fast polling; tests may shorten the schedule and lease). */
+  sync?: Partial<Pick<SyncWorkerOptions, 'intervalMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retryDelayMs'>> & { clientOptions?: CrmClientOptions };
 }
 
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
@@ -123,6 +129,8 @@ export interface TestApp {
   agentRunner?: AgentRunner;
   /** The lead-score trainer over this app's database; not started: tests call `runOnce()`. */
   trainer: ModelTrainer;
+  /** Present when started with `sync`. */
+  syncWorker?: SyncWorker;
   /** The fake CRMs this app reaches (options.crms, or its own permissive ones). */
   crms: FakeCrms;
 }
@@ -181,6 +189,19 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ? new AgentRunner({ orm, logger, servicesFor, webhookRetrySchedule: config.webhookRetrySchedule, pollIntervalMs: 100, metrics, ...options.agents })
     : undefined;
   agentRunner?.start();
+  const syncWorker = options.sync
+    ? new SyncWorker({
+        orm,
+        logger,
+        servicesFor,
+        clients: crmClientFactory(providerSettingsOf(config, options.resolveHost ?? systemResolver), options.sync.clientOptions),
+        webhookRetrySchedule: config.webhookRetrySchedule,
+        pollIntervalMs: 100,
+        intervalMs: config.providers.syncIntervalMs,
+        ...options.sync,
+      })
+    : undefined;
+  syncWorker?.start();
   const server: Server = await new Promise((resolve) => {
     const listening = createHttpServer(app, options.serverTimeouts).listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -226,11 +247,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     dispatcher,
     agentRunner,
+    syncWorker,
     crms,
     trainer: new ModelTrainer({ orm, logger, servicesFor, ...options.trainer }),
     reset: () => truncateAll(orm),
     async close() {
-      await Promise.all([dispatcher?.stop(), agentRunner?.stop()]);
+      await Promise.all([dispatcher?.stop(), agentRunner?.stop(), syncWorker?.stop()]);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stop();
       await orm.close();

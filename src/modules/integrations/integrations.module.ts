@@ -2,8 +2,7 @@ import { defineModule } from '../module';
 import { Integration } from './integration.entity';
 import { IntegrationResolver } from './integration.resolver';
 import { IntegrationService } from './integration.service';
-import type { ProviderSettings } from './providers/crm-verification';
-import type { ServiceSettings } from '../module';
+import { providerSettingsOf } from './providers/crm-clients';
 import { SyncFailure, SyncLink, SyncPending, SyncRun } from './sync/sync.entities';
 import { SyncResolver } from './sync/sync.resolver';
 import { SyncService } from './sync/sync.service';
@@ -28,12 +27,6 @@ declare module '../module' {
   }
 }
 
-/** The configured provider hosts and deadline; in production the hosts are the real ones and pass the address guard too. */
-const providerSettings = (settings: ServiceSettings): ProviderSettings => ({
-  ...settings.config.providers,
-  resolve: settings.resolveHost,
-  guardConfiguredUrls: settings.config.isProduction,
-});
 
 export const integrationsModule = defineModule({
   name: 'integrations',
@@ -85,7 +78,7 @@ export const integrationsModule = defineModule({
     },
   ],
   services: {
-    integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events, providerSettings(settings)),
+    integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events, providerSettingsOf(settings.config, settings.resolveHost)),
     integrationSyncs: ({ em, services }) => new SyncService(em, services.integrations),
   },
 });

@@ -290,7 +290,13 @@ export class SyncExecution {
         // One of ours whose link was lost (or made by a run that crashed before linking): adopt it.
         if (!link && record.ourId) link = await em.findOne(SyncLink, { integration: this.integration.id, objectType: kind, objectId: record.ourId });
         const localId = link?.objectId ?? record.ourId;
-        const local = localId ? await this.findLocal(em, kind, localId) : null;
+        let local = localId ? await this.findLocal(em, kind, localId) : null;
+        const email = (record.fields as Partial<CrmLeadFields>).contactEmail;
+        if (!localId && kind === 'lead' && email) {
+          // Already a lead of ours by e-mail (on both sides before they were connected): linked, not made twice.
+          local = await em.findOne(Lead, { contactEmail: email.toLowerCase() });
+          if (local && (await em.count(SyncLink, { integration: this.integration.id, objectType: kind, objectId: local.id }))) local = null;
+        }
         if (!local) {
           // Ours once and deleted here since: its archive at the CRM is owed, not a new object.
           if (localId) return;
@@ -301,13 +307,23 @@ export class SyncExecution {
         const changed = changedFields<CrmLeadFields | CrmDealFields>(record.fields, agreed);
         if (Object.keys(changed).length === 0) {
           // Our own write read back, or a change to a field we do not sync.
-          if (!link) this.link(em, kind, local.id, record.external, this.fieldsOf(kind, local), null, record.modifiedAt);
+          if (!link) this.link(em, kind, local.id, record.external, record.fields, null, record.modifiedAt);
           await em.flush();
           return;
         }
         const ours = this.fieldsOf(kind, local);
-        // Changed on both sides since they last agreed: the newer modification wins (ours is pushed by its pending change).
-        if (link && differsFrom(ours, agreed) && local.updatedAt.getTime() >= record.modifiedAt.getTime()) return;
+        // Changed on both sides since they last agreed: the newer modification wins. Ours is pushed, from the CRM's values as agreed.
+        if (differsFrom(ours, agreed) && local.updatedAt.getTime() >= record.modifiedAt.getTime()) {
+          if (!link) this.link(em, kind, local.id, record.external, record.fields, null, record.modifiedAt);
+          await em.flush();
+          await em
+            .getKnex()('integration_pending_changes')
+            .transacting(em.getTransactionContext())
+            .insert({ integration_id: this.integration.id, object_type: kind, object_id: local.id, account_id: this.run.account.id, livemode: this.run.livemode, changed_at: new Date() })
+            .onConflict(['integration_id', 'object_type', 'object_id'])
+            .ignore();
+          return;
+        }
         if (kind === 'deal') {
           const problem = unmappedStage(changed as Partial<CrmDealFields>, this.stageMap, this.provider);
           if (problem) throw new ApiError('parameter_invalid', problem, { param: 'stage' });

@@ -155,8 +155,9 @@ export class SyncWorker extends PollingWorker<RunClaim> {
       // Every run but one for pending changes proves the credentials first, so an integration in error learns it is back.
       if (claim.trigger !== SyncTrigger.change) await host.client();
       if (claim.trigger === SyncTrigger.connect) await execution.oweEverything();
-      await execution.push();
+      // Pull, then push: a record changed on both sides is settled by the pull (newer wins) before the push sends ours.
       if (claim.trigger !== SyncTrigger.change) await execution.pull();
+      await execution.push();
       await this.finish(claim, counts, SyncRunStatus.succeeded, null);
     } catch (error) {
       await this.failed(claim, counts, error);
