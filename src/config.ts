@@ -41,6 +41,8 @@ export interface ProviderConfig {
   allowPrivateUrls: boolean;
   /** SYNC_INTERVAL_MS: how often each CRM integration pulls the CRM's changes on its own (default 5 minutes). */
   syncIntervalMs: number;
+  /** SYNC_LEASE_MS: how long an instance holds a sync run without renewing it; another instance takes the run over after (default 60 s). */
+  syncLeaseMs: number;
 }
 
 export const DEFAULT_HUBSPOT_API_URL = 'https://api.hubapi.com';
@@ -151,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: parseMilliseconds('INTEGRATION_TIMEOUT_MS', env.INTEGRATION_TIMEOUT_MS, 8_000),
       allowPrivateUrls: parseBoolean('INTEGRATION_ALLOW_PRIVATE_URLS', env.INTEGRATION_ALLOW_PRIVATE_URLS, false),
       syncIntervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),
+      syncLeaseMs: parseMilliseconds('SYNC_LEASE_MS', env.SYNC_LEASE_MS, 60_000),
     },
   };
 }

@@ -91,6 +91,7 @@ async function main(): Promise<void> {
     clients: crmClientFactory(providerSettingsOf(config, systemResolver)),
     webhookRetrySchedule: config.webhookRetrySchedule,
     intervalMs: config.providers.syncIntervalMs,
+    leaseMs: config.providers.syncLeaseMs,
   });
   const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
   const retention = new EventRetention({ orm, logger: logger.child({ component: 'events' }) });
