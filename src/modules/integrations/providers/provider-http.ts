@@ -17,12 +17,14 @@ export interface ProviderRequest {
   url: string;
   headers?: Record<string, string>;
   body?: string;
+  /** How much of the answer to keep (default MAX_ANSWER_CHARS): a CRM's batch and search answers are longer than a token answer. */
+  maxAnswerChars?: number;
 }
 
 export interface ProviderResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
-  /** The start of the answer (at most MAX_ANSWER_CHARS): enough for a token answer or an error message. */
+  /** The start of the answer (at most the request's maxAnswerChars): enough for a token answer or an error message. */
   text: string;
 }
 
@@ -53,6 +55,7 @@ export async function providerRequest(request: ProviderRequest, options: Provide
   const remaining = options.deadline - Date.now();
   if (remaining <= 0) throw new ProviderUnreachable('timed out');
   const client = target.protocol === 'https:' ? https : http;
+  const maxAnswerChars = request.maxAnswerChars ?? MAX_ANSWER_CHARS;
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, ...request.headers };
   if (request.body !== undefined) headers['content-length'] = Buffer.byteLength(request.body).toString();
   return new Promise<ProviderResponse>((resolve, reject) => {
@@ -71,10 +74,10 @@ export async function providerRequest(request: ProviderRequest, options: Provide
       const status = response.statusCode ?? 0;
       let text = '';
       response.setEncoding('utf8');
-      const done = () => finish({ status, headers: response.headers, text: text.slice(0, MAX_ANSWER_CHARS) });
+      const done = () => finish({ status, headers: response.headers, text: text.slice(0, maxAnswerChars) });
       response.on('data', (chunk: string) => {
         text += chunk;
-        if (text.length >= MAX_ANSWER_CHARS) done();
+        if (text.length >= maxAnswerChars) done();
       });
       response.on('end', done);
       response.on('error', () => finish(new ProviderUnreachable('the connection broke during the answer')));
