@@ -4,7 +4,6 @@ import {
   CrmClientOptions,
   CrmLeadFields,
   CrmSetupIncomplete,
-  CrmUnavailable,
   OutboundDeal,
   OutboundLead,
   OutboundRemoval,
@@ -13,6 +12,7 @@ import {
   RemoteRecord,
 } from './crm-client';
 import type { ProviderSettings } from './crm-verification';
+import { HubSpotObject, remoteOf, searchChanges } from './hubspot-changes';
 import { HubSpotHttp } from './hubspot-http';
 import { jsonOf } from './provider-http';
 import {
@@ -26,12 +26,10 @@ import {
   HubSpotProperties,
   ID_PROPERTY,
   leadFieldsOf,
-  MODIFIED_PROPERTY,
 } from './hubspot-mapping';
 
 /** HubSpot's batch endpoints take at most 100 inputs. */
 const BATCH_SIZE = 100;
-const SEARCH_PAGE = 100;
 const DEFAULT_MAX_WAIT_MS = 30_000;
 const DEFAULT_REQUESTS_PER_10S = 100;
 const PROPERTY_GROUPS = { contacts: 'contactinformation', companies: 'companyinformation', deals: 'dealinformation' } as const;
@@ -39,11 +37,6 @@ const PROPERTY_GROUPS = { contacts: 'contactinformation', companies: 'companyinf
 type ObjectType = keyof typeof PROPERTY_GROUPS;
 type Written = { id: string } | { error: string };
 
-interface HubSpotObject {
-  id: string;
-  properties?: Record<string, string | null>;
-  updatedAt?: string;
-}
 interface HubSpotBatchError {
   message?: string;
   context?: Record<string, unknown>;
@@ -51,9 +44,6 @@ interface HubSpotBatchError {
 interface BatchAnswer<Result> {
   results?: Result[];
   errors?: HubSpotBatchError[];
-}
-interface SearchAnswer {
-  results?: HubSpotObject[];
 }
 interface AssociationResult {
   from?: { id?: string };
@@ -192,11 +182,11 @@ class HubSpotClient implements CrmClient {
   }
 
   async changedLeads(cursor: string | null): Promise<ChangePage<RemoteRecord<CrmLeadFields>>> {
-    const page = await this.changed('contacts', CONTACT_READ_PROPERTIES, cursor);
+    const page = await searchChanges(this.http, 'contacts', CONTACT_READ_PROPERTIES, cursor);
     return {
       ...page,
       records: page.results.map((object) => ({
-        ...this.remote(object, 'contacts'),
+        ...remoteOf(object, 'contacts'),
         external: { contact: object.id },
         fields: leadFieldsOf(object.properties ?? {}),
       })),
@@ -205,11 +195,11 @@ class HubSpotClient implements CrmClient {
 
   /** leadExternal is left out: a search answer holds no associations, and reading them costs a call per page. */
   async changedDeals(cursor: string | null): Promise<ChangePage<RemoteDeal>> {
-    const page = await this.changed('deals', DEAL_READ_PROPERTIES, cursor);
+    const page = await searchChanges(this.http, 'deals', DEAL_READ_PROPERTIES, cursor);
     return {
       ...page,
       records: page.results.map((object) => ({
-        ...this.remote(object, 'deals'),
+        ...remoteOf(object, 'deals'),
         external: { deal: object.id },
         fields: dealFieldsOf(object.properties ?? {}),
       })),
@@ -282,73 +272,4 @@ class HubSpotClient implements CrmClient {
     }
     return outcomes;
   }
-
-  /**
-   * One page of records modified at or after the cursor's time, oldest first; each new time starts
-   * a new query, which also keeps clear of the 10,000 results HubSpot pages through per query.
-   * HubSpot sorts by one property only, so when a full page holds nothing but the cursor's own time
-   * (a bulk import), that time is paged through by record id instead (`<ms>#<last id>`: modified
-   * EQ the time and hs_object_id GT the id, sorted by id), which no record edited meanwhile can
-   * shift the way an `after` offset would; then the cursor moves past that time.
-   */
-  private async changed(
-    objectType: 'contacts' | 'deals',
-    properties: string[],
-    cursor: string | null,
-  ): Promise<{ results: HubSpotObject[]; cursor: string | null; more: boolean }> {
-    const { since, afterId } = parseCursor(cursor);
-    const modified = MODIFIED_PROPERTY[objectType];
-    const tied = since !== null && afterId !== undefined;
-    const filters =
-      since === null
-        ? []
-        : tied
-          ? [
-              { propertyName: modified, operator: 'EQ', value: String(since) },
-              { propertyName: 'hs_object_id', operator: 'GT', value: afterId },
-            ]
-          : [{ propertyName: modified, operator: 'GTE', value: String(since) }];
-    const answer = await this.http.post<SearchAnswer>(
-      `/crm/v3/objects/${objectType}/search`,
-      {
-        filterGroups: filters.length === 0 ? [] : [{ filters }],
-        sorts: [{ propertyName: tied ? 'hs_object_id' : modified, direction: 'ASCENDING' }],
-        properties,
-        limit: SEARCH_PAGE,
-      },
-      'search',
-    );
-    if (answer.status !== 200) throw new CrmUnavailable(`HubSpot refused the ${objectType} search: ${answer.reason}`);
-    const results = answer.body?.results ?? [];
-    const full = results.length >= SEARCH_PAGE;
-    if (tied) {
-      // Past the tied time once its records are read; what came after it is asked for next.
-      return full ? { results, cursor: `${since}#${results[results.length - 1].id}`, more: true } : { results, cursor: String(since + 1), more: true };
-    }
-    if (results.length === 0) return { results, cursor, more: false };
-    const last = this.modifiedOf(results[results.length - 1], objectType);
-    if (full && since !== null && last === since) return this.changed(objectType, properties, `${since}#0`);
-    return { results, cursor: String(last), more: full };
-  }
-
-  private remote(object: HubSpotObject, objectType: 'contacts' | 'deals') {
-    const ourId = object.properties?.[ID_PROPERTY];
-    return { ourId: ourId ? ourId : null, modifiedAt: new Date(this.modifiedOf(object, objectType)) };
-  }
-
-  /** The record's last-modified property (ISO text, or epoch ms), else its updatedAt. */
-  private modifiedOf(object: HubSpotObject, objectType: 'contacts' | 'deals'): number {
-    const value = object.properties?.[MODIFIED_PROPERTY[objectType]] ?? object.updatedAt ?? '';
-    const time = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-    if (!Number.isFinite(time)) throw new CrmUnavailable(`HubSpot answered a ${objectType} record without a modified time`);
-    return time;
-  }
-}
-
-/** `<epoch ms>` or `<epoch ms>#<hs_object_id>`. */
-function parseCursor(cursor: string | null): { since: number | null; afterId?: string } {
-  if (cursor === null) return { since: null };
-  const match = /^(\d+)(?:#(\d+))?$/.exec(cursor);
-  if (!match) throw new Error(`not a HubSpot changes cursor: ${cursor.slice(0, 40)}`);
-  return { since: Number(match[1]), afterId: match[2] };
 }

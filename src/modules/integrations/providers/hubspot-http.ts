@@ -166,7 +166,7 @@ export class HubSpotHttp {
       const { status } = response;
       if (status === 401 || status === 403) throw new CrmAuthRefused(`HubSpot refused the credentials: ${this.clean(hubspotReason(response))}`);
       if (status === 429) {
-        const waitMs = this.waitOf(response);
+        const waitMs = this.waitOf(response, window);
         if ((jsonOf(response) as { policyName?: unknown } | undefined)?.policyName === 'DAILY') {
           throw new CrmLimitReached(`HubSpot's daily request limit is used up (${this.clean(hubspotReason(response))})`);
         }
@@ -201,12 +201,12 @@ export class HubSpotHttp {
     return { status: response.status, body: jsonOf(response) as Answer | undefined, reason };
   }
 
-  /** Retry-After, else HubSpot's interval header, else its 10-second window. */
-  private waitOf(response: ProviderResponse): number {
+  /** Retry-After, else HubSpot's interval header, else the window of the limit the call counts against (10 s; 1 s for search). */
+  private waitOf(response: ProviderResponse, window: RollingWindow | undefined): number {
     const retryAfterS = retryAfterOf(response);
     if (retryAfterS !== undefined) return retryAfterS * 1000;
     const interval = Number(response.headers['x-hubspot-ratelimit-interval-milliseconds']);
-    return Number.isFinite(interval) && interval > 0 ? interval : TEN_SECONDS;
+    return Number.isFinite(interval) && interval > 0 ? interval : (window?.windowMs ?? TEN_SECONDS);
   }
 
   /** HubSpot's own count: a lower limit than configured is taken, and a budget spent by the app's other users waits out the interval. */
