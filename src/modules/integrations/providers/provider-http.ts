@@ -12,16 +12,18 @@ export interface ProviderCallOptions {
 }
 
 export interface ProviderRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   url: string;
   headers?: Record<string, string>;
   body?: string;
+  /** How much of the answer to keep (default MAX_ANSWER_CHARS): a CRM's batch and search answers are longer than a token answer. */
+  maxAnswerChars?: number;
 }
 
 export interface ProviderResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
-  /** The start of the answer (at most MAX_ANSWER_CHARS): enough for a token answer or an error message. */
+  /** The start of the answer (at most the request's maxAnswerChars): enough for a token answer or an error message. */
   text: string;
 }
 
@@ -43,7 +45,7 @@ export async function providerRequest(request: ProviderRequest, options: Provide
   if (request.body !== undefined) headers['content-length'] = Buffer.byteLength(request.body).toString();
   const outcome = await outboundRequest(
     { method: request.method, url: request.url, headers, body: request.body },
-    { deadline: options.deadline, allowPrivate: !options.guard, resolve: options.resolve, maxAnswerChars: MAX_ANSWER_CHARS },
+    { deadline: options.deadline, allowPrivate: !options.guard, resolve: options.resolve, maxAnswerChars: request.maxAnswerChars ?? MAX_ANSWER_CHARS },
   );
   switch (outcome.kind) {
     case 'answered':

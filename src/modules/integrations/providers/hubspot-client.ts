@@ -1,0 +1,275 @@
+import {
+  ChangePage,
+  CrmClient,
+  CrmClientOptions,
+  CrmLeadFields,
+  CrmSetupIncomplete,
+  OutboundDeal,
+  OutboundLead,
+  OutboundRemoval,
+  PushOutcome,
+  RemoteDeal,
+  RemoteRecord,
+} from './crm-client';
+import type { ProviderSettings } from './crm-verification';
+import { HubSpotObject, remoteOf, searchChanges } from './hubspot-changes';
+import { HubSpotHttp } from './hubspot-http';
+import { jsonOf } from './provider-http';
+import {
+  companyKeyOf,
+  companyProperties,
+  CONTACT_READ_PROPERTIES,
+  contactProperties,
+  DEAL_READ_PROPERTIES,
+  dealFieldsOf,
+  dealProperties,
+  HubSpotProperties,
+  ID_PROPERTY,
+  leadFieldsOf,
+} from './hubspot-mapping';
+
+/** HubSpot's batch endpoints take at most 100 inputs. */
+const BATCH_SIZE = 100;
+const DEFAULT_MAX_WAIT_MS = 30_000;
+const DEFAULT_REQUESTS_PER_10S = 100;
+const PROPERTY_GROUPS = { contacts: 'contactinformation', companies: 'companyinformation', deals: 'dealinformation' } as const;
+
+type ObjectType = keyof typeof PROPERTY_GROUPS;
+type Written = { id: string } | { error: string };
+
+interface HubSpotBatchError {
+  message?: string;
+  context?: Record<string, unknown>;
+}
+interface BatchAnswer<Result> {
+  results?: Result[];
+  errors?: HubSpotBatchError[];
+}
+interface AssociationResult {
+  from?: { id?: string };
+  to?: { id?: string };
+}
+
+const chunks = <T>(items: T[]): T[][] =>
+  Array.from({ length: Math.ceil(items.length / BATCH_SIZE) }, (_, i) => items.slice(i * BATCH_SIZE, (i + 1) * BATCH_SIZE));
+
+/**
+ * The CrmClient of HubSpot (CRM API v3 objects, properties and search; v4 associations), over
+ * HubSpotHttp. A lead is a contact and a company (one per company name, shared by its leads),
+ * associated with each other; a deal is a deal associated with its lead's contact and company.
+ * Every record carries our id in `sales_pipeline_id`, which open() creates as a unique-value
+ * property, and is written by batch upsert on it, so a repeated push updates rather than duplicates.
+ */
+export function createHubSpotClient(credentials: Record<string, string>, settings: ProviderSettings, options: CrmClientOptions = {}): CrmClient {
+  const http = new HubSpotHttp(credentials.access_token ?? '', settings, {
+    maxWaitMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+    requestsPer10s: options.hubspotRequestsPer10s ?? DEFAULT_REQUESTS_PER_10S,
+  });
+  return new HubSpotClient(http);
+}
+
+class HubSpotClient implements CrmClient {
+  readonly provider = 'hubspot' as const;
+  readonly batchSize = BATCH_SIZE;
+
+  constructor(private readonly http: HubSpotHttp) {}
+
+  async open(): Promise<void> {
+    for (const [objectType, groupName] of Object.entries(PROPERTY_GROUPS)) {
+      const created = await this.http.post(`/crm/v3/properties/${objectType}`, {
+        name: ID_PROPERTY,
+        label: 'Sales Pipeline ID',
+        description: 'The id of this record in Sales Pipeline, which keeps it in sync. Do not edit.',
+        groupName,
+        type: 'string',
+        fieldType: 'text',
+        hasUniqueValue: true,
+        formField: false,
+      });
+      if (created.status === 201 || created.status === 200) continue;
+      if (created.status !== 409) throw new CrmSetupIncomplete(`HubSpot would not create the ${objectType} property ${ID_PROPERTY}: ${created.reason}`);
+      // It exists: made by an earlier open(), or by someone by hand, when it may lack the unique values upserts need.
+      const existing = await this.http.send({ method: 'GET', path: `/crm/v3/properties/${objectType}/${ID_PROPERTY}`, limit: 'ten-secondly' });
+      const property = existing.status === 200 ? (jsonOf(existing) as { hasUniqueValue?: boolean } | undefined) : undefined;
+      if (property?.hasUniqueValue !== true) {
+        throw new CrmSetupIncomplete(
+          `The HubSpot ${objectType} property ${ID_PROPERTY} exists but does not require unique values; delete it in HubSpot (Settings › Properties) and sync again to have it made as it must be`,
+        );
+      }
+    }
+  }
+
+  async upsertLeads(leads: OutboundLead[]): Promise<PushOutcome[]> {
+    const outcomes: PushOutcome[] = [];
+    for (const chunk of chunks(leads)) outcomes.push(...(await this.upsertLeadChunk(chunk)));
+    return outcomes;
+  }
+
+  private async upsertLeadChunk(leads: OutboundLead[]): Promise<PushOutcome[]> {
+    const contacts = await this.batchUpsert(
+      'contacts',
+      leads.map((lead) => ({ id: lead.id, properties: contactProperties(lead.id, lead.fields) })),
+    );
+    // One company input per key: HubSpot refuses a batch that names one id twice.
+    const companyInputs = new Map<string, HubSpotProperties>();
+    for (const lead of leads) {
+      if (!('id' in contacts.get(lead.id)!)) continue;
+      const key = companyKeyOf(lead.fields);
+      if (!companyInputs.has(key)) companyInputs.set(key, companyProperties(lead.fields));
+    }
+    const companies = await this.batchUpsert(
+      'companies',
+      [...companyInputs].map(([id, properties]) => ({ id, properties })),
+    );
+    const pairs: Array<[string, string]> = [];
+    for (const lead of leads) {
+      const contact = contacts.get(lead.id)!;
+      const company = companies.get(companyKeyOf(lead.fields));
+      if ('id' in contact && company && 'id' in company) pairs.push([contact.id, company.id]);
+    }
+    const associated = await this.associate('contacts', 'companies', pairs);
+    return leads.map((lead): PushOutcome => {
+      const contact = contacts.get(lead.id)!;
+      if ('error' in contact) return { id: lead.id, error: `contact: ${contact.error}` };
+      const company = companies.get(companyKeyOf(lead.fields))!;
+      if ('error' in company) return { id: lead.id, external: { contact: contact.id }, error: `company: ${company.error}` };
+      const external = { contact: contact.id, company: company.id };
+      const failed = associated.get(`${contact.id}>${company.id}`);
+      return failed === undefined ? { id: lead.id, external } : { id: lead.id, external, error: `associating the contact with its company: ${failed}` };
+    });
+  }
+
+  async upsertDeals(deals: OutboundDeal[]): Promise<PushOutcome[]> {
+    const outcomes: PushOutcome[] = [];
+    for (const chunk of chunks(deals)) {
+      const written = await this.batchUpsert(
+        'deals',
+        chunk.map((deal) => ({ id: deal.id, properties: dealProperties(deal.id, deal.fields) })),
+      );
+      const toContacts: Array<[string, string]> = [];
+      const toCompanies: Array<[string, string]> = [];
+      for (const deal of chunk) {
+        const record = written.get(deal.id)!;
+        if (!('id' in record)) continue;
+        if (deal.lead?.external.contact) toContacts.push([record.id, deal.lead.external.contact]);
+        if (deal.lead?.external.company) toCompanies.push([record.id, deal.lead.external.company]);
+      }
+      const failures = new Map([...(await this.associate('deals', 'contacts', toContacts)), ...(await this.associate('deals', 'companies', toCompanies))]);
+      for (const deal of chunk) {
+        const record = written.get(deal.id)!;
+        if ('error' in record) {
+          outcomes.push({ id: deal.id, error: record.error });
+          continue;
+        }
+        const failed = [deal.lead?.external.contact, deal.lead?.external.company].map((to) => failures.get(`${record.id}>${to}`)).find(Boolean);
+        outcomes.push(
+          failed === undefined
+            ? { id: deal.id, external: { deal: record.id } }
+            : { id: deal.id, external: { deal: record.id }, error: `associating the deal: ${failed}` },
+        );
+      }
+    }
+    return outcomes;
+  }
+
+  archiveLeads(removals: OutboundRemoval[]): Promise<PushOutcome[]> {
+    // The company stays: other leads of the same company may share it.
+    return this.archive('contacts', 'contact', removals);
+  }
+
+  archiveDeals(removals: OutboundRemoval[]): Promise<PushOutcome[]> {
+    return this.archive('deals', 'deal', removals);
+  }
+
+  async changedLeads(cursor: string | null): Promise<ChangePage<RemoteRecord<CrmLeadFields>>> {
+    const page = await searchChanges(this.http, 'contacts', CONTACT_READ_PROPERTIES, cursor);
+    return {
+      ...page,
+      records: page.results.map((object) => ({
+        ...remoteOf(object, 'contacts'),
+        external: { contact: object.id },
+        fields: leadFieldsOf(object.properties ?? {}),
+      })),
+    };
+  }
+
+  /** leadExternal is left out: a search answer holds no associations, and reading them costs a call per page. */
+  async changedDeals(cursor: string | null): Promise<ChangePage<RemoteDeal>> {
+    const page = await searchChanges(this.http, 'deals', DEAL_READ_PROPERTIES, cursor);
+    return {
+      ...page,
+      records: page.results.map((object) => ({
+        ...remoteOf(object, 'deals'),
+        external: { deal: object.id },
+        fields: dealFieldsOf(object.properties ?? {}),
+      })),
+    };
+  }
+
+  /**
+   * POST …/batch/upsert by `sales_pipeline_id`: each input's record id, or HubSpot's reason for
+   * refusing it. A 207 names the refused inputs in `errors`; a 4xx for the whole batch (HubSpot
+   * refuses a batch with one invalid value) is halved until the refused inputs stand alone.
+   */
+  private async batchUpsert(objectType: ObjectType, inputs: Array<{ id: string; properties: HubSpotProperties }>): Promise<Map<string, Written>> {
+    const written = new Map<string, Written>();
+    if (inputs.length === 0) return written;
+    const answer = await this.http.post<BatchAnswer<HubSpotObject>>(`/crm/v3/objects/${objectType}/batch/upsert`, {
+      inputs: inputs.map(({ id, properties }) => ({ id, idProperty: ID_PROPERTY, properties })),
+    });
+    if (answer.status >= 400) {
+      if (inputs.length === 1) return new Map([[inputs[0].id, { error: answer.reason }]]);
+      const half = Math.ceil(inputs.length / 2);
+      const first = await this.batchUpsert(objectType, inputs.slice(0, half));
+      // The same refusal for every input of the first half: the batch itself is refused (a missing property), not some of its inputs.
+      if ([...first.values()].every((result) => 'error' in result && result.error === answer.reason)) {
+        return new Map(inputs.map((input) => [input.id, { error: answer.reason }]));
+      }
+      return new Map([...first, ...(await this.batchUpsert(objectType, inputs.slice(half)))]);
+    }
+    const ids = new Set(inputs.map((input) => input.id));
+    for (const result of answer.body?.results ?? []) {
+      const ourId = result.properties?.[ID_PROPERTY];
+      if (typeof ourId === 'string' && ids.has(ourId)) written.set(ourId, { id: result.id });
+    }
+    for (const error of answer.body?.errors ?? []) {
+      for (const id of Object.values(error.context ?? {}).flat()) {
+        if (typeof id === 'string' && ids.has(id) && !written.has(id)) written.set(id, { error: error.message ?? 'refused' });
+      }
+    }
+    const unnamed = answer.body?.errors?.[0]?.message;
+    for (const input of inputs) {
+      if (!written.has(input.id)) written.set(input.id, { error: unnamed ?? 'HubSpot did not return the record' });
+    }
+    return written;
+  }
+
+  /** POST /crm/v4/associations/{from}/{to}/batch/associate/default: the pairs (`from>to`) it did not make, with the reason. */
+  private async associate(fromType: ObjectType, toType: ObjectType, pairs: Array<[string, string]>): Promise<Map<string, string>> {
+    const failures = new Map<string, string>();
+    for (const chunk of chunks(pairs)) {
+      const answer = await this.http.post<BatchAnswer<AssociationResult>>(
+        `/crm/v4/associations/${fromType}/${toType}/batch/associate/default`,
+        { inputs: chunk.map(([from, to]) => ({ from: { id: from }, to: { id: to } })) },
+        // HubSpot's OpenAPI document exempts this endpoint from the ten-secondly limit.
+        'none',
+      );
+      const made = new Set((answer.body?.results ?? []).map((result) => `${result.from?.id}>${result.to?.id}`));
+      const reason = answer.status >= 400 ? answer.reason : (answer.body?.errors?.[0]?.message ?? 'HubSpot did not make the association');
+      for (const [from, to] of chunk) if (!made.has(`${from}>${to}`)) failures.set(`${from}>${to}`, reason);
+    }
+    return failures;
+  }
+
+  /** POST …/batch/archive; a record without an id here, or gone there already (404), is archived. */
+  private async archive(objectType: ObjectType, key: string, removals: OutboundRemoval[]): Promise<PushOutcome[]> {
+    const outcomes: PushOutcome[] = [];
+    for (const chunk of chunks(removals)) {
+      const inputs = chunk.flatMap((removal) => (removal.external[key] ? [{ id: removal.external[key] }] : []));
+      const answer = inputs.length === 0 ? undefined : await this.http.post(`/crm/v3/objects/${objectType}/batch/archive`, { inputs });
+      const refused = answer && answer.status >= 400 && answer.status !== 404 ? answer.reason : undefined;
+      for (const removal of chunk) outcomes.push(refused && removal.external[key] ? { id: removal.id, error: refused } : { id: removal.id });
+    }
+    return outcomes;
+  }
+}

@@ -1,0 +1,339 @@
+import { randomBytes } from 'node:crypto';
+import {
+  CrmAuthRefused,
+  CrmClient,
+  CrmClientOptions,
+  CrmDealFields,
+  CrmLeadFields,
+  CrmUnavailable,
+  OutboundLead,
+} from '../../src/modules/integrations/providers/crm-client';
+import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
+import { createHubSpotClient } from '../../src/modules/integrations/providers/hubspot-client';
+import { systemResolver } from '../../src/modules/webhooks/url-guard';
+import { FakeHubSpot } from '../helpers/fakes';
+import { waitFor } from '../helpers/wait';
+
+/**
+ * The HubSpot CrmClient against the loopback fake HubSpot (test/helpers/fakes/fake-hubspot.ts,
+ * played from HubSpot's OpenAPI documents) over real HTTP: what it writes is read back from the
+ * fake's records, and its waits are proven by the fake's request log, not by the clock.
+ */
+
+const settingsFor = (fake: FakeHubSpot, timeoutMs = 5_000): ProviderSettings => ({
+  hubspotApiUrl: fake.url,
+  salesforceLoginUrl: 'http://127.0.0.1:9',
+  timeoutMs,
+  allowPrivateUrls: true,
+  guardConfiguredUrls: false,
+  resolve: systemResolver,
+});
+
+const leadFields = (n: number, overrides: Partial<CrmLeadFields> = {}): CrmLeadFields => ({
+  company: `Company ${n % 25}`,
+  contactEmail: `person${n}@example.com`,
+  contactName: `Ada Lovelace${n}`,
+  industry: 'Software',
+  employees: 40 + (n % 25),
+  website: `https://www.company${n % 25}.example.com/about`,
+  country: 'GB',
+  source: 'web',
+  ...overrides,
+});
+const lead = (n: number, overrides: Partial<CrmLeadFields> = {}): OutboundLead => ({ id: `lead_${n}`, fields: leadFields(n, overrides), external: {} });
+const dealFields = (overrides: Partial<CrmDealFields> = {}): CrmDealFields => ({
+  name: 'Acme renewal',
+  amount: 12500.5,
+  currency: 'EUR',
+  stage: 'qualifiedtobuy',
+  closeDate: '2025-03-31',
+  owner: null,
+  ...overrides,
+});
+
+describe('the HubSpot CrmClient', () => {
+  let fake: FakeHubSpot;
+  let token: string;
+  const client = (options: CrmClientOptions = {}, timeoutMs?: number): CrmClient =>
+    createHubSpotClient({ access_token: token }, settingsFor(fake, timeoutMs), options);
+  const posts = (path: string) => fake.seen(path).filter((request) => request.method === 'POST');
+
+  beforeEach(async () => {
+    fake = await new FakeHubSpot().start();
+    // A new token per test: the client's pacing is per app token, like HubSpot's limits.
+    token = `pat-na1-${randomBytes(12).toString('hex')}`;
+    fake.accept(token);
+  });
+  afterEach(async () => {
+    await fake.close();
+  });
+
+  it('open() creates the unique sales_pipeline_id property on contacts, companies and deals once; a second open is fine', async () => {
+    await client().open();
+    const created = fake.requests.filter((request) => request.method === 'POST' && request.path.startsWith('/crm/v3/properties/'));
+    expect(created.map((request) => request.path)).toEqual(['/crm/v3/properties/contacts', '/crm/v3/properties/companies', '/crm/v3/properties/deals']);
+    expect(JSON.parse(created[0].body)).toMatchObject({
+      name: 'sales_pipeline_id',
+      label: 'Sales Pipeline ID',
+      groupName: 'contactinformation',
+      type: 'string',
+      fieldType: 'text',
+      hasUniqueValue: true,
+    });
+    await client().open();
+    const checked = fake.requests.filter((request) => request.method === 'GET' && request.path.startsWith('/crm/v3/properties/'));
+    expect(checked.map((request) => request.path)).toEqual([
+      '/crm/v3/properties/contacts/sales_pipeline_id',
+      '/crm/v3/properties/companies/sales_pipeline_id',
+      '/crm/v3/properties/deals/sales_pipeline_id',
+    ]);
+  });
+
+  it('upserts leads as contacts and shared companies, associated; a second upsert updates the same records', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    const leads = [lead(1, { company: 'Acme Ltd' }), lead(2, { company: '  acme   LTD ' }), lead(3, { company: 'Globex', website: null, employees: null })];
+    const first = await hubspot.upsertLeads(leads);
+    expect(first.every((outcome) => outcome.error === undefined)).toBe(true);
+    expect(fake.objects('contacts')).toHaveLength(3);
+    expect(fake.objects('companies')).toHaveLength(2);
+    const ada = fake.find('contacts', 'sales_pipeline_id', 'lead_1')!;
+    expect(ada.properties).toMatchObject({
+      email: 'person1@example.com',
+      firstname: 'Ada',
+      lastname: 'Lovelace1',
+      company: 'Acme Ltd',
+      industry: 'Software',
+      country: 'GB',
+    });
+    const acme = fake.find('companies', 'sales_pipeline_id', 'company:acme ltd')!;
+    expect(acme.properties).toMatchObject({ name: 'Acme Ltd', domain: 'company1.example.com', numberofemployees: '41' });
+    expect(first[0]).toEqual({ id: 'lead_1', external: { contact: ada.id, company: acme.id } });
+    expect(first[1].external?.company).toBe(acme.id);
+    expect(fake.associations('contacts', ada.id, 'companies')).toEqual([acme.id]);
+    expect(fake.associations('companies', acme.id, 'contacts').sort()).toEqual([ada.id, first[1].external!.contact].sort());
+
+    const again = await hubspot.upsertLeads([lead(1, { company: 'Acme Ltd', contactName: 'Ada King', country: null }), ...leads.slice(1)]);
+    expect(again.map((outcome) => outcome.external)).toEqual(first.map((outcome) => outcome.external));
+    expect(fake.allObjects('contacts')).toHaveLength(3);
+    expect(fake.allObjects('companies')).toHaveLength(2);
+    expect(fake.find('contacts', 'sales_pipeline_id', 'lead_1')!.properties).toMatchObject({ firstname: 'Ada', lastname: 'King', country: null });
+  });
+
+  it("gives HubSpot's reason for the leads it refuses and writes the rest", async () => {
+    const hubspot = client();
+    await hubspot.open();
+    fake.userCreate('contacts', { email: 'taken@example.com', firstname: 'Someone' });
+    const outcomes = await hubspot.upsertLeads([lead(1), lead(2, { contactEmail: 'not-an-email' }), lead(3, { contactEmail: 'taken@example.com' })]);
+    expect(outcomes[0].external?.contact).toBeDefined();
+    expect(outcomes[1]).toEqual({ id: 'lead_2', error: expect.stringMatching(/^contact: .*not-an-email is invalid/) });
+    expect(outcomes[2]).toEqual({ id: 'lead_3', error: expect.stringMatching(/^contact: Contact already exists/) });
+    expect(fake.objects('contacts')).toHaveLength(2);
+  });
+
+  it('upserts deals with stage, amount and close date, associated with their lead’s contact and company', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    const [pushed] = await hubspot.upsertLeads([lead(1)]);
+    const outcomes = await hubspot.upsertDeals([
+      { id: 'deal_1', fields: dealFields(), external: {}, lead: { id: 'lead_1', external: pushed.external! } },
+      { id: 'deal_2', fields: dealFields({ name: 'No lead', closeDate: null }), external: {}, lead: null },
+      { id: 'deal_3', fields: dealFields({ stage: 'not-a-stage' }), external: {}, lead: null },
+    ]);
+    const deal = fake.find('deals', 'sales_pipeline_id', 'deal_1')!;
+    expect(outcomes[0]).toEqual({ id: 'deal_1', external: { deal: deal.id } });
+    expect(deal.properties).toMatchObject({
+      dealname: 'Acme renewal',
+      amount: '12500.5',
+      deal_currency_code: 'EUR',
+      dealstage: 'qualifiedtobuy',
+      pipeline: 'default',
+      closedate: '2025-03-31T00:00:00.000Z',
+    });
+    expect(fake.associations('deals', deal.id, 'contacts')).toEqual([pushed.external!.contact]);
+    expect(fake.associations('deals', deal.id, 'companies')).toEqual([pushed.external!.company]);
+    expect(outcomes[1].external?.deal).toBe(fake.find('deals', 'sales_pipeline_id', 'deal_2')!.id);
+    expect(outcomes[2]).toEqual({ id: 'deal_3', error: expect.stringMatching(/not-a-stage was not one of the allowed options/) });
+
+    const again = await hubspot.upsertDeals([{ id: 'deal_1', fields: dealFields({ stage: 'closedwon' }), external: { deal: deal.id }, lead: null }]);
+    expect(again).toEqual([{ id: 'deal_1', external: { deal: deal.id } }]);
+    expect(fake.allObjects('deals')).toHaveLength(2);
+    expect(fake.find('deals', 'sales_pipeline_id', 'deal_1')!.properties.dealstage).toBe('closedwon');
+  });
+
+  it('archives a lead’s contact (not its shared company) and a deal; gone already is success', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    const [one, two] = await hubspot.upsertLeads([lead(1, { company: 'Acme' }), lead(2, { company: 'Acme' })]);
+    const [deal] = await hubspot.upsertDeals([{ id: 'deal_1', fields: dealFields(), external: {}, lead: null }]);
+    const removals = [
+      { id: 'lead_1', external: one.external! },
+      { id: 'lead_never_pushed', external: {} },
+    ];
+    expect(await hubspot.archiveLeads(removals)).toEqual([{ id: 'lead_1' }, { id: 'lead_never_pushed' }]);
+    expect(fake.objects('contacts').map((contact) => contact.id)).toEqual([two.external!.contact]);
+    expect(fake.objects('companies').map((company) => company.id)).toEqual([one.external!.company]);
+    expect(fake.find('contacts', 'sales_pipeline_id', 'lead_1')!.archived).toBe(true);
+    expect(await hubspot.archiveLeads(removals)).toEqual([{ id: 'lead_1' }, { id: 'lead_never_pushed' }]);
+    expect(await hubspot.archiveDeals([{ id: 'deal_1', external: deal.external! }])).toEqual([{ id: 'deal_1' }]);
+    expect(fake.objects('deals')).toEqual([]);
+  });
+
+  it('reads changed contacts page by page, then only what was edited after the cursor', async () => {
+    fake.searchLimitPerSecond = 5;
+    const hubspot = client();
+    await hubspot.open();
+    await hubspot.upsertLeads(Array.from({ length: 150 }, (_, i) => lead(i)));
+    const userMade = fake.userCreate('contacts', { email: 'made.in@hubspot.example', firstname: 'Made', lastname: 'There', company: 'Initech' });
+
+    const seen = new Map<string, unknown>();
+    let cursor: string | null = null;
+    let calls = 0;
+    for (let more = true; more; calls++) {
+      const page = await hubspot.changedLeads(cursor);
+      for (const record of page.records) seen.set(record.external.contact, record);
+      ({ cursor, more } = page);
+    }
+    expect(calls).toBeLessThanOrEqual(3);
+    expect(seen.size).toBe(151);
+    expect(seen.get(userMade.id)).toMatchObject({
+      ourId: null,
+      fields: { contactEmail: 'made.in@hubspot.example', contactName: 'Made There', company: 'Initech' },
+    });
+    const ada = fake.find('contacts', 'sales_pipeline_id', 'lead_7')!;
+    expect(seen.get(ada.id)).toMatchObject({
+      ourId: 'lead_7',
+      modifiedAt: new Date(ada.updatedAt),
+      fields: { contactEmail: 'person7@example.com', contactName: 'Ada Lovelace7', industry: 'Software', website: 'https://www.company7.example.com/about' },
+    });
+
+    fake.userEdit('contacts', ada.id, { firstname: 'Augusta', country: 'FR' });
+    const after = await hubspot.changedLeads(cursor);
+    // The record at the cursor's own time may come again; nothing older does.
+    expect(after.records.map((record) => record.ourId).filter((id) => id !== null)).toEqual(['lead_7']);
+    expect(after.records.at(-1)).toMatchObject({ ourId: 'lead_7', fields: { contactName: 'Augusta Lovelace7', country: 'FR' } });
+    expect(after.more).toBe(false);
+    expect((await hubspot.changedLeads(after.cursor)).records.map((record) => record.ourId)).toEqual(['lead_7']);
+  });
+
+  it('pages through many records modified in one millisecond (a bulk import) without losing or looping', async () => {
+    fake.searchLimitPerSecond = 5;
+    const hubspot = client();
+    fake.freezeClock(new Date(Date.now() - 60_000));
+    for (let i = 0; i < 250; i++) fake.userCreate('contacts', { email: `import${i}@example.com` });
+    fake.freezeClock(null);
+    const seen = new Set<string>();
+    let cursor: string | null = null;
+    let calls = 0;
+    for (let more = true; more; calls++) {
+      expect(calls).toBeLessThan(10);
+      const page = await hubspot.changedLeads(cursor);
+      for (const record of page.records) seen.add(record.external.contact);
+      ({ cursor, more } = page);
+    }
+    expect(seen.size).toBe(250);
+    // Each search answered the first time: the client kept under 5 searches a second.
+    expect(fake.seen('/crm/v3/objects/contacts/search').length).toBeLessThanOrEqual(calls + 1);
+  });
+
+  it('reads changed deals with their fields', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    await hubspot.upsertDeals([{ id: 'deal_1', fields: dealFields(), external: {}, lead: null }]);
+    const first = await hubspot.changedDeals(null);
+    expect(first.records).toEqual([
+      {
+        external: { deal: fake.find('deals', 'sales_pipeline_id', 'deal_1')!.id },
+        ourId: 'deal_1',
+        modifiedAt: expect.any(Date),
+        fields: { name: 'Acme renewal', amount: 12500.5, currency: 'EUR', stage: 'qualifiedtobuy', closeDate: '2025-03-31' },
+      },
+    ]);
+    const deal = fake.find('deals', 'sales_pipeline_id', 'deal_1')!;
+    fake.userEdit('deals', deal.id, { dealstage: 'closedwon', amount: '13000' });
+    const next = await hubspot.changedDeals(first.cursor);
+    expect(next.records.at(-1)?.fields).toMatchObject({ stage: 'closedwon', amount: 13000 });
+  });
+
+  it("refuses with CrmAuthRefused and HubSpot's reason once the token is revoked, never naming the token", async () => {
+    fake.revoke(token);
+    const error = await client()
+      .open()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(CrmAuthRefused);
+    expect((error as Error).message).toMatch(/^HubSpot refused the credentials: Authentication credentials not found/);
+    expect((error as Error).message).not.toContain(token);
+  });
+
+  it('waits out a 429 for its Retry-After and tries again', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    fake.rateLimit(1);
+    const pushing = hubspot.upsertLeads([lead(1)]);
+    await waitFor('the rate-limited upsert', () => posts('/crm/v3/objects/contacts/batch/upsert').length === 1);
+    fake.recover();
+    const [outcome] = await pushing;
+    expect(outcome.external?.contact).toBeDefined();
+    const tries = posts('/crm/v3/objects/contacts/batch/upsert');
+    expect(tries).toHaveLength(2);
+    expect(tries[1].body).toBe(tries[0].body);
+  });
+
+  it('gives up with CrmUnavailable (and when to come back) after 3 retries of 429, or at once when Retry-After is beyond maxWaitMs', async () => {
+    fake.rateLimit(60);
+    const beyond = await client({ maxWaitMs: 30_000 })
+      .open()
+      .catch((caught: unknown) => caught);
+    expect(beyond).toBeInstanceOf(CrmUnavailable);
+    expect((beyond as CrmUnavailable).retryAfterMs).toBe(60_000);
+    expect(fake.requests).toHaveLength(1);
+
+    fake.rateLimit(1);
+    const persistent = await client()
+      .open()
+      .catch((caught: unknown) => caught);
+    expect(persistent).toBeInstanceOf(CrmUnavailable);
+    expect((persistent as CrmUnavailable).retryAfterMs).toBe(1_000);
+    expect(fake.requests).toHaveLength(1 + 4);
+  });
+
+  it('retries a 5xx twice, then gives up with CrmUnavailable', async () => {
+    fake.fail(503);
+    const pending = client().open();
+    await waitFor('the first failed call', () => fake.requests.length === 1);
+    fake.recover();
+    await pending;
+    expect(fake.seen('/crm/v3/properties/contacts')).toHaveLength(2);
+
+    fake.fail(502);
+    await expect(client().upsertLeads([lead(1)])).rejects.toThrow(/^HubSpot answered 502/);
+    expect(posts('/crm/v3/objects/contacts/batch/upsert')).toHaveLength(3);
+  });
+
+  it('gives up on a HubSpot that does not answer: CrmUnavailable within the deadline of each try', async () => {
+    fake.hang();
+    const started = Date.now();
+    const error = await client({}, 300)
+      .open()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(CrmUnavailable);
+    expect((error as Error).message).toMatch(/timed out/);
+    expect(fake.requests).toHaveLength(3);
+    // Three tries of 300 ms and two short pauses: a bound against a hang, not a speed check.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('paces itself under the ten-secondly limit: 250 leads at 5 requests per 10 seconds, never a 429', async () => {
+    fake.limitPer10s = 5;
+    const hubspot = client({ hubspotRequestsPer10s: 5 });
+    await hubspot.open();
+    const outcomes = await hubspot.upsertLeads(Array.from({ length: 250 }, (_, i) => lead(i)));
+    expect(outcomes.filter((outcome) => outcome.error !== undefined)).toEqual([]);
+    expect(fake.objects('contacts')).toHaveLength(250);
+    // 3 properties, 3 contact and 3 company upserts count (associations are exempt): more than one window's worth.
+    const counted = fake.requests.filter((request) => !request.path.startsWith('/crm/v4/'));
+    expect(counted).toHaveLength(9);
+    expect(fake.maxRequestsIn10s()).toBe(5);
+    expect(posts('/crm/v3/objects/contacts/batch/upsert')).toHaveLength(3);
+  }, 60_000);
+});
