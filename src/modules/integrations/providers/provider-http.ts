@@ -13,16 +13,18 @@ export interface ProviderCallOptions {
 }
 
 export interface ProviderRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   url: string;
   headers?: Record<string, string>;
   body?: string;
+  /** How much of the answer to keep (default MAX_ANSWER_CHARS); a larger answer is cut there. Data reads (a query page, a describe) need more. */
+  maxAnswerChars?: number;
 }
 
 export interface ProviderResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
-  /** The start of the answer (at most MAX_ANSWER_CHARS): enough for a token answer or an error message. */
+  /** The start of the answer (at most MAX_ANSWER_CHARS unless the request asked for more): enough for a token answer or an error message. */
   text: string;
 }
 
@@ -69,12 +71,13 @@ export async function providerRequest(request: ProviderRequest, options: Provide
     const timer = setTimeout(() => finish(new ProviderUnreachable('timed out')), remaining);
     const onResponse = (response: http.IncomingMessage) => {
       const status = response.statusCode ?? 0;
+      const maxChars = request.maxAnswerChars ?? MAX_ANSWER_CHARS;
       let text = '';
       response.setEncoding('utf8');
-      const done = () => finish({ status, headers: response.headers, text: text.slice(0, MAX_ANSWER_CHARS) });
+      const done = () => finish({ status, headers: response.headers, text: text.slice(0, maxChars) });
       response.on('data', (chunk: string) => {
         text += chunk;
-        if (text.length >= MAX_ANSWER_CHARS) done();
+        if (text.length >= maxChars) done();
       });
       response.on('end', done);
       response.on('error', () => finish(new ProviderUnreachable('the connection broke during the answer')));
