@@ -30,6 +30,7 @@ export interface Config {
   databaseTimeouts: DatabaseTimeouts;
   /** Where the CRM providers are reached (the real hosts unless set, and only the real hosts in production). */
   providers: ProviderConfig;
+  sync: SyncConfig;
 }
 
 export interface ProviderConfig {
@@ -39,10 +40,14 @@ export interface ProviderConfig {
   timeoutMs: number;
   /** INTEGRATION_ALLOW_PRIVATE_URLS: addresses given by providers (Salesforce's instance_url) may be loopback or private. */
   allowPrivateUrls: boolean;
+}
+
+/** How the CRM sync engine runs. */
+export interface SyncConfig {
   /** SYNC_INTERVAL_MS: how often each CRM integration pulls the CRM's changes on its own (default 5 minutes). */
-  syncIntervalMs: number;
+  intervalMs: number;
   /** SYNC_LEASE_MS: how long an instance holds a sync run without renewing it; another instance takes the run over after (default 60 s). */
-  syncLeaseMs: number;
+  leaseMs: number;
 }
 
 export const DEFAULT_HUBSPOT_API_URL = 'https://api.hubapi.com';
@@ -152,8 +157,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       salesforceLoginUrl: parseProviderUrl('SALESFORCE_LOGIN_URL', env.SALESFORCE_LOGIN_URL, DEFAULT_SALESFORCE_LOGIN_URL, isProduction),
       timeoutMs: parseMilliseconds('INTEGRATION_TIMEOUT_MS', env.INTEGRATION_TIMEOUT_MS, 8_000),
       allowPrivateUrls: parseBoolean('INTEGRATION_ALLOW_PRIVATE_URLS', env.INTEGRATION_ALLOW_PRIVATE_URLS, false),
-      syncIntervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),
-      syncLeaseMs: parseMilliseconds('SYNC_LEASE_MS', env.SYNC_LEASE_MS, 60_000),
+
+    },
+    sync: {
+      intervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),
+      leaseMs: parseMilliseconds('SYNC_LEASE_MS', env.SYNC_LEASE_MS, 60_000),
     },
   };
 }

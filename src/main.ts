@@ -90,8 +90,8 @@ async function main(): Promise<void> {
     servicesFor,
     clients: crmClientFactory(providerSettingsOf(config, systemResolver)),
     webhookRetrySchedule: config.webhookRetrySchedule,
-    intervalMs: config.providers.syncIntervalMs,
-    leaseMs: config.providers.syncLeaseMs,
+    intervalMs: config.sync.intervalMs,
+    leaseMs: config.sync.leaseMs,
   });
   const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
   const retention = new EventRetention({ orm, logger: logger.child({ component: 'events' }) });

@@ -197,7 +197,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         clients: crmClientFactory(providerSettingsOf(config, options.resolveHost ?? systemResolver), options.sync.clientOptions),
         webhookRetrySchedule: config.webhookRetrySchedule,
         pollIntervalMs: 100,
-        intervalMs: config.providers.syncIntervalMs,
+        intervalMs: config.sync.intervalMs,
         ...options.sync,
       })
     : undefined;

@@ -46,11 +46,14 @@ describe('CRM sync', () => {
     // A run for pending changes may start at any moment: ask again while one is running (409).
     const started = await waitFor('a run to start', async () => {
       const answer = await api('POST', `/v1/integrations/${integrationId}/sync`);
-      if (answer.status !== 409) return answer;
+      return answer.status === 409 ? undefined : answer;
     });
     expect(started.status).toBe(201);
-    await waitFor(`run ${started.body.id} to end`, async () => (await runs(integrationId)).find((run) => run.id === started.body.id && run.status !== 'running'));
-    return (await runs(integrationId)).find((run) => run.id === started.body.id)!;
+    const run = await waitFor(`run ${started.body.id} to end`, async () =>
+      (await runs(integrationId)).find((one) => one.id === started.body.id && one.status !== 'running'),
+    );
+    expect({ status: run.status, error: run.error }).toEqual({ status, error: status === 'succeeded' ? null : expect.any(String) });
+    return run;
   };
   const events = async (type: string) => (await api('GET', `/v1/events?type=${type}&limit=100`)).body.data as Array<{ data: { object: { id: string } } }>;
 
@@ -263,13 +266,13 @@ describe('CRM sync', () => {
       const integrationId = await connectSalesforce();
       await settled(integrationId);
       const saved = { ...crms.salesforce.dailyLimit };
-      crms.salesforce.dailyLimit = { max: 15_000, used: 14_990 };
+      Object.assign(crms.salesforce.dailyLimit, { max: 15_000, used: 14_990 });
       try {
         const run = await syncNow(integrationId, 'failed');
         expect(run.error).toMatch(/daily API/i);
         expect((await api('GET', `/v1/integrations/${integrationId}`)).body.status).toBe('connected');
       } finally {
-        crms.salesforce.dailyLimit = saved;
+        Object.assign(crms.salesforce.dailyLimit, saved);
       }
     });
   });

@@ -27,6 +27,11 @@ export interface FakeAnswer {
 export abstract class FakeProvider {
   readonly requests: SeenRequest[] = [];
   private mode: FakeMode = { kind: 'normal' };
+  /** How long every answer takes (0: at once); widens the window in which overlapping calls would show. */
+  latencyMs = 0;
+  /** Requests being answered now, and the most there ever were at once (since resetPeak). */
+  private inFlight = 0;
+  peakInFlight = 0;
   private server?: Server;
   url = '';
 
@@ -65,6 +70,10 @@ export abstract class FakeProvider {
     this.mode = { kind: 'hanging' };
   }
 
+  resetPeak(): void {
+    this.peakInFlight = this.inFlight;
+  }
+
   recover(): void {
     this.mode = { kind: 'normal' };
   }
@@ -87,15 +96,22 @@ export abstract class FakeProvider {
       this.requests.push(request);
       const mode = this.mode;
       if (mode.kind === 'hanging') return;
-      const answer =
-        mode.kind === 'rate_limited'
-          ? this.rateLimitedAnswer(mode.retryAfterS)
-          : mode.kind === 'failing'
-            ? this.failureAnswer(mode.status)
-            : this.answer(request);
-      const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
-      res.writeHead(answer.status, { 'content-type': 'application/json;charset=UTF-8', ...answer.headers });
-      res.end(text);
+      this.inFlight += 1;
+      this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+      const respond = () => {
+        const answer =
+          mode.kind === 'rate_limited'
+            ? this.rateLimitedAnswer(mode.retryAfterS)
+            : mode.kind === 'failing'
+              ? this.failureAnswer(mode.status)
+              : this.answer(request);
+        const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
+        this.inFlight -= 1;
+        res.writeHead(answer.status, { 'content-type': 'application/json;charset=UTF-8', ...answer.headers });
+        res.end(text);
+      };
+      if (this.latencyMs > 0) setTimeout(respond, this.latencyMs);
+      else respond();
     });
   }
 }

@@ -2,6 +2,7 @@ import { ApiError } from '../../../common/api-error';
 import type { ProviderConfig } from '../../../config';
 import type { HostResolver } from '../../webhooks/url-guard';
 import { jsonOf, ProviderCallOptions, providerRequest, ProviderResponse, retryAfterOf, ProviderUnreachable } from './provider-http';
+import { readSalesforceGrant, SALESFORCE_API_VERSION, salesforceReason, salesforceTokenRequest } from './salesforce-auth';
 
 /** What verifying needs: the configured hosts and deadline, how names resolve, and whether configured hosts are guarded too. */
 export interface ProviderSettings extends ProviderConfig {
@@ -10,15 +11,14 @@ export interface ProviderSettings extends ProviderConfig {
   guardConfiguredUrls: boolean;
 }
 
-/** The Salesforce REST API version of the cheap call on instance_url. */
-export const SALESFORCE_API_VERSION = 'v62.0';
+export { SALESFORCE_API_VERSION } from './salesforce-auth';
 
 const NAMES = { hubspot: 'HubSpot', salesforce: 'Salesforce' } as const;
 type Crm = keyof typeof NAMES;
 const MAX_REASON = 300;
 
 /** The provider's own words, cut short and with every credential value taken out, in case a provider echoes one. */
-function cleanReason(reason: string, credentials: Record<string, string>): string {
+export function cleanReason(reason: string, credentials: Record<string, string>): string {
   let text = reason.replace(/\s+/g, ' ').trim();
   for (const value of Object.values(credentials)) if (value.length >= 4) text = text.split(value).join('[redacted]');
   return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON)}…` : text || 'no reason given';
@@ -72,15 +72,6 @@ async function verifyHubspot(credentials: Record<string, string>, settings: Prov
   throw notUsable('hubspot', response, credentials);
 }
 
-/** Salesforce's errors: {error, error_description} from the token endpoint, [{message, errorCode}] from the REST API. */
-function salesforceReason(response: ProviderResponse): string {
-  const body = jsonOf(response) as Record<string, unknown> | Array<Record<string, unknown>> | undefined;
-  const first = Array.isArray(body) ? body[0] : body;
-  if (typeof first?.error === 'string') return typeof first.error_description === 'string' ? `${first.error}: ${first.error_description}` : first.error;
-  if (typeof first?.message === 'string') return typeof first.errorCode === 'string' ? `${first.errorCode}: ${first.message}` : first.message;
-  return `answered ${response.status}`;
-}
-
 /**
  * Salesforce: the OAuth 2.0 refresh-token grant against the login host, then the cheapest call on
  * the instance_url it answers (the org's limits). The instance_url comes from the provider, so it
@@ -88,39 +79,21 @@ function salesforceReason(response: ProviderResponse): string {
  */
 async function verifySalesforce(credentials: Record<string, string>, settings: ProviderSettings, deadline: number): Promise<void> {
   const login = { deadline, resolve: settings.resolve, guard: settings.guardConfiguredUrls && !settings.allowPrivateUrls };
-  const form = new URLSearchParams({
-    grant_type: 'refresh_token',
-    client_id: credentials.client_id,
-    client_secret: credentials.client_secret,
-    refresh_token: credentials.refresh_token,
-  });
-  const token = await call(
-    'salesforce',
-    {
-      method: 'POST',
-      url: `${settings.salesforceLoginUrl}/services/oauth2/token`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: form.toString(),
-    },
-    login,
-    credentials,
-  );
-  if (token.status === 400 || token.status === 401) throw refused('salesforce', salesforceReason(token), credentials);
-  if (token.status !== 200) throw notUsable('salesforce', token, credentials);
-  const grant = jsonOf(token) as { access_token?: unknown; instance_url?: unknown } | undefined;
-  if (typeof grant?.access_token !== 'string' || typeof grant.instance_url !== 'string' || !/^https?:\/\/[^/?#]+\/?$/i.test(grant.instance_url)) {
-    throw unreachable('salesforce', 'the token answer had no access_token or instance_url', credentials);
+  const grant = readSalesforceGrant(await call('salesforce', salesforceTokenRequest(credentials, settings.salesforceLoginUrl), login, credentials));
+  if (grant.kind === 'refused') throw refused('salesforce', grant.reason, credentials);
+  if (grant.kind === 'unusable') {
+    throw grant.response.status === 200 ? unreachable('salesforce', grant.reason, credentials) : notUsable('salesforce', grant.response, credentials);
   }
   const instance = { deadline, resolve: settings.resolve, guard: !settings.allowPrivateUrls };
   const limits = await call(
     'salesforce',
     {
       method: 'GET',
-      url: `${grant.instance_url.replace(/\/$/, '')}/services/data/${SALESFORCE_API_VERSION}/limits`,
-      headers: { authorization: `Bearer ${grant.access_token}` },
+      url: `${grant.instanceUrl}/services/data/${SALESFORCE_API_VERSION}/limits`,
+      headers: { authorization: `Bearer ${grant.accessToken}` },
     },
     instance,
-    { ...credentials, access_token: grant.access_token },
+    { ...credentials, access_token: grant.accessToken },
   );
   if (limits.status >= 200 && limits.status < 300) return;
   if (limits.status === 401 || limits.status === 403) throw refused('salesforce', salesforceReason(limits), credentials);
