@@ -157,7 +157,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       salesforceLoginUrl: parseProviderUrl('SALESFORCE_LOGIN_URL', env.SALESFORCE_LOGIN_URL, DEFAULT_SALESFORCE_LOGIN_URL, isProduction),
       timeoutMs: parseMilliseconds('INTEGRATION_TIMEOUT_MS', env.INTEGRATION_TIMEOUT_MS, 8_000),
       allowPrivateUrls: parseBoolean('INTEGRATION_ALLOW_PRIVATE_URLS', env.INTEGRATION_ALLOW_PRIVATE_URLS, false),
-
     },
     sync: {
       intervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),

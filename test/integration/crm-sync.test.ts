@@ -80,14 +80,25 @@ describe('CRM sync', () => {
     return made.body.id as string;
   };
   const connectSalesforce = async () => {
-    const made = await api('POST', '/v1/integrations', { type: 'crm', provider: 'salesforce', credentials: SALESFORCE });
+    const made = await api('POST', '/v1/integrations', {
+      type: 'crm',
+      provider: 'salesforce',
+      credentials: { ...SALESFORCE, instance_url: 'https://force.example.test' },
+    });
     expect(made.status).toBe(201);
     return made.body.id as string;
   };
 
   describe('with HubSpot', () => {
     it('backfills on connect: existing leads and deals appear as associated contacts, companies and deals, with progress in the run', async () => {
-      const lead = (await api('POST', '/v1/leads', { company: 'Backfill Ltd', contact_email: `ada-${Date.now()}@backfill.test`, contact_name: 'Ada Lovelace', website: 'https://backfill.test' })).body;
+      const lead = (
+        await api('POST', '/v1/leads', {
+          company: 'Backfill Ltd',
+          contact_email: `ada-${Date.now()}@backfill.test`,
+          contact_name: 'Ada Lovelace',
+          website: 'https://backfill.test',
+        })
+      ).body;
       const deal = (await api('POST', '/v1/deals', { name: 'Backfill deal', value: 12500.5, lead_id: lead.id, stage: 'qualification' })).body;
       const integrationId = await connectHubSpot();
       const run = await settled(integrationId);
@@ -112,21 +123,26 @@ describe('CRM sync', () => {
       const hubspotDeal = await waitFor('the deal at HubSpot', () => crms.hubspot.find('deals', 'sales_pipeline_id', deal.id));
       expect(hubspotDeal.properties.dealstage).toBe('appointmentscheduled');
 
-      expect((await api('PATCH', `/v1/deals/${deal.id}`, { stage: 'proposal' })).status).toBe(200);
+      expect((await api('PUT', `/v1/deals/${deal.id}`, { stage: 'proposal' })).status).toBe(200);
       await waitFor('the stage at HubSpot', () => crms.hubspot.find('deals', 'sales_pipeline_id', deal.id)?.properties.dealstage === 'presentationscheduled');
 
       // A custom pipeline's stage ids, every stage mapped; a map missing one is refused.
       const partial = await api('POST', `/v1/integrations/${integrationId}`, { settings: { stage_map: { prospecting: 'a' } } });
       expect(partial.status).toBe(400);
-      expect(partial.body.error.code).toBe('parameter_invalid');
+      expect(partial.body.error).toMatchObject({
+        code: 'parameter_missing',
+        param: expect.stringMatching(/^settings\[stage_map\]\[qualification\]$|stage_map/),
+      });
       const stageMap = { prospecting: 's1', qualification: 's2', proposal: 's3', negotiation: 's4', closed_won: 's5', closed_lost: 's6' };
+      // The stages of a pipeline of the account's own at HubSpot.
+      for (const stage of Object.values(stageMap)) crms.hubspot.dealStages.add(stage);
       const updated = await api('POST', `/v1/integrations/${integrationId}`, { settings: { stage_map: stageMap } });
       expect(updated.status).toBe(200);
       expect(updated.body.settings.stage_map).toEqual(stageMap);
-      expect((await api('PATCH', `/v1/deals/${deal.id}`, { stage: 'negotiation' })).status).toBe(200);
+      expect((await api('PUT', `/v1/deals/${deal.id}`, { stage: 'negotiation' })).status).toBe(200);
       await waitFor('the custom stage at HubSpot', () => crms.hubspot.find('deals', 'sales_pipeline_id', deal.id)?.properties.dealstage === 's4');
 
-      expect((await api('PATCH', `/v1/leads/${lead.id}`, { company: 'Live Company' })).status).toBe(200);
+      expect((await api('PUT', `/v1/leads/${lead.id}`, { company: 'Live Company' })).status).toBe(200);
       await waitFor('the company at HubSpot', () => crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id)?.properties.company === 'Live Company');
 
       const contactId = crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id)!.id;
@@ -180,7 +196,7 @@ describe('CRM sync', () => {
       expect(read.body.errors).toBeUndefined();
       const [failure] = read.body.data.integrationSyncRuns.data[0].failures;
       expect(failure).toMatchObject({ direction: 'pull', objectType: 'lead', externalId: expect.any(String) });
-      expect(failure.message).toMatch(/contact_email/);
+      expect(failure.message).toMatch(/contactEmail must be an email address/);
     });
 
     it('a revoked token moves the integration to error (integration.error), and a successful run brings it back with what was owed', async () => {
@@ -218,19 +234,27 @@ describe('CRM sync', () => {
       expect(second.status).toBe(409);
       expect(second.body.error.code).toBe('resource_conflict');
       crms.hubspot.recover();
-      await settled(integrationId, (await waitFor('the hung run to end', async () => (await runs(integrationId)).find((run) => run.id === first.body.id && run.status !== 'running'))).status);
+      await settled(
+        integrationId,
+        (await waitFor('the hung run to end', async () => (await runs(integrationId)).find((run) => run.id === first.body.id && run.status !== 'running')))
+          .status,
+      );
 
       await syncNow(integrationId);
       const all = await runs(integrationId);
       const page = await api('GET', `/v1/integrations/${integrationId}/sync_runs?limit=1`);
       expect(page.body).toMatchObject({ object: 'list', has_more: true });
       expect(page.body.data[0].id).toBe(all[0].id);
-      const next = await api('GET', `/v1/integrations/${integrationId}/sync_runs?limit=1&starting_after=${all[0].id}`);
+      const next = await api('GET', `/v1/integrations/${integrationId}/sync_runs?limit=1&cursor=${page.body.next_cursor}`);
       expect(next.body.data[0].id).toBe(all[1].id);
     });
 
     it('refuses to sync what cannot: a PSA (400) and a disconnected integration (409)', async () => {
-      const psa = await api('POST', '/v1/integrations', { type: 'psa', provider: 'halopsa', credentials: { instance_url: 'https://acme.halopsa.com', client_id: 'halo-client', client_secret: 'halo-secret-0001' } });
+      const psa = await api('POST', '/v1/integrations', {
+        type: 'psa',
+        provider: 'halopsa',
+        credentials: { instance_url: 'https://acme.halopsa.com', client_id: 'halo-client', client_secret: 'halo-secret-0001' },
+      });
       expect(psa.status).toBe(201);
       const refused = await api('POST', `/v1/integrations/${psa.body.id}/sync`);
       expect(refused.status).toBe(400);
@@ -244,13 +268,16 @@ describe('CRM sync', () => {
 
   describe('with Salesforce', () => {
     it('pushes leads and deals as Leads and Opportunities, and pulls a StageName changed there with deal.stage_changed', async () => {
-      const lead = (await api('POST', '/v1/leads', { company: 'Force Ltd', contact_email: `sf-${Date.now()}@force.test`, contact_name: 'Marc Force', employees: 120 })).body;
+      const lead = (
+        await api('POST', '/v1/leads', { company: 'Force Ltd', contact_email: `sf-${Date.now()}@force.test`, contact_name: 'Marc Force', employees: 120 })
+      ).body;
       const integrationId = await connectSalesforce();
       await settled(integrationId);
       const record = crms.salesforce.find('Lead', 'Sales_Pipeline_Id__c', lead.id)!;
       expect(record).toMatchObject({ Company: 'Force Ltd', Email: lead.contact_email, LastName: 'Force', NumberOfEmployees: 120 });
 
-      const deal = (await api('POST', '/v1/deals', { name: 'Force deal', value: 4200, lead_id: lead.id, stage: 'proposal', expected_close_date: '2027-03-31' })).body;
+      const deal = (await api('POST', '/v1/deals', { name: 'Force deal', value: 4200, lead_id: lead.id, stage: 'proposal', expected_close_date: '2027-03-31' }))
+        .body;
       const opportunity = await waitFor('the Opportunity', () => crms.salesforce.find('Opportunity', 'Sales_Pipeline_Id__c', deal.id));
       expect(opportunity).toMatchObject({ Name: 'Force deal', StageName: 'Proposal/Price Quote', CloseDate: '2027-03-31' });
       expect(Number(opportunity.Amount)).toBe(4200);

@@ -85,7 +85,9 @@ describe('sync runs across instances', () => {
     const account = await createAccount(orm, { perMinute: 100_000 });
     for (let start = 0; start < LEADS; start += 25) {
       const batch = Array.from({ length: Math.min(25, LEADS - start) }, (_, i) => start + i);
-      const made = await Promise.all(batch.map((i) => call(first, account, 'POST', '/v1/leads', { company: `Crash Co ${i % 40}`, contact_email: `crash-${i}@crash.test` })));
+      const made = await Promise.all(
+        batch.map((i) => call(first, account, 'POST', '/v1/leads', { company: `Crash Co ${i % 40}`, contact_email: `crash-${i}@crash.test` })),
+      );
       expect(made.map((answer) => answer.status)).toEqual(batch.map(() => 201));
     }
     // The first contacts batch is applied at HubSpot, then the instance dies before it hears the answer.
@@ -147,6 +149,9 @@ describe('sync runs across instances', () => {
     expect(hubspot.peakInFlight).toBe(1);
     expect(runs.every((run) => run.status === 'succeeded' && run.claims === 1)).toBe(true);
     expect(conflicts).toBeGreaterThan(0);
-    await waitFor('every lead at HubSpot', () => hubspot.objects('contacts').filter((contact) => String(contact.properties.email).endsWith('@both.test')).length === 30);
+    await waitFor(
+      'every lead at HubSpot',
+      () => hubspot.objects('contacts').filter((contact) => String(contact.properties.email).endsWith('@both.test')).length === 30,
+    );
   });
 });

@@ -27,7 +27,6 @@ declare module '../module' {
   }
 }
 
-
 export const integrationsModule = defineModule({
   name: 'integrations',
   entities: [Integration, SyncRun, SyncFailure, SyncLink, SyncPending],
@@ -78,7 +77,8 @@ export const integrationsModule = defineModule({
     },
   ],
   services: {
-    integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events, providerSettingsOf(settings.config, settings.resolveHost)),
+    integrations: ({ em, events, settings }) =>
+      new IntegrationService(em, settings.encryptionKey, events, providerSettingsOf(settings.config, settings.resolveHost)),
     integrationSyncs: ({ em, services }) => new SyncService(em, services.integrations),
   },
 });

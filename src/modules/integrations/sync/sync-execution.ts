@@ -319,7 +319,14 @@ export class SyncExecution {
           await em
             .getKnex()('integration_pending_changes')
             .transacting(em.getTransactionContext()!)
-            .insert({ integration_id: this.integration.id, object_type: kind, object_id: local.id, account_id: this.run.account.id, livemode: this.run.livemode, changed_at: new Date() })
+            .insert({
+              integration_id: this.integration.id,
+              object_type: kind,
+              object_id: local.id,
+              account_id: this.run.account.id,
+              livemode: this.run.livemode,
+              changed_at: new Date(),
+            })
             .onConflict(['integration_id', 'object_type', 'object_id'])
             .ignore();
           return;
