@@ -29,9 +29,9 @@ export abstract class FakeProvider {
   private mode: FakeMode = { kind: 'normal' };
   /** How long every answer takes (0: at once); widens the window in which overlapping calls would show. */
   latencyMs = 0;
-  /** Requests being answered now, and the most there ever were at once (since resetPeak). */
-  private inFlight = 0;
-  peakInFlight = 0;
+  /** Requests being answered now, and the most there ever were at once (since resetPeak), by bearer token ('' without one). */
+  private readonly inFlight = new Map<string, number>();
+  private readonly peaks = new Map<string, number>();
   private server?: Server;
   url = '';
 
@@ -70,8 +70,13 @@ export abstract class FakeProvider {
     this.mode = { kind: 'hanging' };
   }
 
+  /** The most requests with this bearer token (any, without one) there were at once since resetPeak(). */
+  peakInFlight(token?: string): number {
+    return token === undefined ? Math.max(0, ...this.peaks.values()) : (this.peaks.get(token) ?? 0);
+  }
+
   resetPeak(): void {
-    this.peakInFlight = this.inFlight;
+    this.peaks.clear();
   }
 
   recover(): void {
@@ -96,8 +101,10 @@ export abstract class FakeProvider {
       this.requests.push(request);
       const mode = this.mode;
       if (mode.kind === 'hanging') return;
-      this.inFlight += 1;
-      this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+      const token = bearerOf(request) ?? '';
+      const now = (this.inFlight.get(token) ?? 0) + 1;
+      this.inFlight.set(token, now);
+      this.peaks.set(token, Math.max(this.peaks.get(token) ?? 0, now));
       const respond = () => {
         const answer =
           mode.kind === 'rate_limited'
@@ -106,7 +113,7 @@ export abstract class FakeProvider {
               ? this.failureAnswer(mode.status)
               : this.answer(request);
         const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
-        this.inFlight -= 1;
+        this.inFlight.set(token, (this.inFlight.get(token) ?? 1) - 1);
         res.writeHead(answer.status, { 'content-type': 'application/json;charset=UTF-8', ...answer.headers });
         res.end(text);
       };
