@@ -161,6 +161,106 @@ describe('the HubSpot CrmClient', () => {
     expect(fake.find('deals', 'sales_pipeline_id', 'deal_1')!.properties.dealstage).toBe('closedwon');
   });
 
+  it('writes a contact and a deal made in HubSpot by their HubSpot ids (batch update): the same records, now with our id, and no second one', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    const madeContact = fake.userCreate('contacts', { email: 'person1@example.com', firstname: 'Grace' });
+    const madeDeal = fake.userCreate('deals', { dealname: 'Made in HubSpot', dealstage: 'appointmentscheduled', pipeline: 'default' });
+    const [contactBefore, dealBefore] = [madeContact.updatedAt, madeDeal.updatedAt];
+
+    const [imported, fresh] = await hubspot.upsertLeads([{ ...lead(1), external: { contact: madeContact.id } }, lead(2)]);
+    expect(imported).toEqual({ id: 'lead_1', external: { contact: madeContact.id, company: expect.any(String) } });
+    expect(fake.allObjects('contacts')).toHaveLength(2);
+    const contact = fake.find('contacts', 'sales_pipeline_id', 'lead_1')!;
+    expect(contact.id).toBe(madeContact.id);
+    expect(contact.properties).toMatchObject({ email: 'person1@example.com', firstname: 'Ada', lastname: 'Lovelace1' });
+    expect(Date.parse(contact.updatedAt)).toBeGreaterThan(Date.parse(contactBefore));
+    expect(fake.associations('contacts', contact.id, 'companies')).toEqual([imported.external!.company]);
+    const updates = posts('/crm/v3/objects/contacts/batch/update');
+    expect(updates).toHaveLength(1);
+    expect(JSON.parse(updates[0].body)).toEqual({
+      inputs: [{ id: madeContact.id, properties: expect.objectContaining({ sales_pipeline_id: 'lead_1', email: 'person1@example.com' }) }],
+    });
+    // Only the lead without a HubSpot id went through the upsert by our id.
+    const upserts = posts('/crm/v3/objects/contacts/batch/upsert');
+    expect(upserts.map((request) => (JSON.parse(request.body) as { inputs: Array<{ id: string }> }).inputs.map((input) => input.id))).toEqual([['lead_2']]);
+    expect(fresh.external?.contact).toBe(fake.find('contacts', 'sales_pipeline_id', 'lead_2')!.id);
+
+    const deal = { id: 'deal_1', fields: dealFields(), external: { deal: madeDeal.id }, lead: { id: 'lead_1', external: imported.external! } };
+    expect(await hubspot.upsertDeals([deal])).toEqual([{ id: 'deal_1', external: { deal: madeDeal.id } }]);
+    expect(fake.allObjects('deals').map((record) => record.id)).toEqual([madeDeal.id]);
+    expect(fake.find('deals', 'sales_pipeline_id', 'deal_1')!.properties).toMatchObject({
+      dealname: 'Acme renewal',
+      dealstage: 'qualifiedtobuy',
+      amount: '12500.5',
+    });
+    expect(Date.parse(fake.find('deals', 'sales_pipeline_id', 'deal_1')!.updatedAt)).toBeGreaterThan(Date.parse(dealBefore));
+    expect(fake.associations('deals', madeDeal.id, 'contacts')).toEqual([madeContact.id]);
+
+    // Pushed again (a repeated push, or a later change): still the same records.
+    expect(await hubspot.upsertDeals([{ ...deal, fields: dealFields({ stage: 'closedwon' }) }])).toEqual([{ id: 'deal_1', external: { deal: madeDeal.id } }]);
+    expect(fake.allObjects('deals')).toHaveLength(1);
+    expect(fake.allObjects('deals')[0].properties.dealstage).toBe('closedwon');
+    expect(posts('/crm/v3/objects/deals/batch/update')).toHaveLength(2);
+    expect(posts('/crm/v3/objects/deals/batch/upsert')).toHaveLength(0);
+  });
+
+  it('writes again by our id (upsert) a record whose HubSpot id was archived or deleted there meanwhile', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    const archived = fake.userCreate('contacts', { email: 'person1@example.com', firstname: 'Gone' });
+    fake.userArchive('contacts', archived.id);
+    const kept = fake.userCreate('contacts', { email: 'person2@example.com', firstname: 'Kept' });
+
+    const outcomes = await hubspot.upsertLeads([
+      { ...lead(1), external: { contact: archived.id } },
+      { ...lead(2), external: { contact: kept.id } },
+    ]);
+    const rewritten = fake.find('contacts', 'sales_pipeline_id', 'lead_1')!;
+    expect(rewritten.id).not.toBe(archived.id);
+    expect(rewritten.archived).toBe(false);
+    expect(outcomes).toEqual([
+      { id: 'lead_1', external: { contact: rewritten.id, company: expect.any(String) } },
+      { id: 'lead_2', external: { contact: kept.id, company: expect.any(String) } },
+    ]);
+    expect(
+      fake
+        .objects('contacts')
+        .map((contact) => contact.id)
+        .sort(),
+    ).toEqual([kept.id, rewritten.id].sort());
+    expect(posts('/crm/v3/objects/contacts/batch/update')).toHaveLength(1);
+    const upserts = posts('/crm/v3/objects/contacts/batch/upsert');
+    expect(upserts.map((request) => (JSON.parse(request.body) as { inputs: Array<{ id: string }> }).inputs.map((input) => input.id))).toEqual([['lead_1']]);
+
+    const [deal] = await hubspot.upsertDeals([{ id: 'deal_1', fields: dealFields(), external: { deal: '999999' }, lead: null }]);
+    expect(deal).toEqual({ id: 'deal_1', external: { deal: fake.find('deals', 'sales_pipeline_id', 'deal_1')!.id } });
+    expect(deal.external!.deal).not.toBe('999999');
+    expect(posts('/crm/v3/objects/deals/batch/update')).toHaveLength(1);
+    expect(posts('/crm/v3/objects/deals/batch/upsert')).toHaveLength(1);
+  });
+
+  it("gives HubSpot's reason when it refuses an update by id (our id already on another record, an invalid value) and writes the rest", async () => {
+    const hubspot = client();
+    await hubspot.open();
+    await hubspot.upsertLeads([lead(1)]);
+    const duplicate = fake.userCreate('contacts', { email: 'someone.else@example.com' });
+    const invalid = fake.userCreate('contacts', { email: 'person2@example.com' });
+    const other = fake.userCreate('contacts', { email: 'person3@example.com' });
+    const outcomes = await hubspot.upsertLeads([
+      { ...lead(1, { contactEmail: 'someone.else@example.com' }), external: { contact: duplicate.id } },
+      { ...lead(2, { contactEmail: 'not-an-email' }), external: { contact: invalid.id } },
+      { ...lead(3), external: { contact: other.id } },
+    ]);
+    expect(outcomes[0]).toEqual({ id: 'lead_1', error: expect.stringMatching(/^contact: \d+ already has that value for sales_pipeline_id=lead_1/) });
+    expect(outcomes[1]).toEqual({ id: 'lead_2', error: expect.stringMatching(/^contact: .*not-an-email is invalid/) });
+    expect(outcomes[2].external?.contact).toBe(other.id);
+    // Refused, not missing: nothing was written again by our id.
+    expect(posts('/crm/v3/objects/contacts/batch/upsert')).toHaveLength(1);
+    expect(fake.allObjects('contacts')).toHaveLength(4);
+    expect(invalid.properties.sales_pipeline_id).toBeUndefined();
+  });
+
   it('archives a lead’s contact (not its shared company) and a deal; gone already is success', async () => {
     const hubspot = client();
     await hubspot.open();

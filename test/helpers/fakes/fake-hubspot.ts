@@ -33,6 +33,11 @@ interface UpsertInput {
  *   BatchResponseSimplePublicUpsertObject (`new` on each result), 207 with `errors` (StandardError,
  *   context.ids naming the inputs) when some inputs are refused, 400 for the batch itself (more than
  *   100 inputs, one id twice, an idProperty that is not unique-value);
+ * - POST …/batch/update (BatchInputSimplePublicObjectBatchInput: `id` the record id, or the value of
+ *   a unique-value `idProperty`; `properties`): 200 BatchResponseSimplePublicObject, 207
+ *   BatchResponseSimplePublicObjectWithErrors when some inputs are refused (the values validated as
+ *   upsert does, unique values included) or name no live record (OBJECT_NOT_FOUND, context.ids),
+ *   400 for the batch itself; the records' modified times move forward;
  * - POST …/batch/archive: 204, ids already archived or unknown included;
  * - POST …/search: PublicObjectSearchRequest → {total, results, paging.next.after};
  * - POST /crm/v4/associations/{from}/{to}/batch/associate/default: BatchResponsePublicDefaultAssociation.
@@ -106,6 +111,13 @@ export class FakeHubSpot extends FakeProvider {
     const object = this.store.get(type, id);
     if (!object || object.archived) throw new Error(`no live ${type} record ${id}`);
     return this.store.update(object, properties);
+  }
+
+  /** Someone archives a record in HubSpot (its id no longer finds it; restoring is not played). */
+  userArchive(type: HubSpotObjectType, id: string): void {
+    const object = this.store.get(type, id);
+    if (!object || object.archived) throw new Error(`no live ${type} record ${id}`);
+    this.store.archive(object);
   }
 
   /** Someone creates a record in HubSpot (without a sales_pipeline_id unless given one). */
@@ -188,10 +200,13 @@ export class FakeHubSpot extends FakeProvider {
       const [type, name] = [match[1], match[2]];
       return { limit: 'ten-secondly', handle: () => this.readProperty(type, name) };
     }
-    if ((match = /^\/crm\/v3\/objects\/(\w+)\/(batch\/upsert|batch\/archive|search)$/.exec(path)) && method === 'POST' && isObjectType(match[1])) {
+    match = /^\/crm\/v3\/objects\/(\w+)\/(batch\/upsert|batch\/update|batch\/archive|search)$/.exec(path);
+    if (match && method === 'POST' && isObjectType(match[1])) {
       const [type, action] = [match[1], match[2]];
       if (action === 'search') return { limit: 'search', handle: (body) => this.search(type, body) };
-      return { limit: 'ten-secondly', handle: (body) => (action === 'batch/upsert' ? this.upsert(type, body) : this.archive(type, body)) };
+      const write = (body: Body) =>
+        action === 'batch/upsert' ? this.upsert(type, body) : action === 'batch/update' ? this.update(type, body) : this.archive(type, body);
+      return { limit: 'ten-secondly', handle: write };
     }
     match = /^\/crm\/v4\/associations\/(\w+)\/(\w+)\/batch\/associate\/default$/.exec(path);
     if (match && method === 'POST' && isObjectType(match[1]) && isObjectType(match[2])) {
@@ -328,6 +343,47 @@ export class FakeHubSpot extends FakeProvider {
         ? this.store.update(existing, properties as Record<string, string | null>)
         : this.store.create(type, properties as Record<string, string | null>);
       results.push({ ...this.present(written), new: !existing });
+    }
+    if (errors.length === 0) return { status: 200, body: { ...this.batchTimes(), results } };
+    return { status: 207, body: { ...this.batchTimes(), results, errors, numErrors: errors.length } };
+  }
+
+  private update(type: HubSpotObjectType, body: Body): FakeAnswer {
+    const inputs = this.inputsOf(body) as UpsertInput[];
+    const ids = inputs.map((input) => String(input.id ?? ''));
+    const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
+    if (twice.length > 0)
+      return this.error(400, 'VALIDATION_ERROR', `Duplicate IDs found in batch input: [${[...new Set(twice)].join(', ')}]. IDs must be unique`);
+    for (const input of inputs) {
+      if (typeof input.id !== 'string' || input.id === '') return this.error(400, 'VALIDATION_ERROR', 'Every input needs an id');
+      if (typeof input.properties !== 'object' || input.properties === null) return this.error(400, 'VALIDATION_ERROR', 'Every input needs properties');
+      if (input.idProperty === undefined) continue;
+      const property = this.store.definitions[type].get(String(input.idProperty));
+      if (!property?.hasUniqueValue && !(type === 'contacts' && input.idProperty === 'email')) {
+        return this.error(400, 'VALIDATION_ERROR', `Unable to perform update/upsert by non-unique ${type} property ${String(input.idProperty)}`);
+      }
+    }
+    const results: unknown[] = [];
+    const errors: unknown[] = [];
+    const refuse = (id: string, category: string, message: string) =>
+      errors.push({ status: 'error', category, message, context: { ids: [id] }, errors: [{ message }], links: {} });
+    for (const input of inputs) {
+      const id = input.id as string;
+      const object =
+        input.idProperty === undefined
+          ? this.store.get(type, id)
+          : this.store.live(type).find((candidate) => candidate.properties[input.idProperty as string]?.toLowerCase() === id.toLowerCase());
+      if (!object || object.archived) {
+        refuse(id, 'OBJECT_NOT_FOUND', `No ${type} record was found for id ${id}; it may be archived or deleted`);
+        continue;
+      }
+      const properties = input.properties ?? {};
+      const refused = this.store.invalid(type, properties, object);
+      if (refused) {
+        refuse(id, 'VALIDATION_ERROR', refused);
+        continue;
+      }
+      results.push(this.present(this.store.update(object, properties as Record<string, string | null>)));
     }
     if (errors.length === 0) return { status: 200, body: { ...this.batchTimes(), results } };
     return { status: 207, body: { ...this.batchTimes(), results, errors, numErrors: errors.length } };

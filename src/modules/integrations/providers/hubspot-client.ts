@@ -12,7 +12,8 @@ import {
   RemoteRecord,
 } from './crm-client';
 import type { ProviderSettings } from './crm-verification';
-import { HubSpotObject, remoteOf, searchChanges } from './hubspot-changes';
+import { BATCH_SIZE, BatchAnswer, batchUpsert, chunks, ObjectType, writeObjects } from './hubspot-batch';
+import { remoteOf, searchChanges } from './hubspot-changes';
 import { HubSpotHttp } from './hubspot-http';
 import { jsonOf } from './provider-http';
 import {
@@ -28,37 +29,23 @@ import {
   leadFieldsOf,
 } from './hubspot-mapping';
 
-/** HubSpot's batch endpoints take at most 100 inputs. */
-const BATCH_SIZE = 100;
 const DEFAULT_MAX_WAIT_MS = 30_000;
 const DEFAULT_REQUESTS_PER_10S = 100;
 const PROPERTY_GROUPS = { contacts: 'contactinformation', companies: 'companyinformation', deals: 'dealinformation' } as const;
 
-type ObjectType = keyof typeof PROPERTY_GROUPS;
-type Written = { id: string } | { error: string };
-
-interface HubSpotBatchError {
-  message?: string;
-  context?: Record<string, unknown>;
-}
-interface BatchAnswer<Result> {
-  results?: Result[];
-  errors?: HubSpotBatchError[];
-}
 interface AssociationResult {
   from?: { id?: string };
   to?: { id?: string };
 }
-
-const chunks = <T>(items: T[]): T[][] =>
-  Array.from({ length: Math.ceil(items.length / BATCH_SIZE) }, (_, i) => items.slice(i * BATCH_SIZE, (i + 1) * BATCH_SIZE));
 
 /**
  * The CrmClient of HubSpot (CRM API v3 objects, properties and search; v4 associations), over
  * HubSpotHttp. A lead is a contact and a company (one per company name, shared by its leads),
  * associated with each other; a deal is a deal associated with its lead's contact and company.
  * Every record carries our id in `sales_pipeline_id`, which open() creates as a unique-value
- * property, and is written by batch upsert on it, so a repeated push updates rather than duplicates.
+ * property. A contact or deal already linked to a HubSpot record is written by that record's id
+ * (it may have been made in HubSpot, without our id yet); the others, and companies, by batch
+ * upsert on `sales_pipeline_id`, so a repeated push updates rather than duplicates (hubspot-batch.ts).
  */
 export function createHubSpotClient(credentials: Record<string, string>, settings: ProviderSettings, options: CrmClientOptions = {}): CrmClient {
   const http = new HubSpotHttp(credentials.access_token ?? '', settings, {
@@ -106,9 +93,10 @@ class HubSpotClient implements CrmClient {
   }
 
   private async upsertLeadChunk(leads: OutboundLead[]): Promise<PushOutcome[]> {
-    const contacts = await this.batchUpsert(
+    const contacts = await writeObjects(
+      this.http,
       'contacts',
-      leads.map((lead) => ({ id: lead.id, properties: contactProperties(lead.id, lead.fields) })),
+      leads.map((lead) => ({ key: lead.id, recordId: lead.external.contact, properties: contactProperties(lead.id, lead.fields) })),
     );
     // One company input per key: HubSpot refuses a batch that names one id twice.
     const companyInputs = new Map<string, HubSpotProperties>();
@@ -117,9 +105,10 @@ class HubSpotClient implements CrmClient {
       const key = companyKeyOf(lead.fields);
       if (!companyInputs.has(key)) companyInputs.set(key, companyProperties(lead.fields));
     }
-    const companies = await this.batchUpsert(
+    const companies = await batchUpsert(
+      this.http,
       'companies',
-      [...companyInputs].map(([id, properties]) => ({ id, properties })),
+      [...companyInputs].map(([key, properties]) => ({ key, properties })),
     );
     const pairs: Array<[string, string]> = [];
     for (const lead of leads) {
@@ -142,9 +131,10 @@ class HubSpotClient implements CrmClient {
   async upsertDeals(deals: OutboundDeal[]): Promise<PushOutcome[]> {
     const outcomes: PushOutcome[] = [];
     for (const chunk of chunks(deals)) {
-      const written = await this.batchUpsert(
+      const written = await writeObjects(
+        this.http,
         'deals',
-        chunk.map((deal) => ({ id: deal.id, properties: dealProperties(deal.id, deal.fields) })),
+        chunk.map((deal) => ({ key: deal.id, recordId: deal.external.deal, properties: dealProperties(deal.id, deal.fields) })),
       );
       const toContacts: Array<[string, string]> = [];
       const toCompanies: Array<[string, string]> = [];
@@ -204,44 +194,6 @@ class HubSpotClient implements CrmClient {
         fields: dealFieldsOf(object.properties ?? {}),
       })),
     };
-  }
-
-  /**
-   * POST …/batch/upsert by `sales_pipeline_id`: each input's record id, or HubSpot's reason for
-   * refusing it. A 207 names the refused inputs in `errors`; a 4xx for the whole batch (HubSpot
-   * refuses a batch with one invalid value) is halved until the refused inputs stand alone.
-   */
-  private async batchUpsert(objectType: ObjectType, inputs: Array<{ id: string; properties: HubSpotProperties }>): Promise<Map<string, Written>> {
-    const written = new Map<string, Written>();
-    if (inputs.length === 0) return written;
-    const answer = await this.http.post<BatchAnswer<HubSpotObject>>(`/crm/v3/objects/${objectType}/batch/upsert`, {
-      inputs: inputs.map(({ id, properties }) => ({ id, idProperty: ID_PROPERTY, properties })),
-    });
-    if (answer.status >= 400) {
-      if (inputs.length === 1) return new Map([[inputs[0].id, { error: answer.reason }]]);
-      const half = Math.ceil(inputs.length / 2);
-      const first = await this.batchUpsert(objectType, inputs.slice(0, half));
-      // The same refusal for every input of the first half: the batch itself is refused (a missing property), not some of its inputs.
-      if ([...first.values()].every((result) => 'error' in result && result.error === answer.reason)) {
-        return new Map(inputs.map((input) => [input.id, { error: answer.reason }]));
-      }
-      return new Map([...first, ...(await this.batchUpsert(objectType, inputs.slice(half)))]);
-    }
-    const ids = new Set(inputs.map((input) => input.id));
-    for (const result of answer.body?.results ?? []) {
-      const ourId = result.properties?.[ID_PROPERTY];
-      if (typeof ourId === 'string' && ids.has(ourId)) written.set(ourId, { id: result.id });
-    }
-    for (const error of answer.body?.errors ?? []) {
-      for (const id of Object.values(error.context ?? {}).flat()) {
-        if (typeof id === 'string' && ids.has(id) && !written.has(id)) written.set(id, { error: error.message ?? 'refused' });
-      }
-    }
-    const unnamed = answer.body?.errors?.[0]?.message;
-    for (const input of inputs) {
-      if (!written.has(input.id)) written.set(input.id, { error: unnamed ?? 'HubSpot did not return the record' });
-    }
-    return written;
   }
 
   /** POST /crm/v4/associations/{from}/{to}/batch/associate/default: the pairs (`from>to`) it did not make, with the reason. */
