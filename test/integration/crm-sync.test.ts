@@ -179,6 +179,13 @@ describe('CRM sync', () => {
       // Applying them wrote events, whose pushes find HubSpot already agreeing: a further run pulls nothing new.
       await settled(integrationId);
       expect(await syncNow(integrationId)).toMatchObject({ pulled: 0, failed: 0 });
+
+      // The lead born in HubSpot, changed here, is written to its own record (by its HubSpot id), not made twice.
+      const bornContact = crms.hubspot.find('contacts', 'email', email)!;
+      expect((await api('PUT', `/v1/leads/${born.id}`, { company: 'CRM Born Renamed' })).status).toBe(200);
+      await waitFor('the rename at HubSpot', () => crms.hubspot.find('contacts', 'email', email)?.properties.company === 'CRM Born Renamed');
+      const contacts = crms.hubspot.objects('contacts').filter((contact) => contact.properties.email === email);
+      expect(contacts.map((contact) => [contact.id, contact.properties.sales_pipeline_id])).toEqual([[bornContact.id, born.id]]);
     });
 
     it('keeps what cannot come over as failures readable through GraphQL, and goes on', async () => {
