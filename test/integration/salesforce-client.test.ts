@@ -18,8 +18,8 @@ import { waitFor } from '../helpers/wait';
 
 /**
  * The Salesforce client against the loopback Salesforce of test/helpers/fakes (played from the
- * REST API Developer Guide): OAuth refresh-token grant, describe, sObject Collections upsert and
- * delete, SOQL changes with their cursor, token expiry, the daily API limit, 429 and hangs. No
+ * REST API Developer Guide): OAuth refresh-token grant, describe, sObject Collections update,
+ * upsert and delete, SOQL changes with their cursor, token expiry, the daily API limit, 429 and hangs. No
  * database: the client only speaks to Salesforce.
  */
 
@@ -233,6 +233,141 @@ describe('the Salesforce client', () => {
         { id: 'deal_1', external: opportunity.external },
       ]);
       expect(fake.records('Opportunity')).toEqual([]);
+    });
+  });
+
+  describe('records a person made in Salesforce', () => {
+    const UPDATE_PATH = '/services/data/v62.0/composite/sobjects';
+    const updates = () => fake.seen(UPDATE_PATH).filter((request) => request.method === 'PATCH');
+    const upserts = (object: string) => requestsTo(new RegExp(`/composite/sobjects/${object}/${EXTERNAL_ID}$`));
+
+    it('updates a Lead we imported by its Id, writing our id into it, instead of making a second one', async () => {
+      const salesforce = await opened();
+      const made = fake.userCreate('Lead', { LastName: 'Hopper', Company: 'Navy', Email: 'grace@navy.example', Status: 'Working - Contacted' });
+      expect(made[EXTERNAL_ID]).toBeUndefined();
+      const usedBefore = fake.dailyLimit.used;
+
+      const outcomes = await salesforce.upsertLeads([lead('lead_1', { contactName: 'Grace Hopper', contactEmail: 'grace@navy.example' }, { Lead: made.Id })]);
+      expect(outcomes).toEqual([{ id: 'lead_1', external: { Lead: made.Id } }]);
+      expect(fake.records('Lead')).toHaveLength(1);
+      const written = fake.find('Lead', 'Id', made.Id);
+      expect(written).toMatchObject({
+        [EXTERNAL_ID]: 'lead_1',
+        FirstName: 'Grace',
+        LastName: 'Hopper',
+        Company: 'Analytical Engines Ltd',
+        Status: 'Working - Contacted',
+      });
+      expect(Date.parse(String(written?.SystemModstamp).replace('+0000', 'Z'))).toBeGreaterThan(Date.parse(made.SystemModstamp.replace('+0000', 'Z')));
+      expect(upserts('Lead')).toHaveLength(0);
+      expect(updates()).toHaveLength(1);
+      expect(fake.dailyLimit.used).toBe(usedBefore + 1);
+      const body = JSON.parse(updates()[0].body);
+      expect(body.allOrNone).toBe(false);
+      expect(body.records).toEqual([expect.objectContaining({ attributes: { type: 'Lead' }, id: made.Id, [EXTERNAL_ID]: 'lead_1' })]);
+
+      // Pushed again after the session expired: a new grant, the same record, still one Lead.
+      fake.expireAccessTokens();
+      const again = await salesforce.upsertLeads([lead('lead_1', { company: 'Babbage & Co' }, { Lead: made.Id })]);
+      expect(again).toEqual([{ id: 'lead_1', external: { Lead: made.Id } }]);
+      expect(fake.records('Lead')).toHaveLength(1);
+      expect(fake.find('Lead', 'Id', made.Id)).toMatchObject({ [EXTERNAL_ID]: 'lead_1', Company: 'Babbage & Co' });
+      expect(updates()).toHaveLength(3);
+      expect(upserts('Lead')).toHaveLength(0);
+    });
+
+    it('updates an Opportunity we imported by its Id and keeps the close date set in Salesforce', async () => {
+      const salesforce = await opened();
+      const made = fake.userCreate('Opportunity', { Name: 'Big one', StageName: 'Prospecting', CloseDate: '2027-01-15' });
+      const outcomes = await salesforce.upsertDeals([{ ...deal('deal_1', 'Negotiation/Review', null), external: { Opportunity: made.Id } }]);
+      expect(outcomes).toEqual([{ id: 'deal_1', external: { Opportunity: made.Id } }]);
+      expect(fake.records('Opportunity')).toHaveLength(1);
+      expect(fake.find('Opportunity', 'Id', made.Id)).toMatchObject({
+        [EXTERNAL_ID]: 'deal_1',
+        Name: 'Deal deal_1',
+        StageName: 'Negotiation/Review',
+        CloseDate: '2027-01-15',
+      });
+      expect(JSON.parse(updates()[0].body).records[0]).not.toHaveProperty('CloseDate');
+      expect(updates()).toHaveLength(1);
+      expect(upserts('Opportunity')).toHaveLength(0);
+
+      // A close date of ours goes with the update.
+      await salesforce.upsertDeals([{ ...deal('deal_1', 'Closed Won', '2026-12-24'), external: { Opportunity: made.Id } }]);
+      expect(fake.find('Opportunity', 'Id', made.Id)).toMatchObject({ StageName: 'Closed Won', CloseDate: '2026-12-24' });
+      expect(fake.records('Opportunity')).toHaveLength(1);
+    });
+
+    it('writes a record deleted in Salesforce (or unknown there) anew through the upsert on our id, in the order asked', async () => {
+      const salesforce = await opened();
+      const kept = fake.userCreate('Lead', { LastName: 'Kept', Company: 'Kept Ltd' });
+      const deleted = fake.userCreate('Lead', { LastName: 'Deleted', Company: 'Gone Ltd' });
+      fake.userDelete('Lead', deleted.Id);
+      const unknown = '00Q5g00000ZZZZZAAA';
+
+      const outcomes = await salesforce.upsertLeads([
+        lead('lead_new', { contactEmail: 'new@x.example' }),
+        lead('lead_deleted', { contactEmail: 'deleted@x.example' }, { Lead: deleted.Id }),
+        lead('lead_kept', { contactEmail: 'kept@x.example' }, { Lead: kept.Id }),
+        lead('lead_unknown', { contactEmail: 'unknown@x.example' }, { Lead: unknown }),
+      ]);
+      expect(outcomes.map((outcome) => outcome.error)).toEqual([undefined, undefined, undefined, undefined]);
+      expect(outcomes.map((outcome) => outcome.id)).toEqual(['lead_new', 'lead_deleted', 'lead_kept', 'lead_unknown']);
+      expect(outcomes[2].external).toEqual({ Lead: kept.Id });
+      for (const index of [0, 1, 3]) {
+        const id = outcomes[index].external?.Lead;
+        expect(id).toMatch(/^00Q/);
+        expect(id).not.toBe(deleted.Id);
+        expect(fake.find('Lead', 'Id', id)).toMatchObject({ [EXTERNAL_ID]: outcomes[index].id });
+      }
+      expect(
+        fake
+          .records('Lead')
+          .map((record) => record[EXTERNAL_ID])
+          .sort(),
+      ).toEqual(['lead_deleted', 'lead_kept', 'lead_new', 'lead_unknown']);
+
+      // One update with the three known Ids, then one upsert with the new lead and the two not found.
+      expect(updates().map((request) => JSON.parse(request.body).records.map((record: { id: string }) => record.id))).toEqual([[deleted.Id, kept.Id, unknown]]);
+      expect(upserts('Lead').map((request) => JSON.parse(request.body).records.map((record: Record<string, unknown>) => record[EXTERNAL_ID]))).toEqual([
+        ['lead_new', 'lead_deleted', 'lead_unknown'],
+      ]);
+    });
+
+    it('recreates an Opportunity deleted in Salesforce with the default close date', async () => {
+      const salesforce = await opened();
+      const made = fake.userCreate('Opportunity', { Name: 'Gone', StageName: 'Prospecting', CloseDate: '2027-01-15' });
+      fake.userDelete('Opportunity', made.Id);
+      const [outcome] = await salesforce.upsertDeals([{ ...deal('deal_1', 'Qualification', null), external: { Opportunity: made.Id } }]);
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.external?.Opportunity).not.toBe(made.Id);
+      const inNinetyDays = new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10);
+      expect(fake.records('Opportunity')).toEqual([
+        expect.objectContaining({ Id: outcome.external?.Opportunity, [EXTERNAL_ID]: 'deal_1', CloseDate: inNinetyDays }),
+      ]);
+      // The update finds it deleted; the upsert without a close date finds nothing to keep one of; the second carries the default.
+      expect(updates()).toHaveLength(1);
+      expect(upserts('Opportunity').map((request) => JSON.parse(request.body).records[0].CloseDate)).toEqual([undefined, inNinetyDays]);
+    });
+
+    it('reports what the update refuses for another reason, without an upsert that could duplicate it', async () => {
+      const salesforce = await opened();
+      const [ours] = await salesforce.upsertLeads([lead('lead_1')]);
+      const made = fake.userCreate('Lead', { LastName: 'Hand', Company: 'Made Ltd' });
+      const other = fake.userCreate('Lead', { LastName: 'Other', Company: 'Other Ltd' });
+      const outcomes = await salesforce.upsertLeads([
+        // Another Lead already carries lead_1: Sales_Pipeline_Id__c is unique.
+        lead('lead_1', {}, { Lead: made.Id }),
+        lead('lead_2', { company: '' }, { Lead: other.Id }),
+      ]);
+      expect(outcomes).toEqual([
+        { id: 'lead_1', error: `DUPLICATE_VALUE: duplicate value found: ${EXTERNAL_ID} duplicates value on record with id: ${ours.external?.Lead}` },
+        { id: 'lead_2', error: 'REQUIRED_FIELD_MISSING: Required fields are missing: [Company]' },
+      ]);
+      expect(fake.find('Lead', 'Id', made.Id)).not.toHaveProperty(EXTERNAL_ID);
+      expect(fake.find('Lead', 'Id', other.Id)).toMatchObject({ Company: 'Other Ltd' });
+      expect(fake.records('Lead')).toHaveLength(3);
+      expect(upserts('Lead')).toHaveLength(1);
     });
   });
 

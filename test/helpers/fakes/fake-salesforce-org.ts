@@ -5,7 +5,8 @@ import { compareBy, conditionFields, FieldReader, matches, parseSoql, SoqlError 
 /**
  * The data of the fake Salesforce org (see fake-salesforce.ts for the routes that reach it):
  * Leads and Opportunities with the standard fields of the Object Reference for Salesforce that
- * syncing uses, and the External ID field an admin adds for us.
+ * syncing uses, and the External ID field an admin adds for us; describe and SOQL queries. The
+ * sObject Collections writes are in fake-salesforce-collections.ts.
  */
 
 export const EXTERNAL_ID_FIELD = 'Sales_Pipeline_Id__c';
@@ -20,7 +21,7 @@ export interface FakeSalesforceRecord {
   [field: string]: unknown;
 }
 
-interface FieldDescribe {
+export interface FieldDescribe {
   name: string;
   type: string;
   label: string;
@@ -79,7 +80,7 @@ function standardFields(sobject: FakeSObject): FieldDescribe[] {
 /** Key prefixes of the object types ("Standard Field Record ID Prefix Decoder"). */
 const PREFIX: Record<FakeSObject, string> = { Lead: '00Q', Opportunity: '006' };
 /** Defaults Salesforce fills in on create (a Lead's Status is the org's default status). */
-const DEFAULTS: Record<FakeSObject, Record<string, unknown>> = { Lead: { Status: 'Open - Not Contacted' }, Opportunity: {} };
+export const DEFAULTS: Record<FakeSObject, Record<string, unknown>> = { Lead: { Status: 'Open - Not Contacted' }, Opportunity: {} };
 
 /** The 18-character id: the 15-character one and the three characters that encode its upper-case letters. */
 function eighteen(id15: string): string {
@@ -97,8 +98,7 @@ function eighteen(id15: string): string {
 const salesforceTime = (ms: number) => new Date(ms).toISOString().replace('Z', '+0000');
 const timeOf = (value: string) => Date.parse(value.replace(/\+0000$/, 'Z'));
 
-const error = (status: number, errorCode: string, message: string): FakeAnswer => ({ status, body: [{ message, errorCode }] });
-const blank = (value: unknown) => value === null || value === undefined || value === '';
+export const error = (status: number, errorCode: string, message: string): FakeAnswer => ({ status, body: [{ message, errorCode }] });
 
 export class FakeSalesforceOrg {
   private readonly data: Record<FakeSObject, FakeSalesforceRecord[]> = { Lead: [], Opportunity: [] };
@@ -115,6 +115,16 @@ export class FakeSalesforceOrg {
 
   live(sobject: FakeSObject): FakeSalesforceRecord[] {
     return this.data[sobject].filter((record) => !record.IsDeleted);
+  }
+
+  /** Every record of an object, deleted ones (in the recycle bin) included. */
+  all(sobject: FakeSObject): FakeSalesforceRecord[] {
+    return this.data[sobject];
+  }
+
+  /** The fields of an object as describe reports them. */
+  fieldsOf(sobject: FakeSObject): FieldDescribe[] {
+    return this.fields[sobject];
   }
 
   removeField(sobject: FakeSObject, name: string): void {
@@ -137,100 +147,6 @@ export class FakeSalesforceOrg {
 
   describe(sobject: FakeSObject): unknown {
     return { name: sobject, label: sobject, custom: false, createable: true, updateable: true, deletable: true, queryable: true, fields: this.fields[sobject] };
-  }
-
-  /** sObject Collections upsert on an external id field: one UpsertResult per record, in order. */
-  upsert(sobject: FakeSObject, externalIdField: string, body: string): FakeAnswer {
-    const known = new Map(this.fields[sobject].map((candidate) => [candidate.name, candidate]));
-    if (!known.get(externalIdField)?.externalId) return error(404, 'NOT_FOUND', 'The requested resource does not exist');
-    let parsed: { allOrNone?: unknown; records?: unknown };
-    try {
-      parsed = JSON.parse(body) as typeof parsed;
-    } catch {
-      return error(400, 'JSON_PARSER_ERROR', 'Unexpected character in the request body');
-    }
-    const records = parsed.records;
-    if (!Array.isArray(records)) return error(400, 'INVALID_FIELD', 'records is required');
-    if (records.length > 200) return error(400, 'EXCEEDED_ID_LIMIT', 'record limit reached. cannot submit more than 200 records into this call');
-    for (const record of records as Array<Record<string, unknown>>) {
-      const type = (record.attributes as { type?: unknown } | undefined)?.type;
-      if (type !== sobject) return error(400, 'INVALID_TYPE', `Each record must have attributes.type ${sobject}`);
-      for (const name of Object.keys(record)) {
-        if (name === 'attributes') continue;
-        const described = known.get(name);
-        if (!described) return error(400, 'INVALID_FIELD', `No such column '${name}' on sobject of type ${sobject}`);
-        if (!described.createable) return error(400, 'INVALID_FIELD_FOR_INSERT_UPDATE', `Unable to create/update fields: ${name}.`);
-      }
-    }
-    const stamp = this.tick();
-    const values = (records as Array<Record<string, unknown>>).map((record) => record[externalIdField]);
-    const required = this.fields[sobject].filter((candidate) => !candidate.nillable && candidate.createable).map((candidate) => candidate.name);
-    const results = (records as Array<Record<string, unknown>>).map((record, index) => {
-      const value = values[index];
-      const fail = (statusCode: string, message: string, fields: string[]) => ({
-        id: null,
-        success: false,
-        errors: [{ statusCode, message, fields }],
-        created: false,
-      });
-      if (blank(value)) return fail('REQUIRED_FIELD_MISSING', `Required fields are missing: [${externalIdField}]`, [externalIdField]);
-      if (values.indexOf(value) !== index || values.lastIndexOf(value) !== index) {
-        return fail('DUPLICATE_VALUE', `Duplicate external id specified: ${String(value)}`, [externalIdField]);
-      }
-      const { attributes: _attributes, ...fields } = record;
-      const existing = this.live(sobject).find((candidate) => candidate[externalIdField] === value);
-      const merged = { ...DEFAULTS[sobject], ...existing, ...fields };
-      const missing = required.filter((name) => blank(merged[name]));
-      if (missing.length > 0) return fail('REQUIRED_FIELD_MISSING', `Required fields are missing: [${missing.join(', ')}]`, missing);
-      if (existing) {
-        Object.assign(existing, fields, { SystemModstamp: stamp });
-        return { id: existing.Id, success: true, errors: [], created: false };
-      }
-      return { id: this.create(sobject, fields, stamp).Id, success: true, errors: [], created: true };
-    });
-    return { status: 200, body: results };
-  }
-
-  /** sObject Collections delete: to the recycle bin (IsDeleted), one DeleteResult per id, in order. */
-  remove(idList: string | null, allOrNone: boolean): FakeAnswer {
-    const ids = (idList ?? '').split(',').filter(Boolean);
-    if (ids.length === 0) return error(400, 'MALFORMED_ID', 'ids is required');
-    if (ids.length > 200) return error(400, 'EXCEEDED_ID_LIMIT', 'record limit reached. cannot submit more than 200 records into this call');
-    const all = [...this.data.Lead, ...this.data.Opportunity];
-    const found = ids.map((id) => all.find((record) => record.Id === id));
-    const failure = (id: string, statusCode: string, message: string) => ({ id, success: false, errors: [{ statusCode, message, fields: [] }] });
-    const problems = ids.map((id, index) => {
-      const record = found[index];
-      if (!/^[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?$/.test(id)) return failure(id, 'MALFORMED_ID', `malformed id ${id}`);
-      if (!record) return failure(id, 'INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id');
-      if (record.IsDeleted) return failure(id, 'ENTITY_IS_DELETED', 'entity is deleted');
-      return null;
-    });
-    if (allOrNone && problems.some((problem) => problem !== null)) {
-      return {
-        status: 200,
-        body: ids.map(
-          (id, index) =>
-            problems[index] ??
-            failure(
-              id,
-              'ALL_OR_NONE_OPERATION_ROLLED_BACK',
-              'Record rolled back because not all records were valid and the request was using AllOrNone header',
-            ),
-        ),
-      };
-    }
-    const stamp = this.tick();
-    return {
-      status: 200,
-      body: ids.map((id, index) => {
-        const record = found[index];
-        if (problems[index] || !record) return problems[index];
-        record.IsDeleted = true;
-        record.SystemModstamp = stamp;
-        return { id, success: true, errors: [] };
-      }),
-    };
   }
 
   query(soql: string, version: string, batchSize: number): FakeAnswer {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { bearerOf, FakeAnswer, FakeProvider, SeenRequest } from './fake-provider';
+import { deleteRecords, updateRecords, upsertRecords } from './fake-salesforce-collections';
 import { EXTERNAL_ID_FIELD, FakeSalesforceOrg, FakeSalesforceRecord, FakeSObject, isSObject } from './fake-salesforce-org';
 
 export type { FakeSalesforceRecord, FakeSObject } from './fake-salesforce-org';
@@ -29,6 +30,10 @@ const REST_PATH = /^\/services\/data\/(v\d+\.\d+)(\/.*)$/;
  *   per record {id, success, errors: [{statusCode, message, fields}], created}; an unknown
  *   external id field is 404 NOT_FOUND ("Upsert Records Using sObject Collections"; "Insert or
  *   Update (Upsert) a Record Using an External ID").
+ * - PATCH /composite/sobjects {allOrNone, records: [{attributes: {type}, id, …}]}: up to 200
+ *   records updated by Id in order, a SaveResult each {id, success, errors}; an Id missing, of
+ *   another object, deleted (ENTITY_IS_DELETED) or unknown (INVALID_CROSS_REFERENCE_KEY) is that
+ *   record's error ("Update Records Using sObject Collections").
  * - DELETE /composite/sobjects?ids=…&allOrNone=: up to 200 ids to the recycle bin (IsDeleted),
  *   a DeleteResult each, ENTITY_IS_DELETED for one already there ("Delete Records Using sObject
  *   Collections").
@@ -36,6 +41,8 @@ const REST_PATH = /^\/services\/data\/(v\d+\.\d+)(\/.*)$/;
  *   records: [{attributes: {type, url}, …}], nextRecordsUrl} in batches of `queryBatchSize`
  *   (2,000 as Salesforce's default), continued at GET /query/{locator}; deleted records are not
  *   returned ("Execute a SOQL Query").
+ *
+ * The writes and their checks are in fake-salesforce-collections.ts.
  *
  * Keeps state: connected apps (client id and secret), refresh tokens it accepts (anything not
  * revoked when `acceptAny`), revoked ones, the access tokens it issued, and the org's Leads and
@@ -99,6 +106,11 @@ export class FakeSalesforce extends FakeProvider {
     return { ...this.org.create(sobject, fields, this.org.tick()) };
   }
 
+  /** A person deletes a record in Salesforce: it goes to the recycle bin (IsDeleted) and its SystemModstamp moves on. */
+  userDelete(sobject: FakeSObject, id: string): void {
+    this.org.edit(sobject, id, { IsDeleted: true });
+  }
+
   /** An admin deletes the External ID field (or hides it from the integration user): describe leaves it out, upserts on it are 404. */
   removeExternalIdField(sobject: FakeSObject): void {
     this.org.removeField(sobject, EXTERNAL_ID_FIELD);
@@ -135,8 +147,10 @@ export class FakeSalesforce extends FakeProvider {
     const describe = /^\/sobjects\/(\w+)\/describe\/?$/.exec(resource);
     if (request.method === 'GET' && describe) return isSObject(describe[1]) ? { status: 200, body: this.org.describe(describe[1]) } : notFound;
     const upsert = /^\/composite\/sobjects\/(\w+)\/(\w+)$/.exec(resource);
-    if (request.method === 'PATCH' && upsert) return isSObject(upsert[1]) ? this.org.upsert(upsert[1], upsert[2], request.body) : notFound;
-    if (request.method === 'DELETE' && resource === '/composite/sobjects') return this.org.remove(query.get('ids'), query.get('allOrNone') === 'true');
+    if (request.method === 'PATCH' && upsert) return isSObject(upsert[1]) ? upsertRecords(this.org, upsert[1], upsert[2], request.body) : notFound;
+    const collection = /^\/composite\/sobjects\/?$/.test(resource);
+    if (request.method === 'PATCH' && collection) return updateRecords(this.org, request.body);
+    if (request.method === 'DELETE' && collection) return deleteRecords(this.org, query.get('ids'), query.get('allOrNone') === 'true');
     if (request.method === 'GET' && resource === '/query') return this.org.query(query.get('q') ?? '', version, this.queryBatchSize);
     const more = /^\/query\/([\w-]+)$/.exec(resource);
     if (request.method === 'GET' && more) return this.org.queryMore(more[1], version, this.queryBatchSize);

@@ -4,7 +4,6 @@ import {
   CrmClientOptions,
   CrmLeadFields,
   CrmSetupIncomplete,
-  ExternalIds,
   OutboundDeal,
   OutboundLead,
   OutboundRemoval,
@@ -13,8 +12,9 @@ import {
   RemoteRecord,
 } from './crm-client';
 import type { ProviderSettings } from './crm-verification';
-import { jsonOf, ProviderResponse } from './provider-http';
+import { ProviderResponse } from './provider-http';
 import { salesforceReason } from './salesforce-auth';
+import { BATCH_SIZE, SalesforceCollections, salesforceJson, setupSteps } from './salesforce-collections';
 import {
   changesQuery,
   ChangeCursor,
@@ -31,17 +31,6 @@ import {
 } from './salesforce-mapping';
 import { SalesforceSession } from './salesforce-session';
 
-/** sObject Collections take up to 200 records or ids a call; a changes page is as long. */
-const BATCH_SIZE = 200;
-
-/** An UpsertResult / DeleteResult of sObject Collections: {id, success, errors: [{statusCode, message, fields}], created?}. */
-interface CollectionResult {
-  id?: string | null;
-  success?: boolean;
-  created?: boolean;
-  errors?: Array<{ statusCode?: string; message?: string; fields?: string[] }>;
-}
-
 /** A query answer ("Execute a SOQL Query"): {totalSize, done, records, nextRecordsUrl?}. */
 interface QueryResult {
   totalSize: number;
@@ -50,38 +39,21 @@ interface QueryResult {
   nextRecordsUrl?: string;
 }
 
-/** Deleting a record already gone (in the recycle bin, or emptied from it) is what we asked for. */
-const ALREADY_GONE = new Set(['ENTITY_IS_DELETED', 'NOT_FOUND', 'INVALID_CROSS_REFERENCE_KEY']);
-
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let start = 0; start < items.length; start += size) out.push(items.slice(start, start + size));
-  return out;
-}
-
-/** What a Salesforce admin does to add our External ID field to an object. */
-function setupSteps(objects: SalesforceObject[]): string {
-  return objects
-    .map(
-      (object) =>
-        `Setup → Object Manager → ${object} → Fields & Relationships → New: data type Text, length 64, field name ${EXTERNAL_ID_FIELD.replace(/__c$/, '')} ` +
-        `(API name ${EXTERNAL_ID_FIELD}), tick "Unique" and "External ID", and make it visible to the integration user's profile`,
-    )
-    .join('; then ');
-}
-
 /**
  * The Salesforce side of the two-way sync (see CrmClient), over the REST API on the org's
- * instance_url: sObject Collections upserts on our External ID field `Sales_Pipeline_Id__c`,
- * sObject Collections deletes, and SOQL on SystemModstamp for what changed.
+ * instance_url: sObject Collections writes (see SalesforceCollections: updates by Salesforce Id
+ * where we know it, upserts on our External ID field `Sales_Pipeline_Id__c` otherwise, deletes),
+ * and SOQL on SystemModstamp for what changed.
  */
 class SalesforceClient implements CrmClient {
   readonly provider = 'salesforce' as const;
   readonly batchSize = BATCH_SIZE;
   private readonly session: SalesforceSession;
+  private readonly collections: SalesforceCollections;
 
   constructor(credentials: Record<string, string>, settings: ProviderSettings, options: CrmClientOptions = {}) {
     this.session = new SalesforceSession(credentials, settings, options);
+    this.collections = new SalesforceCollections(this.session);
   }
 
   /**
@@ -98,7 +70,7 @@ class SalesforceClient implements CrmClient {
         missing.push(object);
         continue;
       }
-      const describe = this.json<{ fields?: Array<{ name?: string; externalId?: boolean }> }>(response, `describe ${object}`);
+      const describe = salesforceJson<{ fields?: Array<{ name?: string; externalId?: boolean }> }>(this.session, response, `describe ${object}`);
       const field = describe.fields?.find((candidate) => candidate.name === EXTERNAL_ID_FIELD);
       if (!field || field.externalId !== true) missing.push(object);
     }
@@ -111,26 +83,28 @@ class SalesforceClient implements CrmClient {
   }
 
   upsertLeads(leads: OutboundLead[]): Promise<PushOutcome[]> {
-    return this.upsert(
+    return this.collections.write(
       'Lead',
-      leads.map((lead) => ({ id: lead.id, record: leadRecord(lead) })),
+      leads.map((lead) => ({ id: lead.id, record: leadRecord(lead), salesforceId: lead.external.Lead })),
     );
   }
 
   /**
-   * Opportunities (see dealRecord). A deal we pushed before goes without CloseDate when it has
-   * none; if its Opportunity was deleted in Salesforce meanwhile, the upsert creates a new one and
-   * Salesforce asks for the required CloseDate: those few are pushed once more with the default.
+   * Opportunities (see dealRecord). A deal whose Opportunity we know goes without CloseDate when it
+   * has none, whether it is updated by Id or (deleted in Salesforce meanwhile) upserted on our id:
+   * the upsert may still find a record carrying our id, whose date is kept. When it finds none it
+   * creates one, and Salesforce asks for the required CloseDate: those few are upserted once more
+   * with the default.
    */
   async upsertDeals(deals: OutboundDeal[]): Promise<PushOutcome[]> {
     const today = new Date();
-    const outcomes = await this.upsert(
+    const outcomes = await this.collections.write(
       'Opportunity',
-      deals.map((deal) => ({ id: deal.id, record: dealRecord(deal, today) })),
+      deals.map((deal) => ({ id: deal.id, record: dealRecord(deal, today), salesforceId: deal.external.Opportunity })),
     );
     const lacking = deals.filter((deal, index) => /REQUIRED_FIELD_MISSING: [^;]*CloseDate/.test(outcomes[index].error ?? '') && deal.fields.closeDate === null);
     if (lacking.length === 0) return outcomes;
-    const again = await this.upsert(
+    const again = await this.collections.upsert(
       'Opportunity',
       lacking.map((deal) => ({ id: deal.id, record: dealRecord({ ...deal, external: {} }, today) })),
     );
@@ -139,11 +113,11 @@ class SalesforceClient implements CrmClient {
   }
 
   archiveLeads(removals: OutboundRemoval[]): Promise<PushOutcome[]> {
-    return this.remove('Lead', removals);
+    return this.collections.remove('Lead', removals);
   }
 
   archiveDeals(removals: OutboundRemoval[]): Promise<PushOutcome[]> {
-    return this.remove('Opportunity', removals);
+    return this.collections.remove('Opportunity', removals);
   }
 
   changedLeads(cursor: string | null): Promise<ChangePage<RemoteRecord<CrmLeadFields>>> {
@@ -152,61 +126,6 @@ class SalesforceClient implements CrmClient {
 
   changedDeals(cursor: string | null): Promise<ChangePage<RemoteDeal>> {
     return this.changes('Opportunity', cursor, remoteDeal);
-  }
-
-  /**
-   * PATCH /composite/sobjects/{object}/Sales_Pipeline_Id__c with allOrNone false ("Upsert Records
-   * Using sObject Collections"): the results come in the order of the records, each {id, success,
-   * errors, created}; a refused record keeps Salesforce's statusCode and message.
-   */
-  private async upsert(object: SalesforceObject, items: Array<{ id: string; record: Record<string, unknown> }>): Promise<PushOutcome[]> {
-    const outcomes: PushOutcome[] = [];
-    for (const batch of chunks(items, BATCH_SIZE)) {
-      const response = await this.session.rest('PATCH', `/composite/sobjects/${object}/${EXTERNAL_ID_FIELD}`, {
-        allOrNone: false,
-        records: batch.map((item) => item.record),
-      });
-      if (response.status === 404) {
-        // "Insert or Update (Upsert) a Record Using an External ID": an unknown external ID field is 404 NOT_FOUND.
-        throw new CrmSetupIncomplete(
-          `Salesforce refused the upsert on ${object}.${EXTERNAL_ID_FIELD} (${this.session.clean(salesforceReason(response))}): the External ID field is missing. ` +
-            `A Salesforce admin adds it: ${setupSteps([object])}.`,
-        );
-      }
-      const results = this.collectionResults(response, `upsert ${object}`, batch.length);
-      batch.forEach((item, index) => {
-        const result = results[index];
-        if (result.success && result.id) outcomes.push({ id: item.id, external: { [object]: result.id } });
-        else outcomes.push({ id: item.id, error: this.resultError(result) });
-      });
-    }
-    return outcomes;
-  }
-
-  /**
-   * DELETE /composite/sobjects?ids=…&allOrNone=false ("Delete Records Using sObject Collections"):
-   * records go to the recycle bin. What we never pushed has nothing to delete, and a record
-   * already deleted (ENTITY_IS_DELETED) or gone for good is success.
-   */
-  private async remove(object: SalesforceObject, removals: OutboundRemoval[]): Promise<PushOutcome[]> {
-    const byId = new Map<string, PushOutcome>();
-    const targets = removals.filter((removal) => {
-      if (removal.external[object]) return true;
-      byId.set(removal.id, { id: removal.id, external: {} });
-      return false;
-    });
-    for (const batch of chunks(targets, BATCH_SIZE)) {
-      const ids = batch.map((removal) => removal.external[object]);
-      const response = await this.session.rest('DELETE', `/composite/sobjects?ids=${ids.map(encodeURIComponent).join(',')}&allOrNone=false`);
-      const results = this.collectionResults(response, `delete ${object}`, batch.length);
-      batch.forEach((removal, index) => {
-        const result = results[index];
-        const external: ExternalIds = { [object]: removal.external[object] };
-        const gone = result.errors?.length && result.errors.every((error) => ALREADY_GONE.has(error.statusCode ?? ''));
-        byId.set(removal.id, result.success || gone ? { id: removal.id, external } : { id: removal.id, external, error: this.resultError(result) });
-      });
-    }
-    return removals.map((removal) => byId.get(removal.id) as PushOutcome);
   }
 
   /**
@@ -239,36 +158,9 @@ class SalesforceClient implements CrmClient {
         throw new CrmSetupIncomplete(`Salesforce refused the query of ${object}: ${reason}; give the integration user's profile read access to these fields`);
       throw new Error(`Salesforce refused the query of ${object}: ${reason}`);
     }
-    const result = this.json<QueryResult>(response, `query ${object}`);
+    const result = salesforceJson<QueryResult>(this.session, response, `query ${object}`);
     if (!Array.isArray(result.records)) throw new Error(`Salesforce's answer to the query of ${object} had no records`);
     return result;
-  }
-
-  private collectionResults(response: ProviderResponse, what: string, expected: number): CollectionResult[] {
-    if (response.status === 400) {
-      const reason = this.session.clean(salesforceReason(response));
-      if (reason.startsWith('INVALID_FIELD'))
-        throw new CrmSetupIncomplete(`Salesforce refused to ${what}: ${reason}; give the integration user's profile edit access to these fields`);
-      throw new Error(`Salesforce refused to ${what}: ${reason}`);
-    }
-    const results = this.json<CollectionResult[]>(response, what);
-    if (!Array.isArray(results) || results.length !== expected) throw new Error(`Salesforce's answer to ${what} did not have one result per record`);
-    return results;
-  }
-
-  private resultError(result: CollectionResult): string {
-    const errors = result.errors ?? [];
-    if (errors.length === 0) return 'Salesforce refused the record without a reason';
-    return this.session.clean(errors.map((error) => `${error.statusCode ?? 'ERROR'}: ${error.message ?? ''}`.trim()).join('; '));
-  }
-
-  /** A 2xx answer's JSON; anything else here is an answer this client does not know how to read. */
-  private json<T>(response: ProviderResponse, what: string): T {
-    const body = jsonOf(response);
-    if (response.status < 200 || response.status >= 300 || body === undefined) {
-      throw new Error(`Salesforce answered ${what} with ${response.status} (${this.session.clean(salesforceReason(response))})`);
-    }
-    return body as T;
   }
 }
 

@@ -3,7 +3,8 @@ import type { CrmDealFields, CrmLeadFields, OutboundDeal, OutboundLead, RemoteDe
 /**
  * Our leads and deals as Salesforce Lead and Opportunity records, both ways, and the SOQL that
  * reads what changed. Field names are the standard fields of the Object Reference for Salesforce
- * ("Lead", "Opportunity"); our id travels in the External ID field every upsert matches on.
+ * ("Lead", "Opportunity"); our id travels in the External ID field every upsert matches on (and
+ * an update by Salesforce Id writes it into a record a person made there).
  */
 
 export const EXTERNAL_ID_FIELD = 'Sales_Pipeline_Id__c';
@@ -52,7 +53,8 @@ export function splitContactName(contactName: string | null, email: string): { F
 
 /**
  * One Lead for an sObject Collections upsert ("Upsert Records Using sObject Collections": each
- * record carries attributes {type}, no Id, the external id field instead). A null clears the field
+ * record carries attributes {type}, no Id, the external id field instead); an update by Id adds
+ * the id to the same record ("Update Records Using sObject Collections"). A null clears the field
  * in Salesforce, as our side is empty. Industry and LeadSource are picklists: an org that
  * restricts them refuses values outside its list, and that refusal comes back as the record's error.
  */

@@ -38,8 +38,8 @@ export function apiUsageOf(response: ProviderResponse): ApiUsage | undefined {
  *   other tools is not made (CrmLimitReached), nor is any after 403 REQUEST_LIMIT_EXCEEDED.
  * - 429, or 503 with Retry-After: waited out up to RATE_LIMIT_RETRIES times, never longer than
  *   maxWaitMs at once; other 5xx and no answer: asked again twice. Then CrmUnavailable.
- * Repeating a call is safe: upserts match on our External ID field and deleting what is gone
- * counts as done. Nothing here logs, and no message carries a token or a secret.
+ * Repeating a call is safe: updates name the record's Id, upserts match on our External ID field,
+ * and deleting what is gone counts as done. Nothing here logs, and no message carries a token or a secret.
  */
 export class SalesforceSession {
   private accessToken?: string;
