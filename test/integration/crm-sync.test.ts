@@ -48,7 +48,7 @@ describe('CRM sync', () => {
       const answer = await api('POST', `/v1/integrations/${integrationId}/sync`);
       return answer.status === 409 ? undefined : answer;
     });
-    expect(started.status).toBe(201);
+    expect(started.status).toBe(202);
     const run = await waitFor(`run ${started.body.id} to end`, async () =>
       (await runs(integrationId)).find((one) => one.id === started.body.id && one.status !== 'running'),
     );
@@ -235,7 +235,7 @@ describe('CRM sync', () => {
       await settled(integrationId);
       crms.hubspot.hang();
       const first = await api('POST', `/v1/integrations/${integrationId}/sync`);
-      expect(first.status).toBe(201);
+      expect(first.status).toBe(202);
       expect(first.body).toMatchObject({ object: 'sync_run', status: 'running', trigger: 'manual', integration_id: integrationId });
       const second = await api('POST', `/v1/integrations/${integrationId}/sync`);
       expect(second.status).toBe(409);
@@ -256,7 +256,7 @@ describe('CRM sync', () => {
       expect(next.body.data[0].id).toBe(all[1].id);
     });
 
-    it('refuses to sync what cannot: a PSA (400) and a disconnected integration (409)', async () => {
+    it('refuses to sync what cannot: a PSA and a disconnected integration (409)', async () => {
       const psa = await api('POST', '/v1/integrations', {
         type: 'psa',
         provider: 'halopsa',
@@ -264,8 +264,8 @@ describe('CRM sync', () => {
       });
       expect(psa.status).toBe(201);
       const refused = await api('POST', `/v1/integrations/${psa.body.id}/sync`);
-      expect(refused.status).toBe(400);
-      expect(refused.body.error.code).toBe('parameter_invalid');
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.code).toBe('resource_conflict');
       const integrationId = await connectHubSpot();
       await settled(integrationId);
       expect((await api('DELETE', `/v1/integrations/${integrationId}`)).status).toBe(200);

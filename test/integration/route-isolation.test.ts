@@ -3,6 +3,7 @@ import { permissionOf } from '../../src/auth/permission';
 import { createSchema } from '../../src/graphql/schema';
 import { KeyType } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
+import { Plan } from '../../src/modules/accounts/plan';
 import { KeyPermissions, RESOURCES } from '../../src/modules/accounts/key-permissions';
 import { ROUTES } from '../../src/rest/routes';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
@@ -27,8 +28,9 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
 
   beforeAll(async () => {
     app = await startTestApp({ env: LOCAL_RECEIVERS });
-    owner = await app.createAccount();
-    stranger = await app.createAccount();
+    // Enterprise: the live keys' per-minute allowance holds every route's requests.
+    owner = await app.createAccount({ plan: Plan.enterprise });
+    stranger = await app.createAccount({ plan: Plan.enterprise });
     ids.leads = await made('/v1/leads', { company: 'Owned', contact_email: 'owned@example.test' });
     ids.deals = await made('/v1/deals', { name: 'Owned deal', value: 5000, lead_id: ids.leads, stage: 'qualification' });
     ids.proposals = await made('/v1/proposals', { deal_id: ids.deals });

@@ -141,7 +141,13 @@ export function arbitraryOf(input: Schema, options: ArbitraryOptions): fc.Arbitr
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   if (Array.isArray(schema.anyOf)) {
     const { anyOf, ...rest } = schema;
-    return fc.oneof(...(anyOf as Schema[]).map((branch) => arbitraryOf({ ...rest, ...branch, type: branch.type ?? rest.type }, options)));
+    // A branch that is only a $ref takes its type from what it refers to, not an undefined one set here.
+    return fc.oneof(
+      ...(anyOf as Schema[]).map((branch) => {
+        const type = branch.type ?? rest.type;
+        return arbitraryOf({ ...rest, ...branch, ...(type === undefined ? {} : { type }) }, options);
+      }),
+    );
   }
   const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
   if (types.length > 1) return fc.oneof(...types.map((type) => arbitraryOf({ ...schema, type }, options)));

@@ -67,7 +67,8 @@ export const integrationsModule = defineModule({
       summary: 'Start a sync run now',
       operation: { type: 'mutation', field: 'syncIntegration' },
       errors: ['resource_conflict'],
-      status: 201,
+      // Accepted: the run goes on in the background; its progress is in GET …/sync_runs.
+      status: 202,
     },
     {
       method: 'GET',

@@ -1,4 +1,4 @@
-import { Length, Matches, ValidateNested } from 'class-validator';
+import { IsOptional, Length, Matches, ValidateNested } from 'class-validator';
 import { Field, InputType, ObjectType } from 'type-graphql';
 import { snakeToCamel } from '../../../common/case';
 import { NOT_BLANK, rules } from '../../../common/validation';
@@ -44,8 +44,10 @@ export class StageMap {
 export class IntegrationSettings {
   @Field(() => StageMap, {
     nullable: true,
-    description: "CRMs: our deal stages onto the CRM's. Defaults to HubSpot's default sales pipeline or Salesforce's standard StageName values.",
+    description:
+      "CRMs: our deal stages onto the CRM's. Defaults to HubSpot's default sales pipeline or Salesforce's standard StageName values; null sets the default again.",
   })
+  @IsOptional()
   @ValidateNested()
   stageMap?: StageMap | null;
 }
