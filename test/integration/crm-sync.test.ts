@@ -103,6 +103,10 @@ describe('CRM sync', () => {
       const integrationId = await connectHubSpot();
       const run = await settled(integrationId);
       expect(run).toMatchObject({ object: 'sync_run', integration_id: integrationId, trigger: 'connect', pushed: 2, failed: 0, to_push: 0 });
+      const succeeded = (await events('integration.sync_succeeded')) as unknown as Array<{ data: { object: SyncRunBody } }>;
+      expect(succeeded.map((event) => event.data.object)).toContainEqual(
+        expect.objectContaining({ id: run.id, object: 'sync_run', status: 'succeeded', pushed: 2 }),
+      );
 
       const contact = crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id)!;
       expect(contact.properties).toMatchObject({ email: lead.contact_email, firstname: 'Ada', lastname: 'Lovelace', company: 'Backfill Ltd' });
@@ -228,6 +232,32 @@ describe('CRM sync', () => {
       expect(back).toMatchObject({ status: 'succeeded', pushed: 1 });
       expect((await api('GET', `/v1/integrations/${integrationId}`)).body.status).toBe('connected');
       expect(crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id)).toBeDefined();
+    });
+
+    it('a HubSpot that keeps answering 429 fails the run without error state; the next run pushes what was owed', async () => {
+      const integrationId = await connectHubSpot();
+      await settled(integrationId);
+      // Longer than the client waits at once (30 s): it gives up at once and says when to come back.
+      crms.hubspot.rateLimit(120);
+      const lead = (await api('POST', '/v1/leads', { company: 'Limited Co', contact_email: `limited-${Date.now()}@limited.test` })).body;
+      const failed = await waitFor('the change run to fail', async () =>
+        (await runs(integrationId)).find((run) => run.trigger === 'change' && run.status === 'failed'),
+      );
+      expect(failed.error).toMatch(/429|rate/i);
+      // It waits before trying again (Retry-After 120 s here, else a backoff from 60 s): no run loops on a provider that refuses.
+      const [{ resume_in_s }] = await app.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ resume_in_s: number }>>('select extract(epoch from resume_at - now())::int as resume_in_s from integration_sync_runs where id = ?', [
+          failed.id,
+        ]);
+      expect(resume_in_s).toBeGreaterThan(100);
+      expect((await api('GET', `/v1/integrations/${integrationId}`)).body.status).toBe('connected');
+      expect(crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id)).toBeUndefined();
+      crms.hubspot.recover();
+      expect(await syncNow(integrationId)).toMatchObject({ status: 'succeeded', pushed: 1 });
+      expect(crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id)).toBeDefined();
+      expect((await runs(integrationId)).filter((run) => run.status === 'failed')).toHaveLength(1);
     });
 
     it('POST …/sync is 409 while a run is running, and the runs page by keyset', async () => {

@@ -1,5 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
-import { LockMode, MikroORM } from '@mikro-orm/postgresql';
+import { EntityManager, LockMode, MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../../common/polling-worker';
 import { isTransientDatabaseError } from '../../../db/database-errors';
 import { tenantFork } from '../../../db/tenant';
@@ -33,6 +33,9 @@ export interface SyncWorkerOptions {
   /** The first wait before a run the database failed transiently is taken up again (default 1 s; doubled each time). */
   retryDelayMs?: number;
 }
+
+/** The wait after a run that failed before the next for changes or the schedule (doubled per failure in a row). */
+export const FAILED_RUN_BACKOFF_MS = 60_000;
 
 /** Claims of one run (it was taken over after a crash or a database failure) before it is given up as failed. */
 export const MAX_CLAIMS = 5;
@@ -93,7 +96,8 @@ export class SyncWorker extends PollingWorker<RunClaim> {
        select 'sync_' || replace(gen_random_uuid()::text, '-', ''), now(), now(), i.account_id, i.livemode, i.id, '${SyncRunStatus.running}', ?, now(), 0, 0, 0, 0, now(), 0
          from integrations i
         where i.type = '${IntegrationType.crm}' and i.status <> '${IntegrationStatus.disconnected}'
-          and not exists (select 1 from integration_sync_runs r where r.integration_id = i.id and r.status = '${SyncRunStatus.running}')
+          and not exists (select 1 from integration_sync_runs r where r.integration_id = i.id
+                            and (r.status = '${SyncRunStatus.running}' or r.resume_at > now()))
           and ${condition}
        on conflict (integration_id) where status = '${SyncRunStatus.running}' do nothing`,
       [trigger],
@@ -177,7 +181,7 @@ export class SyncWorker extends PollingWorker<RunClaim> {
       return;
     }
     if (error instanceof CrmUnavailable || error instanceof CrmLimitReached) {
-      await this.finish(claim, counts, SyncRunStatus.failed, error.message);
+      await this.finish(claim, counts, SyncRunStatus.failed, error.message, undefined, error instanceof CrmUnavailable ? error.retryAfterMs : undefined);
       return;
     }
     const known = toApiError(error);
@@ -193,6 +197,21 @@ export class SyncWorker extends PollingWorker<RunClaim> {
     this.logger.error({ syncRunId: claim.id, err: error }, 'sync run failed unexpectedly');
     const message = known ? `${known.errorCode}: ${known.message}` : 'The run failed unexpectedly; the details are in the service log.';
     await this.finish(claim, counts, SyncRunStatus.failed, message);
+  }
+
+  /**
+   * How long after a failed run the next one waits (a manual run excepted): FAILED_RUN_BACKOFF_MS,
+   * doubled for each failed run since the last success, at most the schedule's interval; so a CRM
+   * that is down is asked about once a minute at first, then less, never in a loop.
+   */
+  private async backoffMs(em: EntityManager, integrationId: string): Promise<number> {
+    const [{ failures }] = await em.getConnection().execute<Array<{ failures: number }>>(
+      `select count(*)::int as failures from integration_sync_runs
+        where integration_id = ? and status = '${SyncRunStatus.failed}'
+          and started_at > coalesce((select max(started_at) from integration_sync_runs where integration_id = ? and status = '${SyncRunStatus.succeeded}'), '-infinity')`,
+      [integrationId, integrationId],
+    );
+    return Math.min(FAILED_RUN_BACKOFF_MS * 2 ** failures, Math.max(this.intervalMs, FAILED_RUN_BACKOFF_MS));
   }
 
   /** Stores the run's progress and renews its lease, if this instance still holds it. */
@@ -220,7 +239,14 @@ export class SyncWorker extends PollingWorker<RunClaim> {
    * Ends the run (if this instance still holds it) with its event, in one transaction; a refusal by
    * the provider (`refusal`) also moves the integration to error.
    */
-  private async finish(claim: RunClaim, counts: RunCounts, status: SyncRunStatus, error: string | null, refusal?: string): Promise<void> {
+  private async finish(
+    claim: RunClaim,
+    counts: RunCounts,
+    status: SyncRunStatus,
+    error: string | null,
+    refusal?: string,
+    retryAfterMs?: number,
+  ): Promise<void> {
     const em = tenantFork(this.options.orm.em, { accountId: claim.account_id, livemode: claim.livemode });
     await em.transactional(async () => {
       const run = await em.findOne(SyncRun, { id: claim.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -228,6 +254,7 @@ export class SyncWorker extends PollingWorker<RunClaim> {
       const services = this.options.servicesFor(em);
       Object.assign(run, counts, { status, error: error?.slice(0, 1000) ?? null, finishedAt: new Date() });
       if (status === SyncRunStatus.succeeded) run.toPush = 0;
+      else run.resumeAt = new Date(Date.now() + Math.max(retryAfterMs ?? 0, await this.backoffMs(em, claim.integration_id)));
       services.recorder.record(status === SyncRunStatus.succeeded ? 'integration.sync_succeeded' : 'integration.sync_failed', run);
       if (refusal) await services.integrations.markError(await em.findOneOrFail(Integration, { id: claim.integration_id }), refusal);
       await em.flush();

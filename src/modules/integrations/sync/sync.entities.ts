@@ -109,6 +109,10 @@ export class SyncRun extends TenantEntity<
   @Property({ type: 'datetime', length: 3, hidden: true })
   leaseUntil: Date = new Date();
 
+  /** For a failed run: no run for changes or the schedule starts before then (the provider's Retry-After, or a growing backoff). */
+  @Property({ type: 'datetime', length: 3, nullable: true, hidden: true })
+  resumeAt?: Date | null;
+
   /** How many times the run was claimed: a fencing token, so an instance that lost the lease stops writing. */
   @Property({ type: 'integer', hidden: true })
   claims: number = 0;
