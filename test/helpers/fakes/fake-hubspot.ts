@@ -311,12 +311,18 @@ export class FakeHubSpot extends FakeProvider {
     return body.inputs;
   }
 
-  private upsert(type: HubSpotObjectType, body: Body): FakeAnswer {
-    const inputs = this.inputsOf(body) as UpsertInput[];
+  /** HubSpot refuses a batch that names one id twice (upsert and update alike). */
+  private duplicateIds(inputs: UpsertInput[]): FakeAnswer | undefined {
     const ids = inputs.map((input) => String(input.id ?? ''));
     const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
-    if (twice.length > 0)
-      return this.error(400, 'VALIDATION_ERROR', `Duplicate IDs found in batch input: [${[...new Set(twice)].join(', ')}]. IDs must be unique`);
+    if (twice.length === 0) return undefined;
+    return this.error(400, 'VALIDATION_ERROR', `Duplicate IDs found in batch input: [${[...new Set(twice)].join(', ')}]. IDs must be unique`);
+  }
+
+  private upsert(type: HubSpotObjectType, body: Body): FakeAnswer {
+    const inputs = this.inputsOf(body) as UpsertInput[];
+    const duplicates = this.duplicateIds(inputs);
+    if (duplicates) return duplicates;
     for (const input of inputs) {
       const idProperty = typeof input.idProperty === 'string' ? input.idProperty : '';
       const property = this.store.definitions[type].get(idProperty);
@@ -350,10 +356,8 @@ export class FakeHubSpot extends FakeProvider {
 
   private update(type: HubSpotObjectType, body: Body): FakeAnswer {
     const inputs = this.inputsOf(body) as UpsertInput[];
-    const ids = inputs.map((input) => String(input.id ?? ''));
-    const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
-    if (twice.length > 0)
-      return this.error(400, 'VALIDATION_ERROR', `Duplicate IDs found in batch input: [${[...new Set(twice)].join(', ')}]. IDs must be unique`);
+    const duplicates = this.duplicateIds(inputs);
+    if (duplicates) return duplicates;
     for (const input of inputs) {
       if (typeof input.id !== 'string' || input.id === '') return this.error(400, 'VALIDATION_ERROR', 'Every input needs an id');
       if (typeof input.properties !== 'object' || input.properties === null) return this.error(400, 'VALIDATION_ERROR', 'Every input needs properties');
