@@ -340,4 +340,35 @@ describe('CRM sync', () => {
       }
     });
   });
+
+  describe('on the schedule', () => {
+    let scheduled: TestApp;
+    beforeAll(async () => {
+      // A short interval, so the schedule is seen working within a test.
+      scheduled = await startTestApp({ crms, sync: { leaseMs: 3_000 }, env: { SYNC_INTERVAL_MS: '1000' } });
+    });
+    afterAll(() => scheduled.close());
+
+    it("the first run pulls what the CRM already has, and later runs of the schedule bring the CRM's changes without a request", async () => {
+      await scheduled.reset();
+      const owner = await scheduled.createAccount();
+      const call = (method: string, path: string, body?: unknown) => scheduled.request(method, path, { key: owner.testKey, body });
+      const email = `before-connect-${Date.now()}@crm.test`;
+      const contact = crms.hubspot.userCreate('contacts', { email, firstname: 'Early', lastname: 'Bird', company: 'Already There' });
+      const made = await call('POST', '/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: HUBSPOT_TOKEN } });
+      expect(made.status).toBe(201);
+      const leadOf = async () =>
+        ((await call('GET', '/v1/leads?limit=100')).body.data as Array<{ id: string; contact_email: string; company: string }>).find(
+          (lead) => lead.contact_email === email,
+        );
+      const lead = await waitFor('the contact pulled by the first run', leadOf);
+      expect(lead.company).toBe('Already There');
+
+      crms.hubspot.userEdit('contacts', contact.id, { company: 'Renamed There' });
+      await waitFor('the edit pulled by the schedule', async () => (await leadOf())?.company === 'Renamed There');
+      const runs = (await call('GET', `/v1/integrations/${made.body.id}/sync_runs?limit=100`)).body.data as SyncRunBody[];
+      expect(runs.map((run) => run.trigger)).toContain('schedule');
+      expect(runs.map((run) => run.trigger)).not.toContain('manual');
+    });
+  });
 });
