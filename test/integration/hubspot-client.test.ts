@@ -54,8 +54,9 @@ const dealFields = (overrides: Partial<CrmDealFields> = {}): CrmDealFields => ({
 describe('the HubSpot CrmClient', () => {
   let fake: FakeHubSpot;
   let token: string;
+  // Cursors exactly at the last record (no settling overlap), so a test sees each change once; the overlap has its own test.
   const client = (options: CrmClientOptions = {}, timeoutMs?: number): CrmClient =>
-    createHubSpotClient({ access_token: token }, settingsFor(fake, timeoutMs), options);
+    createHubSpotClient({ access_token: token }, settingsFor(fake, timeoutMs), { changesSettleMs: 0, ...options });
   const posts = (path: string) => fake.seen(path).filter((request) => request.method === 'POST');
 
   beforeEach(async () => {
@@ -277,6 +278,20 @@ describe('the HubSpot CrmClient', () => {
     expect(await hubspot.archiveLeads(removals)).toEqual([{ id: 'lead_1' }, { id: 'lead_never_pushed' }]);
     expect(await hubspot.archiveDeals([{ id: 'deal_1', external: deal.external! }])).toEqual([{ id: 'deal_1' }]);
     expect(fake.objects('deals')).toEqual([]);
+  });
+
+  it('keeps the last cursor of a changes query CHANGES_SETTLE_MS behind now: a recent change is read again, an old one is not', async () => {
+    const hubspot = client({ changesSettleMs: 30_000 });
+    await hubspot.open();
+    fake.freezeClock(new Date(Date.now() - 120_000));
+    const old = fake.userCreate('contacts', { email: 'old@hubspot.example', company: 'Old Co' });
+    fake.freezeClock(null);
+    const recent = fake.userCreate('contacts', { email: 'recent@hubspot.example', company: 'Recent Co' });
+    const first = await hubspot.changedLeads(null);
+    expect(first.records.map((record) => record.external.contact)).toEqual([old.id, recent.id]);
+    // The index may not have caught up with the last half-minute: it is asked about again.
+    const again = await hubspot.changedLeads(first.cursor);
+    expect(again.records.map((record) => record.external.contact)).toEqual([recent.id]);
   });
 
   it('reads changed contacts page by page, then only what was edited after the cursor', async () => {

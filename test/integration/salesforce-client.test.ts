@@ -70,7 +70,9 @@ describe('the Salesforce client', () => {
   let credentials: Record<string, string>;
   const errors: string[] = [];
 
-  const client = (options?: CrmClientOptions, timeoutMs?: number): CrmClient => createSalesforceClient(credentials, settings(fake, timeoutMs), options);
+  // Cursors exactly at the last record (no settling overlap), so a test sees each change once; the overlap has its own test.
+  const client = (options?: CrmClientOptions, timeoutMs?: number): CrmClient =>
+    createSalesforceClient(credentials, settings(fake, timeoutMs), { changesSettleMs: 0, ...options });
   const opened = async (options?: CrmClientOptions, timeoutMs?: number) => {
     const made = client(options, timeoutMs);
     await made.open();
@@ -372,6 +374,15 @@ describe('the Salesforce client', () => {
   });
 
   describe('reading changes', () => {
+    it('keeps the last cursor CHANGES_SETTLE_MS behind now, so a change of the last half-minute is read again, not missed', async () => {
+      const salesforce = client({ changesSettleMs: 30_000 });
+      await salesforce.open();
+      const recent = fake.userCreate('Lead', { LastName: 'Recent', Company: 'Recent Co', Email: 'recent@force.example' });
+      const first = await salesforce.changedLeads(null);
+      expect(first.records.map((record) => record.external.Lead)).toContain(recent.Id);
+      const again = await salesforce.changedLeads(first.cursor);
+      expect(again.records.map((record) => record.external.Lead)).toContain(recent.Id);
+    });
     it('returns what people changed in Salesforce after the cursor, with our id where there is one, and not what came before', async () => {
       const salesforce = await opened();
       const [pushed] = await salesforce.upsertLeads([lead('lead_1')]);

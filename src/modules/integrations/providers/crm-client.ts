@@ -93,6 +93,14 @@ export interface RemoteDeal extends RemoteRecord<CrmDealFields> {
  * engine: it stores it once the page is applied and passes it back; null asks for everything.
  * Records at the cursor's own time may come again (the engine skips what it already holds).
  */
+/**
+ * How far behind now a change query's last cursor stays. A record becomes visible a little after
+ * its modification time (HubSpot's search index catches up within seconds; a Salesforce record
+ * carries the SystemModstamp of a transaction that commits later), so the last stretch is read
+ * again by the next query rather than missed; the engine skips what it already holds.
+ */
+export const CHANGES_SETTLE_MS = 30_000;
+
 export interface ChangePage<Record> {
   records: Record[];
   cursor: string | null;
@@ -166,4 +174,6 @@ export interface CrmClientOptions {
   hubspotRequestsPer10s?: number;
   /** Salesforce: the share of the org's daily API requests left to its other tools; the client stops before using it. Default 0.1. */
   salesforceReserve?: number;
+  /** How far behind now the last cursor of a changes query stays (CHANGES_SETTLE_MS unless set). */
+  changesSettleMs?: number;
 }

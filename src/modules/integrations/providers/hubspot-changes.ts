@@ -1,4 +1,4 @@
-import { CrmUnavailable } from './crm-client';
+import { CHANGES_SETTLE_MS, CrmUnavailable } from './crm-client';
 import type { HubSpotHttp } from './hubspot-http';
 import { ID_PROPERTY, MODIFIED_PROPERTY } from './hubspot-mapping';
 
@@ -28,7 +28,13 @@ type Changing = 'contacts' | 'deals';
  * the time and hs_object_id GT the id, sorted by id), which no record edited meanwhile can shift
  * the way an `after` offset would; then the cursor moves past that time.
  */
-export async function searchChanges(http: HubSpotHttp, objectType: Changing, properties: string[], cursor: string | null): Promise<ChangedObjects> {
+export async function searchChanges(
+  http: HubSpotHttp,
+  objectType: Changing,
+  properties: string[],
+  cursor: string | null,
+  settleMs = CHANGES_SETTLE_MS,
+): Promise<ChangedObjects> {
   const { since, afterId } = parseCursor(cursor);
   const modified = MODIFIED_PROPERTY[objectType];
   const tied = since !== null && afterId !== undefined;
@@ -60,8 +66,9 @@ export async function searchChanges(http: HubSpotHttp, objectType: Changing, pro
   }
   if (results.length === 0) return { results, cursor, more: false };
   const last = modifiedOf(results[results.length - 1], objectType);
-  if (full && since !== null && last === since) return searchChanges(http, objectType, properties, `${since}#0`);
-  return { results, cursor: String(last), more: full };
+  if (full && since !== null && last === since) return searchChanges(http, objectType, properties, `${since}#0`, settleMs);
+  // A full page goes on from its last record; the last page's cursor stays settleMs behind now.
+  return { results, cursor: String(full || settleMs === 0 ? last : Math.min(last, Date.now() - settleMs)), more: full };
 }
 
 /** What every changed record carries: our id (null on records made in HubSpot) and its modified time. */

@@ -1,5 +1,6 @@
 import {
   ChangePage,
+  CHANGES_SETTLE_MS,
   CrmClient,
   CrmClientOptions,
   CrmLeadFields,
@@ -52,14 +53,17 @@ export function createHubSpotClient(credentials: Record<string, string>, setting
     maxWaitMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
     requestsPer10s: options.hubspotRequestsPer10s ?? DEFAULT_REQUESTS_PER_10S,
   });
-  return new HubSpotClient(http);
+  return new HubSpotClient(http, options.changesSettleMs ?? CHANGES_SETTLE_MS);
 }
 
 class HubSpotClient implements CrmClient {
   readonly provider = 'hubspot' as const;
   readonly batchSize = BATCH_SIZE;
 
-  constructor(private readonly http: HubSpotHttp) {}
+  constructor(
+    private readonly http: HubSpotHttp,
+    private readonly settleMs: number,
+  ) {}
 
   async open(): Promise<void> {
     for (const [objectType, groupName] of Object.entries(PROPERTY_GROUPS)) {
@@ -172,7 +176,7 @@ class HubSpotClient implements CrmClient {
   }
 
   async changedLeads(cursor: string | null): Promise<ChangePage<RemoteRecord<CrmLeadFields>>> {
-    const page = await searchChanges(this.http, 'contacts', CONTACT_READ_PROPERTIES, cursor);
+    const page = await searchChanges(this.http, 'contacts', CONTACT_READ_PROPERTIES, cursor, this.settleMs);
     return {
       ...page,
       records: page.results.map((object) => ({
@@ -185,7 +189,7 @@ class HubSpotClient implements CrmClient {
 
   /** leadExternal is left out: a search answer holds no associations, and reading them costs a call per page. */
   async changedDeals(cursor: string | null): Promise<ChangePage<RemoteDeal>> {
-    const page = await searchChanges(this.http, 'deals', DEAL_READ_PROPERTIES, cursor);
+    const page = await searchChanges(this.http, 'deals', DEAL_READ_PROPERTIES, cursor, this.settleMs);
     return {
       ...page,
       records: page.results.map((object) => ({

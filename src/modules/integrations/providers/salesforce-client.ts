@@ -1,5 +1,6 @@
 import {
   ChangePage,
+  CHANGES_SETTLE_MS,
   CrmClient,
   CrmClientOptions,
   CrmLeadFields,
@@ -49,10 +50,13 @@ class SalesforceClient implements CrmClient {
   readonly provider = 'salesforce' as const;
   readonly batchSize = BATCH_SIZE;
   private readonly session: SalesforceSession;
+  /** How far behind now the last cursor of a changes query stays (CHANGES_SETTLE_MS by default). */
+  private readonly settleMs: number;
   private readonly collections: SalesforceCollections;
 
   constructor(credentials: Record<string, string>, settings: ProviderSettings, options: CrmClientOptions = {}) {
     this.session = new SalesforceSession(credentials, settings, options);
+    this.settleMs = options.changesSettleMs ?? CHANGES_SETTLE_MS;
     this.collections = new SalesforceCollections(this.session);
   }
 
@@ -146,7 +150,13 @@ class SalesforceClient implements CrmClient {
     if (records.length === 0) return { records: [], cursor, more: false };
     const last = records[records.length - 1];
     const more = records.length >= BATCH_SIZE;
-    const next = encodeCursor({ at: parseSalesforceDateTime(last.SystemModstamp), afterId: more ? last.Id : null });
+    const lastAt = parseSalesforceDateTime(last.SystemModstamp);
+    // A full page goes on from its last record; the last page's cursor stays settleMs behind now.
+    const next = more
+      ? encodeCursor({ at: lastAt, afterId: last.Id })
+      : this.settleMs === 0
+        ? encodeCursor({ at: lastAt, afterId: null })
+        : encodeCursor({ at: new Date(Math.min(lastAt.getTime(), Date.now() - this.settleMs)), afterId: null });
     return { records: records.map(toRemote), cursor: next, more };
   }
 
