@@ -11,7 +11,8 @@ import { Integration, IntegrationProvider, IntegrationStatus, IntegrationType } 
 import { IntegrationConnectInput, IntegrationListInput, IntegrationUpdateInput } from './integration.inputs';
 import { defaultStageMap, IntegrationSettings } from './sync/stage-map';
 import { SyncRun, SyncTrigger } from './sync/sync.entities';
-import { isVerifiedProvider, ProviderSettings, verifyCrmCredentials } from './providers/crm-verification';
+import { isVerifiedProvider, ProviderSettings } from './providers/crm-verification';
+import { VERIFIERS } from './providers/verification';
 
 /** At most this much of a provider's reason is kept in last_error. */
 const MAX_LAST_ERROR = 1000;
@@ -39,9 +40,10 @@ export class IntegrationService {
    */
   async connect(input: IntegrationConnectInput): Promise<Integration> {
     const { credentials, hint } = validateCredentials(input.type, input.provider, input.credentials);
-    if (isVerifiedProvider(input.provider)) {
-      if (!this.providers) throw new Error('IntegrationService has no provider settings: CRM credentials cannot be verified');
-      await verifyCrmCredentials(input.provider, credentials, this.providers);
+    const verify = VERIFIERS[input.provider];
+    if (verify) {
+      if (!this.providers) throw new Error('IntegrationService has no provider settings: credentials cannot be verified');
+      await verify(credentials, this.providers);
     }
     const name = input.name?.trim();
     const crm = input.type === IntegrationType.crm && isVerifiedProvider(input.provider) ? input.provider : null;

@@ -1,0 +1,15 @@
+import type { IntegrationProvider } from '../integration.entity';
+import { ProviderSettings, verifyCrmCredentials } from './crm-verification';
+
+/**
+ * Proves a provider's credentials before anything is stored: refused is 422
+ * integration_auth_failed (the provider's reason, never a secret), no usable answer 502
+ * integration_unreachable. `settings.timeoutMs` bounds all of one verification's calls together.
+ */
+export type CredentialVerifier = (credentials: Record<string, string>, settings: ProviderSettings) => Promise<void>;
+
+/** The providers whose credentials are proven on connect; the others are checked for shape only, until they are reached too. */
+export const VERIFIERS: Partial<Record<IntegrationProvider, CredentialVerifier>> = {
+  hubspot: (credentials, settings) => verifyCrmCredentials('hubspot', credentials, settings),
+  salesforce: (credentials, settings) => verifyCrmCredentials('salesforce', credentials, settings),
+};
