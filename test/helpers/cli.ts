@@ -90,6 +90,10 @@ export async function startCliApi(databaseUrl: string): Promise<CliApi> {
   const server: Server = await new Promise((resolve) => {
     const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
   });
+  // The CLI runs with spawnSync, which stops this process (and this server) meanwhile: an idle
+  // connection would then be closed by the server just as fetch reuses it ("other side closed").
+  // Idle connections stay open instead; stop() closes them.
+  server.keepAliveTimeout = 0;
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     async call(route, key, init = {}) {
@@ -97,6 +101,7 @@ export async function startCliApi(databaseUrl: string): Promise<CliApi> {
       return { status: response.status, body: (await response.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
     },
     async stop() {
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await built.stop();
       await orm.close();
