@@ -866,13 +866,21 @@ describe('deals', () => {
       ];
       for (const [fields, rules] of cases) {
         const deal = await createDeal({ name: 'Case', value: 1000, stage: 'proposal', lead_id: lead.id, ...fields }, key);
+        // Asking first registers nothing, and answers what registering then does.
+        const asked = await app.request('GET', `/v1/deals/${deal.id}/co_sell_eligibility`, { key });
+        expect(asked.status).toBe(200);
+        expect(asked.body).toMatchObject({ object: 'co_sell_eligibility', deal_id: deal.id, eligible: rules.length === 0, registered: false });
+        expect(asked.body.reasons.map((r: { rule: string }) => r.rule)).toEqual(rules);
+        expect((await dealRow(deal.id)).co_sell_id).toBeNull();
         const res = await register(deal.id, key);
         if (rules.length === 0) {
           expect(res.status).toBe(200);
+          const after = await app.request('GET', `/v1/deals/${deal.id}/co_sell_eligibility`, { key });
+          expect(after.body).toMatchObject({ eligible: true, reasons: [], registered: true });
           continue;
         }
         expectError(res, 422, 'deal_not_eligible', undefined, ['reasons']);
-        expect(res.body.error.reasons.map((r: { rule: string }) => r.rule)).toEqual(rules);
+        expect(res.body.error.reasons).toEqual(asked.body.reasons);
       }
       // A linked lead without a company: written directly, since the API requires a company.
       const blankLead = await createLead(key);

@@ -6,7 +6,7 @@ import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/che
 import { OperationLimited } from '../../limits/operation-limit';
 import { Deal, DealStageChange } from './deal.entity';
 import { DealCreateInput, DealListInput, DealUpdateInput } from './deal.inputs';
-import { DealList, PipelineStageSummary } from './deal.types';
+import { CoSellEligibility, DealList, PipelineStageSummary } from './deal.types';
 
 @Resolver(() => Deal)
 export class DealResolver {
@@ -57,6 +57,15 @@ export class DealResolver {
   @OperationLimited('registerDeal', { windowS: 60, max: 10 })
   registerDeal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.register(id);
+  }
+
+  @RequiresPermission('deals:read')
+  @Query(() => CoSellEligibility, {
+    description:
+      'Whether the deal may be registered for co-sell now, and every reason it may not (the reasons registerDeal would refuse with), without registering.',
+  })
+  dealCoSellEligibility(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.deals.coSellEligibility(id);
   }
 
   @Extensions({ rest: false })

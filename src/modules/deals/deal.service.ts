@@ -16,7 +16,7 @@ import { coSellProblems } from './co-sell';
 import { CoSellRegistration, CoSellStatus, Deal, DealStageChange } from './deal.entity';
 import { DealCreateInput, DealListInput, DEAL_SORTS, DealUpdateInput } from './deal.inputs';
 import { canMoveDeal, DealStage, OPEN_STAGES, STAGE_PROBABILITY } from './deal-stage';
-import { PipelineStageSummary } from './deal.types';
+import { CoSellEligibility, PipelineStageSummary } from './deal.types';
 import { fromMinorUnits, toMinorUnits } from './money';
 
 const DEAL_TEXT = { currency: (code: string) => code.toUpperCase() };
@@ -171,9 +171,7 @@ export class DealService {
     return this.em.transactional(async () => {
       const deal = await this.em.findOneOrFail(Deal, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (deal.coSell) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell (${deal.coSell.id})`);
-      const lead = deal.lead ? await this.em.findOne(Lead, { id: deal.lead.id }) : null;
-      const m365 = await this.integrations.connectedIntegration(IntegrationProvider.microsoft365);
-      const problems = coSellProblems({ stage: deal.stage, valueMinor: deal.valueMinor, lead, m365Connected: m365 !== null });
+      const { problems, m365 } = await this.coSellCheck(deal);
       if (problems.length) {
         throw new ApiError('deal_not_eligible', `The deal is not eligible for co-sell: ${problems.map((p) => p.message).join('; ')}`, {
           details: { reasons: problems },
@@ -195,6 +193,20 @@ export class DealService {
       this.events.record('deal.registered', deal, before);
       return deal;
     });
+  }
+
+  /** What registering now would answer, without registering: every rule the deal fails (GET …/co_sell_eligibility). */
+  async coSellEligibility(id: string): Promise<CoSellEligibility> {
+    const deal = await this.get(id);
+    const { problems } = await this.coSellCheck(deal);
+    return Object.assign(new CoSellEligibility(), { dealId: deal.id, eligible: problems.length === 0, reasons: problems, registered: !!deal.coSell });
+  }
+
+  /** The facts the co-sell rules judge, read once for the check and the registration alike. */
+  private async coSellCheck(deal: Deal) {
+    const lead = deal.lead ? await this.em.findOne(Lead, { id: deal.lead.id }) : null;
+    const m365 = await this.integrations.connectedIntegration(IntegrationProvider.microsoft365);
+    return { m365, problems: coSellProblems({ stage: deal.stage, valueMinor: deal.valueMinor, lead, m365Connected: m365 !== null }) };
   }
 
   private async lead(id: string): Promise<Lead> {

@@ -1,4 +1,4 @@
-import { Field, Float, Int, ObjectType } from 'type-graphql';
+import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { ListPage } from '../../common/pagination';
 import { Deal } from './deal.entity';
 import { DealStage } from './deal-stage';
@@ -25,4 +25,33 @@ export class PipelineStageSummary {
 
   @Field(() => Int, { description: 'Win probability of the stage, in percent.' })
   probability!: number;
+}
+
+@ObjectType({ simpleResolvers: true, description: 'One rule of co-sell eligibility a deal fails.' })
+export class CoSellReason {
+  @Field({ description: 'stage, value, lead or m365_integration.' })
+  rule!: string;
+
+  @Field()
+  message!: string;
+}
+
+@ObjectType({ simpleResolvers: true, description: 'Whether a deal may be registered for co-sell now, and every reason it may not.' })
+export class CoSellEligibility {
+  @Field({ description: 'Always "co_sell_eligibility".' })
+  get object(): 'co_sell_eligibility' {
+    return 'co_sell_eligibility';
+  }
+
+  @Field(() => ID)
+  dealId!: string;
+
+  @Field({ description: 'true when registering now would pass every rule (it may still be 409 already_registered).' })
+  eligible!: boolean;
+
+  @Field(() => [CoSellReason], { description: 'The same reasons a refused registration lists in error.reasons; empty when eligible.' })
+  reasons!: CoSellReason[];
+
+  @Field({ description: 'Whether the deal is registered already.' })
+  registered!: boolean;
 }

@@ -52,6 +52,12 @@ export const dealsModule = defineModule({
       operation: { type: 'mutation', field: 'registerDeal' },
       errors: ['already_registered', 'deal_not_eligible'],
     },
+    {
+      method: 'GET',
+      path: '/v1/deals/:id/co_sell_eligibility',
+      summary: 'Check co-sell eligibility without registering',
+      operation: { type: 'query', field: 'dealCoSellEligibility' },
+    },
   ],
   services: { deals: ({ em, services, events }) => new DealService(em, services.integrations, events) },
 });
