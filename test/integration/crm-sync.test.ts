@@ -192,6 +192,57 @@ describe('CRM sync', () => {
       expect(contacts.map((contact) => [contact.id, contact.properties.sales_pipeline_id])).toEqual([[bornContact.id, born.id]]);
     });
 
+    it('a deal made in HubSpot arrives as a deal of ours, its stage mapped back', async () => {
+      const integrationId = await connectHubSpot();
+      await settled(integrationId);
+      crms.hubspot.userCreate('deals', {
+        dealname: 'Born in HubSpot',
+        amount: '7300.25',
+        dealstage: 'decisionmakerboughtin',
+        pipeline: 'default',
+        closedate: '2027-02-01T00:00:00.000Z',
+      });
+      expect(await syncNow(integrationId)).toMatchObject({ status: 'succeeded', pulled: 1, failed: 0 });
+      const deals = (await api('GET', '/v1/deals?limit=100')).body.data as Array<Record<string, unknown>>;
+      expect(deals.find((deal) => deal.name === 'Born in HubSpot')).toMatchObject({ value: 7300.25, stage: 'negotiation', expected_close_date: '2027-02-01' });
+      expect((await events('deal.created')).length).toBe(1);
+    });
+
+    describe('a lead changed on both sides since they last agreed', () => {
+      /** A lead at HubSpot, then HubSpot down, so a change made here stays owed (its run failed, backing off). */
+      const agreedThenOffline = async () => {
+        const integrationId = await connectHubSpot();
+        const lead = (await api('POST', '/v1/leads', { company: 'Agreed Co', contact_email: `both-${Date.now()}@both.test` })).body;
+        const contact = await waitFor('the contact', () => crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id));
+        await settled(integrationId);
+        return { integrationId, lead, contact };
+      };
+      const changeHereWhileDown = async (integrationId: string, leadId: string, company: string) => {
+        crms.hubspot.fail(503);
+        expect((await api('PUT', `/v1/leads/${leadId}`, { company })).status).toBe(200);
+        await waitFor('the change run to fail', async () => (await runs(integrationId)).find((run) => run.trigger === 'change' && run.status === 'failed'));
+        crms.hubspot.recover();
+      };
+
+      it('the newer change, made in HubSpot, wins', async () => {
+        const { integrationId, lead, contact } = await agreedThenOffline();
+        await changeHereWhileDown(integrationId, lead.id, 'Older Here');
+        crms.hubspot.userEdit('contacts', contact.id, { company: 'Newer There' });
+        await syncNow(integrationId);
+        expect((await api('GET', `/v1/leads/${lead.id}`)).body.company).toBe('Newer There');
+        expect(crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id)!.properties.company).toBe('Newer There');
+      });
+
+      it('the newer change, made here, wins', async () => {
+        const { integrationId, lead, contact } = await agreedThenOffline();
+        crms.hubspot.userEdit('contacts', contact.id, { company: 'Older There' });
+        await changeHereWhileDown(integrationId, lead.id, 'Newer Here');
+        await syncNow(integrationId);
+        expect((await api('GET', `/v1/leads/${lead.id}`)).body.company).toBe('Newer Here');
+        expect(crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id)!.properties.company).toBe('Newer Here');
+      });
+    });
+
     it('keeps what cannot come over as failures readable through GraphQL, and goes on', async () => {
       const integrationId = await connectHubSpot();
       await settled(integrationId);

@@ -21,7 +21,7 @@ import type {
   RemoteRecord,
 } from '../providers/crm-client';
 import type { Integration } from '../integration.entity';
-import { defaultStageMap, StageMap } from './stage-map';
+import { defaultStageMap, StageMap, stageFromCrm } from './stage-map';
 import { changedFields, dealCreate, dealFields, dealUpdate, differsFrom, leadCreate, leadFields, leadUpdate, unmappedStage } from './sync-fields';
 import { SyncDirection, SyncFailure, SyncLink, SyncRun } from './sync.entities';
 
@@ -153,7 +153,7 @@ export class SyncExecution {
       }
       const fields = kind === 'lead' ? leadFields(object as Lead) : dealFields(object as Deal, this.stageMap);
       // The CRM already holds these values: nothing to send (our own pull applied, or a change undone).
-      if (link && !differsFrom(fields, link.fields)) continue;
+      if (link && !differsFrom(this.comparable(fields), link.fields)) continue;
       upserts.push({ id, fields, external: link?.external ?? {} });
     }
     const outcomes: PushOutcome[] = [];
@@ -222,7 +222,7 @@ export class SyncExecution {
   ) {
     const main = external[MAIN_RECORD[this.provider][kind]];
     if (!main) throw new Error(`the ${this.provider} client answered no ${MAIN_RECORD[this.provider][kind]} id for ${objectId}`);
-    const values = { externalId: main, external, fields: { ...fields }, syncedAt: new Date(), ...(remoteModifiedAt ? { remoteModifiedAt } : {}) };
+    const values = { externalId: main, external, fields: this.comparable(fields), syncedAt: new Date(), ...(remoteModifiedAt ? { remoteModifiedAt } : {}) };
     if (existing) {
       em.assign(existing, values);
       em.persist(existing);
@@ -304,7 +304,11 @@ export class SyncExecution {
           return;
         }
         const agreed = link?.fields ?? {};
-        const changed = changedFields<CrmLeadFields | CrmDealFields>(record.fields, agreed);
+        // Compared as the two sides mean them (a CRM stage as the stage of ours it maps to); applied as the CRM holds them.
+        const changedNames = Object.keys(changedFields(this.comparable(record.fields), agreed));
+        const changed = Object.fromEntries(changedNames.map((name) => [name, (record.fields as Record<string, unknown>)[name]])) as Partial<
+          CrmLeadFields | CrmDealFields
+        >;
         if (Object.keys(changed).length === 0) {
           // Our own write read back, or a change to a field we do not sync.
           if (!link) this.link(em, kind, local.id, record.external, record.fields, null, record.modifiedAt);
@@ -313,7 +317,7 @@ export class SyncExecution {
         }
         const ours = this.fieldsOf(kind, local);
         // Changed on both sides since they last agreed: the newer modification wins. Ours is pushed, from the CRM's values as agreed.
-        if (differsFrom(ours, agreed) && local.updatedAt.getTime() >= record.modifiedAt.getTime()) {
+        if (differsFrom(this.comparable(ours), agreed) && local.updatedAt.getTime() >= record.modifiedAt.getTime()) {
           if (!link) this.link(em, kind, local.id, record.external, record.fields, null, record.modifiedAt);
           await em.flush();
           await em
@@ -375,6 +379,17 @@ export class SyncExecution {
     this.link(em, kind, created.id, record.external, this.fieldsOf(kind, created), null, record.modifiedAt);
     await em.flush();
     this.counts.pulled += 1;
+  }
+
+  /**
+   * Fields as both sides mean them, for comparing and for the link's agreed values: a CRM stage
+   * becomes the stage of ours it maps to, so a CRM stage our map reads as the same stage (HubSpot's
+   * `decisionmakerboughtin` for our negotiation) is agreement, not a change to send or apply.
+   */
+  private comparable(fields: object): Record<string, unknown> {
+    const stage = (fields as Partial<CrmDealFields>).stage;
+    if (stage === undefined) return { ...fields };
+    return { ...fields, stage: stageFromCrm(this.stageMap, this.provider, stage) ?? stage };
   }
 
   private fieldsOf(kind: CrmObjectKind, local: Local): CrmLeadFields | CrmDealFields {
