@@ -40,6 +40,12 @@ export interface ProviderConfig {
   timeoutMs: number;
   /** INTEGRATION_ALLOW_PRIVATE_URLS: addresses given by providers (Salesforce's instance_url) may be loopback or private. */
   allowPrivateUrls: boolean;
+  /** AUTOTASK_ZONE_URL: where Autotask's zone lookup runs (the zone it answers is then called through the address guard). */
+  autotaskZoneUrl: string;
+  /** CONNECTWISE_SITE_URL, outside production only: every ConnectWise site is reached here instead of https://{site} (a sandbox, a local fake). */
+  connectwiseSiteUrl?: string;
+  /** HALOPSA_INSTANCE_URL, outside production only: every HaloPSA instance is reached here instead of its instance_url. */
+  halopsaInstanceUrl?: string;
 }
 
 /** How the CRM sync engine runs. */
@@ -52,6 +58,7 @@ export interface SyncConfig {
 
 export const DEFAULT_HUBSPOT_API_URL = 'https://api.hubapi.com';
 export const DEFAULT_SALESFORCE_LOGIN_URL = 'https://login.salesforce.com';
+export const DEFAULT_AUTOTASK_ZONE_URL = 'https://webservices.autotask.net';
 
 export class ConfigError extends Error {}
 
@@ -79,6 +86,17 @@ function parseProviderUrl(name: string, value: string | undefined, fallback: str
   const url = parseUrl(name, value, ['http:', 'https:']).replace(/\/+$/, '');
   if (isProduction && url !== fallback) throw new ConfigError(`${name} may point elsewhere than ${fallback} only outside production`);
   return url;
+}
+
+/**
+ * Where a provider that lives on the customer's own host (a ConnectWise site, a HaloPSA instance)
+ * is reached instead of that host: unset by default, and only outside production, where no
+ * customer's credentials may be sent anywhere but their own host.
+ */
+function parseCustomerHostOverride(name: string, value: string | undefined, isProduction: boolean): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (isProduction) throw new ConfigError(`${name} may be set only outside production (every customer's own host is called in production)`);
+  return parseUrl(name, value, ['http:', 'https:']).replace(/\/+$/, '');
 }
 
 function parseUrl(name: string, value: string, protocols: string[]): string {
@@ -157,6 +175,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       salesforceLoginUrl: parseProviderUrl('SALESFORCE_LOGIN_URL', env.SALESFORCE_LOGIN_URL, DEFAULT_SALESFORCE_LOGIN_URL, isProduction),
       timeoutMs: parseMilliseconds('INTEGRATION_TIMEOUT_MS', env.INTEGRATION_TIMEOUT_MS, 8_000),
       allowPrivateUrls: parseBoolean('INTEGRATION_ALLOW_PRIVATE_URLS', env.INTEGRATION_ALLOW_PRIVATE_URLS, false),
+      autotaskZoneUrl: parseProviderUrl('AUTOTASK_ZONE_URL', env.AUTOTASK_ZONE_URL, DEFAULT_AUTOTASK_ZONE_URL, isProduction),
+      connectwiseSiteUrl: parseCustomerHostOverride('CONNECTWISE_SITE_URL', env.CONNECTWISE_SITE_URL, isProduction),
+      halopsaInstanceUrl: parseCustomerHostOverride('HALOPSA_INSTANCE_URL', env.HALOPSA_INSTANCE_URL, isProduction),
     },
     sync: {
       intervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),

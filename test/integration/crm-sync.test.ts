@@ -342,6 +342,7 @@ describe('CRM sync', () => {
     });
 
     it('refuses to sync what cannot: a PSA and a disconnected integration (409)', async () => {
+      crms.halopsa.accept('halo-client', 'halo-secret-0001');
       const psa = await api('POST', '/v1/integrations', {
         type: 'psa',
         provider: 'halopsa',

@@ -25,6 +25,7 @@ const settingsFor = (fake: FakeHubSpot, timeoutMs = 5_000): ProviderSettings => 
   salesforceLoginUrl: 'http://127.0.0.1:9',
   timeoutMs,
   allowPrivateUrls: true,
+  autotaskZoneUrl: 'http://127.0.0.1:9',
   guardConfiguredUrls: false,
   resolve: systemResolver,
 });

@@ -37,6 +37,7 @@ function settings(fake: FakeSalesforce, timeoutMs = 5_000): ProviderSettings {
     salesforceLoginUrl: fake.url,
     timeoutMs,
     allowPrivateUrls: true,
+    autotaskZoneUrl: 'http://127.0.0.1:9',
     resolve: systemResolver,
     guardConfiguredUrls: false,
   };

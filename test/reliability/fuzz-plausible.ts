@@ -171,6 +171,7 @@ export function integrationBody(): fc.Arbitrary<Record<string, unknown>> {
     text: fc.stringMatching(/^[A-Za-z0-9]{4,20}$/),
     secret: fc.stringMatching(/^[A-Za-z0-9_-]{12,40}$/),
     token: fc.stringMatching(/^[A-Za-z0-9_-]{12,40}$/),
+    header: fc.stringMatching(/^[A-Za-z0-9-]{4,40}$/),
     https_url: fc.constantFrom('https://acme.my.salesforce.com', 'https://acme.halopsa.com'),
     hostname: fc.constantFrom('api-na.myconnectwise.net', 'api-eu.myconnectwise.net'),
     email: fc.constantFrom('api-user@acme.example', 'sync@example.com'),

@@ -35,7 +35,15 @@ describe('loadConfig', () => {
       version: packageVersion,
       trustProxy: false,
       databaseTimeouts: { statementMs: 5_000, idleInTransactionMs: 10_000 },
-      providers: { hubspotApiUrl: 'https://api.hubapi.com', salesforceLoginUrl: 'https://login.salesforce.com', timeoutMs: 8_000, allowPrivateUrls: false },
+      providers: {
+        hubspotApiUrl: 'https://api.hubapi.com',
+        salesforceLoginUrl: 'https://login.salesforce.com',
+        timeoutMs: 8_000,
+        allowPrivateUrls: false,
+        autotaskZoneUrl: 'https://webservices.autotask.net',
+        connectwiseSiteUrl: undefined,
+        halopsaInstanceUrl: undefined,
+      },
     });
     expect(config.dataDir).toBe(path.resolve('.data'));
   });
@@ -47,6 +55,9 @@ describe('loadConfig', () => {
       salesforceLoginUrl: 'https://test.salesforce.com',
       timeoutMs: 300,
       allowPrivateUrls: true,
+      autotaskZoneUrl: 'https://webservices.autotask.net',
+      connectwiseSiteUrl: undefined,
+      halopsaInstanceUrl: undefined,
     });
     const production = { NODE_ENV: 'production', ENCRYPTION_KEY: 'a'.repeat(64) };
     expect(configError({ ...production, HUBSPOT_API_URL: 'http://127.0.0.1:4010' }).message).toBe(
@@ -57,6 +68,28 @@ describe('loadConfig', () => {
     expect(configError({ HUBSPOT_API_URL: 'ftp://example.com' }).message).toContain('HUBSPOT_API_URL');
     expect(configError({ INTEGRATION_TIMEOUT_MS: '0' }).message).toContain('INTEGRATION_TIMEOUT_MS');
     expect(configError({ INTEGRATION_ALLOW_PRIVATE_URLS: 'maybe' }).message).toContain('INTEGRATION_ALLOW_PRIVATE_URLS');
+  });
+
+  it('points the PSA providers elsewhere only outside production', () => {
+    const env = { AUTOTASK_ZONE_URL: 'http://127.0.0.1:4011/', CONNECTWISE_SITE_URL: 'http://127.0.0.1:4012/', HALOPSA_INSTANCE_URL: 'http://127.0.0.1:4013' };
+    expect(loadConfig(env).providers).toMatchObject({
+      autotaskZoneUrl: 'http://127.0.0.1:4011',
+      connectwiseSiteUrl: 'http://127.0.0.1:4012',
+      halopsaInstanceUrl: 'http://127.0.0.1:4013',
+    });
+    const production = { NODE_ENV: 'production', ENCRYPTION_KEY: 'a'.repeat(64) };
+    expect(configError({ ...production, AUTOTASK_ZONE_URL: 'http://127.0.0.1:4011' }).message).toBe(
+      'AUTOTASK_ZONE_URL may point elsewhere than https://webservices.autotask.net only outside production',
+    );
+    expect(loadConfig({ ...production, AUTOTASK_ZONE_URL: 'https://webservices.autotask.net' }).providers.autotaskZoneUrl).toBe(
+      'https://webservices.autotask.net',
+    );
+    // In production every customer's credentials go to their own site or instance, never elsewhere.
+    expect(configError({ ...production, CONNECTWISE_SITE_URL: 'https://na.myconnectwise.net' }).message).toContain(
+      'CONNECTWISE_SITE_URL may be set only outside production',
+    );
+    expect(configError({ ...production, HALOPSA_INSTANCE_URL: 'https://acme.halopsa.com' }).message).toContain('HALOPSA_INSTANCE_URL');
+    expect(configError({ CONNECTWISE_SITE_URL: 'ftp://example.com' }).message).toContain('CONNECTWISE_SITE_URL');
   });
 
   it('derives PUBLIC_URL from PORT and drops a trailing slash from a given one', () => {

@@ -8,7 +8,7 @@ import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integ
  * credentials are opaque client JSON, so the REST adapter passes their keys through unchanged and
  * GraphQL and REST take the same names.
  */
-type FieldKind = 'text' | 'secret' | 'token' | 'https_url' | 'hostname' | 'email' | 'guid';
+type FieldKind = 'text' | 'secret' | 'token' | 'header' | 'https_url' | 'hostname' | 'email' | 'guid';
 
 interface CredentialField {
   name: string;
@@ -41,7 +41,7 @@ export const CREDENTIALS_BY_PROVIDER: Record<IntegrationProvider, ProviderCreden
       { name: 'company_id', kind: 'text' },
       { name: 'public_key', kind: 'text' },
       { name: 'private_key', kind: 'secret' },
-      { name: 'client_id', kind: 'text' },
+      { name: 'client_id', kind: 'header' },
     ],
     hintFrom: 'private_key',
   },
@@ -49,8 +49,8 @@ export const CREDENTIALS_BY_PROVIDER: Record<IntegrationProvider, ProviderCreden
   autotask: {
     fields: [
       { name: 'username', kind: 'email' },
-      { name: 'secret', kind: 'secret' },
-      { name: 'integration_code', kind: 'text' },
+      { name: 'secret', kind: 'token' },
+      { name: 'integration_code', kind: 'header' },
     ],
     hintFrom: 'secret',
   },
@@ -101,12 +101,15 @@ const KINDS: Record<FieldKind, { schema: JsonSchema; expected: string }> = {
     schema: { ...TEXT, minLength: MIN_SECRET_LENGTH, pattern: '^[\\x21-\\x7e]+$' },
     expected: `at least ${MIN_SECRET_LENGTH} printable ASCII characters without spaces`,
   },
+  // Not secret, but sent in an HTTP header of its own (ConnectWise's clientId, Autotask's ApiIntegrationCode).
+  header: { schema: { ...TEXT, pattern: '^[\\x21-\\x7e]+$' }, expected: 'printable ASCII characters without spaces' },
   https_url: {
     schema: { ...TEXT, format: 'uri', pattern: `^[hH][tT][tT][pP][sS]://${HOSTNAME}(?::${PORT})?(?:/[^\\s?#]*)?$` },
     expected: 'an https URL such as https://acme.example.com (no credentials, query or fragment)',
   },
   hostname: { schema: { ...TEXT, maxLength: 253, pattern: `^${HOSTNAME}$` }, expected: 'a host name such as na.myconnectwise.net (no scheme or path)' },
-  email: { schema: { ...TEXT, format: 'email' }, expected: 'an email address' },
+  // ASCII only: Autotask's user name travels in its UserName header.
+  email: { schema: { ...TEXT, format: 'email', pattern: '^[\\x21-\\x7e]+$' }, expected: 'an email address' },
   guid: {
     schema: { ...TEXT, pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
     expected: 'a GUID such as 00000000-0000-0000-0000-000000000000',

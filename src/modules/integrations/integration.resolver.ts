@@ -29,7 +29,7 @@ export class IntegrationResolver {
   @Mutation(() => Integration, {
     complexity: MUTATION_COST,
     description:
-      "Connects a provider. A CRM's credentials are verified with the provider first: refused is 422 integration_auth_failed, no usable answer 502 integration_unreachable, and nothing is stored. A second integration of the same provider in this mode that is not disconnected is 409.",
+      "Connects a provider. A CRM's or PSA's credentials are verified with the provider first: refused is 422 integration_auth_failed, no usable answer 502 integration_unreachable, and nothing is stored. A second integration of the same provider in this mode that is not disconnected is 409.",
   })
   @OperationLimited('connectIntegration', { windowS: 60, max: 10 })
   connectIntegration(@Arg('input', () => IntegrationConnectInput) input: IntegrationConnectInput, @Ctx() ctx: RequestContext) {

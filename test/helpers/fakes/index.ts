@@ -1,27 +1,54 @@
+import { FakeAutotask } from './fake-autotask';
+import { FakeConnectWise } from './fake-connectwise';
+import { FakeHaloPsa } from './fake-halopsa';
 import { FakeHubSpot } from './fake-hubspot';
 import { FakeSalesforce } from './fake-salesforce';
 
+export { FakeAutotask } from './fake-autotask';
+export { FakeConnectWise } from './fake-connectwise';
+export { FakeHaloPsa } from './fake-halopsa';
 export { FakeHubSpot } from './fake-hubspot';
 export { FakeSalesforce } from './fake-salesforce';
 
 export interface FakeCrms {
   hubspot: FakeHubSpot;
   salesforce: FakeSalesforce;
+  connectwise: FakeConnectWise;
+  autotask: FakeAutotask;
+  halopsa: FakeHaloPsa;
   /** The configuration that points a service at them (loopback: private addresses allowed). */
   env: Record<string, string>;
   close(): Promise<void>;
 }
 
-/** A loopback HubSpot and Salesforce; `acceptAny` for tests that connect CRMs with made-up credentials. */
+/**
+ * A loopback HubSpot and Salesforce, and the PSAs (ConnectWise, Autotask, HaloPSA); `acceptAny`
+ * for tests that connect them with made-up credentials. Every ConnectWise site and HaloPSA
+ * instance is reached at its fake (CONNECTWISE_SITE_URL, HALOPSA_INSTANCE_URL), whatever host the
+ * credentials name, so no test calls a real one.
+ */
 export async function startFakeCrms(options: { acceptAny?: boolean } = {}): Promise<FakeCrms> {
   const hubspot = await new FakeHubSpot(options).start();
   const salesforce = await new FakeSalesforce(options).start();
+  const connectwise = await new FakeConnectWise(options).start();
+  const autotask = await new FakeAutotask(options).start();
+  const halopsa = await new FakeHaloPsa(options).start();
   return {
     hubspot,
     salesforce,
-    env: { HUBSPOT_API_URL: hubspot.url, SALESFORCE_LOGIN_URL: salesforce.url, INTEGRATION_ALLOW_PRIVATE_URLS: 'true' },
+    connectwise,
+    autotask,
+    halopsa,
+    env: {
+      HUBSPOT_API_URL: hubspot.url,
+      SALESFORCE_LOGIN_URL: salesforce.url,
+      AUTOTASK_ZONE_URL: autotask.url,
+      CONNECTWISE_SITE_URL: connectwise.url,
+      HALOPSA_INSTANCE_URL: halopsa.url,
+      INTEGRATION_ALLOW_PRIVATE_URLS: 'true',
+    },
     close: async () => {
-      await Promise.all([hubspot.close(), salesforce.close()]);
+      await Promise.all([hubspot.close(), salesforce.close(), connectwise.close(), autotask.close(), halopsa.close()]);
     },
   };
 }

@@ -1,5 +1,8 @@
 import type { IntegrationProvider } from '../integration.entity';
+import { verifyAutotask } from './autotask-verification';
+import { verifyConnectwise } from './connectwise-verification';
 import { ProviderSettings, verifyCrmCredentials } from './crm-verification';
+import { verifyHalopsa } from './halopsa-verification';
 
 /**
  * Proves a provider's credentials before anything is stored: refused is 422
@@ -12,4 +15,7 @@ export type CredentialVerifier = (credentials: Record<string, string>, settings:
 export const VERIFIERS: Partial<Record<IntegrationProvider, CredentialVerifier>> = {
   hubspot: (credentials, settings) => verifyCrmCredentials('hubspot', credentials, settings),
   salesforce: (credentials, settings) => verifyCrmCredentials('salesforce', credentials, settings),
+  connectwise: verifyConnectwise,
+  autotask: verifyAutotask,
+  halopsa: verifyHalopsa,
 };
