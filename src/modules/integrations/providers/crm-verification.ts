@@ -1,7 +1,7 @@
-import { ApiError } from '../../../common/api-error';
 import type { ProviderConfig } from '../../../config';
 import type { HostResolver } from '../../webhooks/url-guard';
-import { jsonOf, ProviderCallOptions, providerRequest, ProviderResponse, retryAfterOf, ProviderUnreachable } from './provider-http';
+import { jsonOf, ProviderCallOptions, ProviderRequest, ProviderResponse } from './provider-http';
+import { notUsable as notUsableAnswer, refusedBy, unreachableFrom, verificationCall } from './verification-outcomes';
 import { readSalesforceGrant, SALESFORCE_API_VERSION, salesforceReason, salesforceTokenRequest } from './salesforce-auth';
 
 /** What verifying needs: the configured hosts and deadline, how names resolve, and whether configured hosts are guarded too. */
@@ -15,38 +15,14 @@ export { SALESFORCE_API_VERSION } from './salesforce-auth';
 
 const NAMES = { hubspot: 'HubSpot', salesforce: 'Salesforce' } as const;
 type Crm = keyof typeof NAMES;
-const MAX_REASON = 300;
 
-/** The provider's own words, cut short and with every credential value taken out, in case a provider echoes one. */
-export function cleanReason(reason: string, credentials: Record<string, string>): string {
-  let text = reason.replace(/\s+/g, ' ').trim();
-  for (const value of Object.values(credentials)) if (value.length >= 4) text = text.split(value).join('[redacted]');
-  return text.length > MAX_REASON ? `${text.slice(0, MAX_REASON)}…` : text || 'no reason given';
-}
+export { cleanReason } from './verification-outcomes';
 
-const refused = (crm: Crm, reason: string, credentials: Record<string, string>) =>
-  new ApiError('integration_auth_failed', `${NAMES[crm]} refused the credentials: ${cleanReason(reason, credentials)}`, { param: 'credentials' });
-
-const unreachable = (crm: Crm, reason: string, credentials: Record<string, string>, retryAfterS?: number) =>
-  new ApiError('integration_unreachable', `${NAMES[crm]} could not be reached (${cleanReason(reason, credentials)}); nothing was stored, try again`, {
-    retryAfterS,
-  });
-
-/** A call whose failure to answer is integration_unreachable. */
-async function call(crm: Crm, request: Parameters<typeof providerRequest>[0], options: ProviderCallOptions, credentials: Record<string, string>) {
-  try {
-    return await providerRequest(request, options);
-  } catch (error) {
-    if (error instanceof ProviderUnreachable) throw unreachable(crm, error.message, credentials);
-    throw error;
-  }
-}
-
-/** 5xx, 429 and anything else that is neither success nor a refusal: the provider is not usable now. */
-function notUsable(crm: Crm, response: ProviderResponse, credentials: Record<string, string>): ApiError {
-  if (response.status === 429) return unreachable(crm, 'answered 429, rate limited', credentials, retryAfterOf(response) ?? 10);
-  return unreachable(crm, `answered ${response.status}`, credentials);
-}
+const refused = (crm: Crm, reason: string, credentials: Record<string, string>) => refusedBy(NAMES[crm], reason, credentials);
+const unreachable = (crm: Crm, reason: string, credentials: Record<string, string>) => unreachableFrom(NAMES[crm], reason, credentials);
+const call = (crm: Crm, request: ProviderRequest, options: ProviderCallOptions, credentials: Record<string, string>) =>
+  verificationCall(NAMES[crm], request, options, credentials);
+const notUsable = (crm: Crm, response: ProviderResponse, credentials: Record<string, string>) => notUsableAnswer(NAMES[crm], response, credentials);
 
 /** HubSpot's error body ({status, message, correlationId, category}): its message, else the category. */
 function hubspotReason(response: ProviderResponse): string {

@@ -1,5 +1,6 @@
 import type { IntegrationProvider } from '../integration.entity';
 import { ProviderSettings, verifyCrmCredentials } from './crm-verification';
+import { verifyMicrosoft365Credentials } from './m365-verification';
 
 /**
  * Proves a provider's credentials before anything is stored: refused is 422
@@ -12,4 +13,5 @@ export type CredentialVerifier = (credentials: Record<string, string>, settings:
 export const VERIFIERS: Partial<Record<IntegrationProvider, CredentialVerifier>> = {
   hubspot: (credentials, settings) => verifyCrmCredentials('hubspot', credentials, settings),
   salesforce: (credentials, settings) => verifyCrmCredentials('salesforce', credentials, settings),
+  microsoft365: verifyMicrosoft365Credentials,
 };
