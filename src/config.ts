@@ -36,6 +36,10 @@ export interface Config {
 export interface ProviderConfig {
   hubspotApiUrl: string;
   salesforceLoginUrl: string;
+  /** Microsoft Entra ID's login endpoint, where the client-credentials grant of a Microsoft 365 app runs. */
+  microsoftLoginUrl: string;
+  /** Microsoft Graph, where the Microsoft 365 mailbox is read. */
+  microsoftGraphUrl: string;
   /** The deadline of each call to a provider, connection to last byte. */
   timeoutMs: number;
   /** INTEGRATION_ALLOW_PRIVATE_URLS: addresses given by providers (Salesforce's instance_url) may be loopback or private. */
@@ -59,6 +63,8 @@ export interface SyncConfig {
 export const DEFAULT_HUBSPOT_API_URL = 'https://api.hubapi.com';
 export const DEFAULT_SALESFORCE_LOGIN_URL = 'https://login.salesforce.com';
 export const DEFAULT_AUTOTASK_ZONE_URL = 'https://webservices.autotask.net';
+export const DEFAULT_MICROSOFT_LOGIN_URL = 'https://login.microsoftonline.com';
+export const DEFAULT_MICROSOFT_GRAPH_URL = 'https://graph.microsoft.com';
 
 export class ConfigError extends Error {}
 
@@ -173,6 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providers: {
       hubspotApiUrl: parseProviderUrl('HUBSPOT_API_URL', env.HUBSPOT_API_URL, DEFAULT_HUBSPOT_API_URL, isProduction),
       salesforceLoginUrl: parseProviderUrl('SALESFORCE_LOGIN_URL', env.SALESFORCE_LOGIN_URL, DEFAULT_SALESFORCE_LOGIN_URL, isProduction),
+      microsoftLoginUrl: parseProviderUrl('MICROSOFT_LOGIN_URL', env.MICROSOFT_LOGIN_URL, DEFAULT_MICROSOFT_LOGIN_URL, isProduction),
+      microsoftGraphUrl: parseProviderUrl('MICROSOFT_GRAPH_URL', env.MICROSOFT_GRAPH_URL, DEFAULT_MICROSOFT_GRAPH_URL, isProduction),
       timeoutMs: parseMilliseconds('INTEGRATION_TIMEOUT_MS', env.INTEGRATION_TIMEOUT_MS, 8_000),
       allowPrivateUrls: parseBoolean('INTEGRATION_ALLOW_PRIVATE_URLS', env.INTEGRATION_ALLOW_PRIVATE_URLS, false),
       autotaskZoneUrl: parseProviderUrl('AUTOTASK_ZONE_URL', env.AUTOTASK_ZONE_URL, DEFAULT_AUTOTASK_ZONE_URL, isProduction),

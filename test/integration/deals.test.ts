@@ -210,7 +210,7 @@ describe('deals', () => {
       body: {
         type: 'm365',
         provider: 'microsoft365',
-        credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: `secret-${randomUUID()}` },
+        credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: `secret-${randomUUID()}`, mailbox: 'partner-sales@contoso.com' },
       },
     });
     if (res.status !== 201) throw new Error(`connect m365 failed: ${res.status} ${res.text}`);
@@ -1014,7 +1014,11 @@ describe('registerDeal per-operation limit', () => {
     const key = account.testKey;
     const connected = await app.request('POST', '/v1/integrations', {
       key,
-      body: { type: 'm365', provider: 'microsoft365', credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: 'limit-test-secret' } },
+      body: {
+        type: 'm365',
+        provider: 'microsoft365',
+        credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: 'limit-test-secret', mailbox: 'sales@contoso.com' },
+      },
     });
     expect(connected.status).toBe(201);
     const lead = (await app.request('POST', '/v1/leads', { key, body: { company: 'Contoso', contact_email: uniqueEmail() } })).body;

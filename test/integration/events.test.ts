@@ -104,7 +104,12 @@ describe('events', () => {
   };
   const putDeal = (key: string, id: unknown, body: Json) => app.request('PUT', `/v1/deals/${id}`, { key, body });
 
-  const m365Credentials = () => ({ tenant_id: randomUUID(), client_id: randomUUID(), client_secret: `m365~${randomBytes(16).toString('hex')}` });
+  const m365Credentials = () => ({
+    tenant_id: randomUUID(),
+    client_id: randomUUID(),
+    client_secret: `m365~${randomBytes(16).toString('hex')}`,
+    mailbox: 'sales@contoso.com',
+  });
   const connect = (key: string, body: Json) => app.request('POST', '/v1/integrations', { key, body });
 
   async function gqlEvents(key: string, filter: Json = {}) {

@@ -23,6 +23,8 @@ import { waitFor } from '../helpers/wait';
 const settingsFor = (fake: FakeHubSpot, timeoutMs = 5_000): ProviderSettings => ({
   hubspotApiUrl: fake.url,
   salesforceLoginUrl: 'http://127.0.0.1:9',
+  microsoftLoginUrl: 'http://127.0.0.1:9',
+  microsoftGraphUrl: 'http://127.0.0.1:9',
   timeoutMs,
   allowPrivateUrls: true,
   autotaskZoneUrl: 'http://127.0.0.1:9',

@@ -115,7 +115,7 @@ const CREDENTIALS: Record<IntegrationProvider, () => Record<string, string>> = {
   }),
   autotask: () => ({ username: 'api-user@acme-msp.example.com', secret: unique('at-secret-'), integration_code: unique('AT-TRACKING-') }),
   halopsa: () => ({ instance_url: 'https://acme.halopsa.com', client_id: unique('halo-client-'), client_secret: unique('halo-secret-') }),
-  microsoft365: () => ({ tenant_id: guid(), client_id: guid(), client_secret: unique('m365~secret-') }),
+  microsoft365: () => ({ tenant_id: guid(), client_id: guid(), client_secret: unique('m365~secret-'), mailbox: 'sales@contoso.onmicrosoft.com' }),
 };
 const credentialsFor = (provider: IntegrationProvider | `${IntegrationProvider}`) => CREDENTIALS[provider as IntegrationProvider]();
 
@@ -312,7 +312,7 @@ describe('integrations', () => {
       connectwise: ['site', 'company_id', 'public_key', 'private_key', 'client_id'],
       autotask: ['username', 'secret', 'integration_code'],
       halopsa: ['instance_url', 'client_id', 'client_secret'],
-      microsoft365: ['tenant_id', 'client_id', 'client_secret'],
+      microsoft365: ['tenant_id', 'client_id', 'client_secret', 'mailbox'],
     };
 
     it.each(PROVIDERS)('%s: each missing field is parameter_missing naming credentials[field]', async (provider) => {
@@ -387,6 +387,12 @@ describe('integrations', () => {
         ['microsoft365', 'tenant_id', '1234'],
         ['microsoft365', 'client_id', '00000000-0000-0000-0000-00000000000g'],
         ['microsoft365', 'client_secret', 'short'],
+        ['microsoft365', 'mailbox', 'sales'],
+        ['microsoft365', 'mailbox', 'sales@contoso'],
+        ['microsoft365', 'mailbox', '.sales@contoso.com'],
+        ['microsoft365', 'mailbox', 'sales team@contoso.com'],
+        ['microsoft365', 'mailbox', '$sales@contoso.com'],
+        ['microsoft365', 'mailbox', `${'s'.repeat(65)}@contoso.com`],
       ];
       for (const [provider, field, value] of cases) {
         const res = await connect(testKey, { type: TYPE_OF[provider], provider, credentials: { ...credentialsFor(provider), [field]: value } });

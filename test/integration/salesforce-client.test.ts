@@ -35,6 +35,8 @@ function settings(fake: FakeSalesforce, timeoutMs = 5_000): ProviderSettings {
   return {
     hubspotApiUrl: 'http://127.0.0.1:9',
     salesforceLoginUrl: fake.url,
+    microsoftLoginUrl: 'http://127.0.0.1:9',
+    microsoftGraphUrl: 'http://127.0.0.1:9',
     timeoutMs,
     allowPrivateUrls: true,
     autotaskZoneUrl: 'http://127.0.0.1:9',

@@ -11,6 +11,7 @@ import { LeadCreateInput } from '../../src/modules/leads/lead.inputs';
 import type { ServiceFactory } from '../../src/modules/module';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
 import { TEST_ENCRYPTION_KEY_HEX } from '../helpers/app';
+import { FakeCrms, startFakeCrms } from '../helpers/fakes';
 import { truncateAll, workerOrm } from '../helpers/database';
 
 /**
@@ -22,13 +23,19 @@ import { truncateAll, workerOrm } from '../helpers/database';
 describe('services inside a transaction', () => {
   let orm: MikroORM;
   let servicesFor: ServiceFactory;
+  // Connecting Microsoft 365 proves the credentials: with a loopback Microsoft that accepts any.
+  let crms: FakeCrms;
 
   beforeAll(async () => {
     orm = await workerOrm();
-    const config = loadConfig({ NODE_ENV: 'test', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX });
+    crms = await startFakeCrms({ acceptAny: true });
+    const config = loadConfig({ NODE_ENV: 'test', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX, ...crms.env });
     servicesFor = createServiceFactory({ config, scorer: new PriorLeadScorer() }, await createSchema());
   });
-  afterAll(() => orm.close());
+  afterAll(async () => {
+    await orm.close();
+    await crms.close();
+  });
   beforeEach(() => truncateAll(orm));
 
   it('see what the transaction wrote before, and leave nothing when it rolls back', async () => {
@@ -43,7 +50,12 @@ describe('services inside a transaction', () => {
     const connect = Object.assign(new IntegrationConnectInput(), {
       type: 'm365',
       provider: 'microsoft365',
-      credentials: { tenant_id: '00000000-0000-0000-0000-000000000001', client_id: '00000000-0000-0000-0000-000000000002', client_secret: 'secret-in-tx' },
+      credentials: {
+        tenant_id: '00000000-0000-0000-0000-000000000001',
+        client_id: '00000000-0000-0000-0000-000000000002',
+        client_secret: 'secret-in-tx',
+        mailbox: 'sales@tx.example',
+      },
     });
     const rolledBack = new Error('roll back');
     await expect(

@@ -176,6 +176,7 @@ export function integrationBody(): fc.Arbitrary<Record<string, unknown>> {
     hostname: fc.constantFrom('api-na.myconnectwise.net', 'api-eu.myconnectwise.net'),
     email: fc.constantFrom('api-user@acme.example', 'sync@example.com'),
     guid: fc.uuid(),
+    user_principal_name: fc.constantFrom('sales@contoso.com', "o'neil.j@contoso.onmicrosoft.com"),
   };
   const pairs = Object.entries(PROVIDERS_BY_TYPE).flatMap(([type, providers]) => (providers as readonly string[]).map((provider) => [type, provider] as const));
   return fc.constantFrom(...pairs).chain(([type, provider]) => {

@@ -154,7 +154,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     fixtures.integrations = await created('/v1/integrations', {
       type: 'm365',
       provider: 'microsoft365',
-      credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: 'fixture-client-secret' },
+      credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: 'fixture-client-secret', mailbox: 'sales@fixture-corp.example' },
     });
     fixtures.deals = await fresh.deals();
     fixtures.proposals = await created('/v1/proposals', { deal_id: fixtures.deals });

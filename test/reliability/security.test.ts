@@ -218,7 +218,7 @@ describe('security', () => {
           input: {
             type: 'm365',
             provider: 'microsoft365',
-            credentials: { tenant_id: secrets.hubspotToken, client_id: 'not-a-guid', client_secret: secrets.m365Secret },
+            credentials: { tenant_id: secrets.hubspotToken, client_id: 'not-a-guid', client_secret: secrets.m365Secret, mailbox: 'sales@contoso.com' },
           },
         },
       },

@@ -38,6 +38,8 @@ describe('loadConfig', () => {
       providers: {
         hubspotApiUrl: 'https://api.hubapi.com',
         salesforceLoginUrl: 'https://login.salesforce.com',
+        microsoftLoginUrl: 'https://login.microsoftonline.com',
+        microsoftGraphUrl: 'https://graph.microsoft.com',
         timeoutMs: 8_000,
         allowPrivateUrls: false,
         autotaskZoneUrl: 'https://webservices.autotask.net',
@@ -49,10 +51,18 @@ describe('loadConfig', () => {
   });
 
   it('points the CRM providers elsewhere only outside production', () => {
-    const env = { HUBSPOT_API_URL: 'http://127.0.0.1:4010/', SALESFORCE_LOGIN_URL: 'https://test.salesforce.com', INTEGRATION_TIMEOUT_MS: '300' };
+    const env = {
+      HUBSPOT_API_URL: 'http://127.0.0.1:4010/',
+      SALESFORCE_LOGIN_URL: 'https://test.salesforce.com',
+      MICROSOFT_LOGIN_URL: 'http://127.0.0.1:4011',
+      MICROSOFT_GRAPH_URL: 'http://127.0.0.1:4012/',
+      INTEGRATION_TIMEOUT_MS: '300',
+    };
     expect(loadConfig({ ...env, INTEGRATION_ALLOW_PRIVATE_URLS: 'true' }).providers).toEqual({
       hubspotApiUrl: 'http://127.0.0.1:4010',
       salesforceLoginUrl: 'https://test.salesforce.com',
+      microsoftLoginUrl: 'http://127.0.0.1:4011',
+      microsoftGraphUrl: 'http://127.0.0.1:4012',
       timeoutMs: 300,
       allowPrivateUrls: true,
       autotaskZoneUrl: 'https://webservices.autotask.net',
@@ -64,6 +74,10 @@ describe('loadConfig', () => {
       'HUBSPOT_API_URL may point elsewhere than https://api.hubapi.com only outside production',
     );
     expect(configError({ ...production, SALESFORCE_LOGIN_URL: 'https://test.salesforce.com' }).message).toContain('SALESFORCE_LOGIN_URL');
+    expect(configError({ ...production, MICROSOFT_LOGIN_URL: 'http://127.0.0.1:4011' }).message).toBe(
+      'MICROSOFT_LOGIN_URL may point elsewhere than https://login.microsoftonline.com only outside production',
+    );
+    expect(configError({ ...production, MICROSOFT_GRAPH_URL: 'https://graph.microsoft.us' }).message).toContain('MICROSOFT_GRAPH_URL');
     expect(loadConfig({ ...production, HUBSPOT_API_URL: 'https://api.hubapi.com' }).providers.hubspotApiUrl).toBe('https://api.hubapi.com');
     expect(configError({ HUBSPOT_API_URL: 'ftp://example.com' }).message).toContain('HUBSPOT_API_URL');
     expect(configError({ INTEGRATION_TIMEOUT_MS: '0' }).message).toContain('INTEGRATION_TIMEOUT_MS');

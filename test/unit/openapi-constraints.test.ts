@@ -84,11 +84,16 @@ describe('constraints from the validators', () => {
     expect(connect.oneOf.map((branch: Json) => branch.title).sort()).toEqual(Object.values(IntegrationProvider).sort());
     const m365 = connect.oneOf.find((branch: Json) => branch.title === 'microsoft365');
     expect(m365.properties.type).toEqual({ const: 'm365' });
-    expect(m365.properties.credentials).toMatchObject({ required: ['tenant_id', 'client_id', 'client_secret'], additionalProperties: false });
+    expect(m365.properties.credentials).toMatchObject({ required: ['tenant_id', 'client_id', 'client_secret', 'mailbox'], additionalProperties: false });
     const guid = new RegExp(m365.properties.credentials.properties.tenant_id.pattern, 'u');
     expect(guid.test('00000000-0000-0000-0000-000000000000')).toBe(true);
     const refused = () => validateCredentials(IntegrationType.m365, IntegrationProvider.microsoft365, { tenant_id: 'x', client_id: 'y', client_secret: 'z' });
     expect(refused).toThrow(/credentials.tenant_id must be a GUID/);
+    const upn = new RegExp(m365.properties.credentials.properties.mailbox.pattern, 'u');
+    for (const name of ['sales@contoso.com', "o'neil.j@contoso.onmicrosoft.com", 'ann_contoso.com#EXT#@fabrikam.onmicrosoft.com'])
+      expect([name, upn.test(name)]).toEqual([name, true]);
+    for (const name of ['sales', 'sales@contoso', '.sales@contoso.com', 'sales.@contoso.com', '$sales@contoso.com'])
+      expect([name, upn.test(name)]).toEqual([name, false]);
   });
 
   it('gives the hint in whole characters, never half a surrogate pair', () => {

@@ -8,7 +8,7 @@ import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integ
  * credentials are opaque client JSON, so the REST adapter passes their keys through unchanged and
  * GraphQL and REST take the same names.
  */
-type FieldKind = 'text' | 'secret' | 'token' | 'header' | 'https_url' | 'hostname' | 'email' | 'guid';
+type FieldKind = 'text' | 'secret' | 'token' | 'header' | 'https_url' | 'hostname' | 'email' | 'guid' | 'user_principal_name';
 
 interface CredentialField {
   name: string;
@@ -63,12 +63,14 @@ export const CREDENTIALS_BY_PROVIDER: Record<IntegrationProvider, ProviderCreden
     ],
     hintFrom: 'client_secret',
   },
-  // An Entra ID app registration (client credentials) in the customer's tenant.
+  // An Entra ID app registration (client credentials) in the customer's tenant, and the mailbox it
+  // acts for: app-only Microsoft Graph has no signed-in user, so every call names one.
   microsoft365: {
     fields: [
       { name: 'tenant_id', kind: 'guid' },
       { name: 'client_id', kind: 'guid' },
       { name: 'client_secret', kind: 'secret' },
+      { name: 'mailbox', kind: 'user_principal_name' },
     ],
     hintFrom: 'client_secret',
   },
@@ -84,6 +86,13 @@ const PLAIN_KEY = /^[a-z0-9_]{1,64}$/;
 const LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
 /** A DNS name of at least two labels whose top label starts with a letter (so not an IP address). */
 const HOSTNAME = `(?:${LABEL}\\.)+[a-zA-Z](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?`;
+/**
+ * A Microsoft Entra user principal name: 1 to 64 characters before the @ (letters, digits and
+ * ' . - _ ! # ^ ~, not starting or ending with a period), a domain after it. No $, so the name
+ * always fits Graph's /users/{userPrincipalName} path.
+ */
+const UPN_CHAR = "[A-Za-z0-9'_!#^~-]";
+const USER_PRINCIPAL_NAME = `^${UPN_CHAR}(?:[A-Za-z0-9'._!#^~-]{0,62}${UPN_CHAR})?@${HOSTNAME}$`;
 const PORT = '(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|\\d{1,4})';
 
 /** Every credential: a string, not blank, at most MAX_CREDENTIAL_LENGTH characters; each kind narrows it. */
@@ -113,6 +122,10 @@ const KINDS: Record<FieldKind, { schema: JsonSchema; expected: string }> = {
   guid: {
     schema: { ...TEXT, pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' },
     expected: 'a GUID such as 00000000-0000-0000-0000-000000000000',
+  },
+  user_principal_name: {
+    schema: { ...TEXT, maxLength: 113, pattern: USER_PRINCIPAL_NAME },
+    expected: "a user principal name such as jane.doe@contoso.com (letters, digits and ' . - _ ! # ^ ~ before the @, a domain after it)",
   },
 };
 

@@ -28,7 +28,7 @@ export class IntegrationConnectInput {
       "The provider's fields, in snake_case. salesforce: instance_url, client_id, client_secret, refresh_token; " +
       'hubspot: access_token; connectwise: site, company_id, public_key, private_key, client_id; ' +
       'autotask: username, secret, integration_code; halopsa: instance_url, client_id, client_secret; ' +
-      'microsoft365: tenant_id, client_id, client_secret.',
+      'microsoft365: tenant_id, client_id, client_secret, mailbox (the user principal name the app acts for).',
   })
   @IsObject({ message: '$property must be a JSON object' })
   credentials!: Record<string, unknown>;

@@ -34,9 +34,9 @@ export class IntegrationService {
   /**
    * One integration that is not disconnected per provider, account and mode: the partial unique
    * index integrations_connected_provider_unique refuses a second (409 resource_conflict),
-   * race-free. A CRM's or PSA's credentials are proven with the provider first (422
-   * integration_auth_failed, 502 integration_unreachable, nothing stored); Microsoft 365
-   * credentials are checked for shape only, until its provider is reached too.
+   * race-free. The credentials of a provider in VERIFIERS (the CRMs, the PSAs, Microsoft 365)
+   * are proven with it first (422 integration_auth_failed, 502 integration_unreachable, nothing
+   * stored).
    */
   async connect(input: IntegrationConnectInput): Promise<Integration> {
     const { credentials, hint } = validateCredentials(input.type, input.provider, input.credentials);

@@ -2,12 +2,14 @@ import { FakeAutotask } from './fake-autotask';
 import { FakeConnectWise } from './fake-connectwise';
 import { FakeHaloPsa } from './fake-halopsa';
 import { FakeHubSpot } from './fake-hubspot';
+import { FakeMicrosoft } from './fake-microsoft';
 import { FakeSalesforce } from './fake-salesforce';
 
 export { FakeAutotask } from './fake-autotask';
 export { FakeConnectWise } from './fake-connectwise';
 export { FakeHaloPsa } from './fake-halopsa';
 export { FakeHubSpot } from './fake-hubspot';
+export { FakeMicrosoft } from './fake-microsoft';
 export { FakeSalesforce } from './fake-salesforce';
 
 export interface FakeCrms {
@@ -16,16 +18,18 @@ export interface FakeCrms {
   connectwise: FakeConnectWise;
   autotask: FakeAutotask;
   halopsa: FakeHaloPsa;
+  /** Microsoft's login endpoint and Graph, both played by one server. */
+  microsoft: FakeMicrosoft;
   /** The configuration that points a service at them (loopback: private addresses allowed). */
   env: Record<string, string>;
   close(): Promise<void>;
 }
 
 /**
- * A loopback HubSpot and Salesforce, and the PSAs (ConnectWise, Autotask, HaloPSA); `acceptAny`
- * for tests that connect them with made-up credentials. Every ConnectWise site and HaloPSA
- * instance is reached at its fake (CONNECTWISE_SITE_URL, HALOPSA_INSTANCE_URL), whatever host the
- * credentials name, so no test calls a real one.
+ * A loopback HubSpot and Salesforce, the PSAs (ConnectWise, Autotask, HaloPSA) and Microsoft 365;
+ * `acceptAny` for tests that connect them with made-up credentials. Every ConnectWise site and
+ * HaloPSA instance is reached at its fake (CONNECTWISE_SITE_URL, HALOPSA_INSTANCE_URL), whatever
+ * host the credentials name, so no test calls a real one.
  */
 export async function startFakeCrms(options: { acceptAny?: boolean } = {}): Promise<FakeCrms> {
   const hubspot = await new FakeHubSpot(options).start();
@@ -33,22 +37,26 @@ export async function startFakeCrms(options: { acceptAny?: boolean } = {}): Prom
   const connectwise = await new FakeConnectWise(options).start();
   const autotask = await new FakeAutotask(options).start();
   const halopsa = await new FakeHaloPsa(options).start();
+  const microsoft = await new FakeMicrosoft(options).start();
   return {
     hubspot,
     salesforce,
     connectwise,
     autotask,
     halopsa,
+    microsoft,
     env: {
       HUBSPOT_API_URL: hubspot.url,
       SALESFORCE_LOGIN_URL: salesforce.url,
       AUTOTASK_ZONE_URL: autotask.url,
       CONNECTWISE_SITE_URL: connectwise.url,
       HALOPSA_INSTANCE_URL: halopsa.url,
+      MICROSOFT_LOGIN_URL: microsoft.url,
+      MICROSOFT_GRAPH_URL: microsoft.url,
       INTEGRATION_ALLOW_PRIVATE_URLS: 'true',
     },
     close: async () => {
-      await Promise.all([hubspot.close(), salesforce.close(), connectwise.close(), autotask.close(), halopsa.close()]);
+      await Promise.all([hubspot.close(), salesforce.close(), connectwise.close(), autotask.close(), halopsa.close(), microsoft.close()]);
     },
   };
 }

@@ -3,6 +3,7 @@ import { verifyAutotask } from './autotask-verification';
 import { verifyConnectwise } from './connectwise-verification';
 import { ProviderSettings, verifyCrmCredentials } from './crm-verification';
 import { verifyHalopsa } from './halopsa-verification';
+import { verifyMicrosoft365Credentials } from './m365-verification';
 
 /**
  * Proves a provider's credentials before anything is stored: refused is 422
@@ -18,4 +19,5 @@ export const VERIFIERS: Partial<Record<IntegrationProvider, CredentialVerifier>>
   connectwise: verifyConnectwise,
   autotask: verifyAutotask,
   halopsa: verifyHalopsa,
+  microsoft365: verifyMicrosoft365Credentials,
 };

@@ -1,0 +1,265 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { bearerOf, FakeAnswer, FakeProvider, SeenRequest } from './fake-provider';
+
+/** An Entra ID app registration: its tenant, client id, one client secret, and the Graph application permissions an admin consented to. */
+export interface FakeMicrosoftApp {
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+  permissions: string[];
+  secretExpired: boolean;
+}
+
+/** A user with a mailbox, as Graph's user resource shows it (the default properties of "Get user"). */
+export interface FakeMicrosoftUser {
+  id: string;
+  userPrincipalName: string;
+  displayName: string;
+  givenName: string | null;
+  surname: string | null;
+  mail: string | null;
+  jobTitle: string | null;
+  mobilePhone: string | null;
+  officeLocation: string | null;
+  preferredLanguage: string | null;
+  businessPhones: string[];
+}
+
+/** What an app is granted unless told otherwise: reading users and sending mail as them. */
+export const DEFAULT_PERMISSIONS = ['User.Read.All', 'Mail.Send'];
+/** Application permissions any of which lets an app read /users/{id | userPrincipalName} ("Get user", Permissions). */
+const READ_USERS = ['User.ReadBasic.All', 'User.Read.All', 'User.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
+const TOKEN_PATH = /^\/([^/]+)\/oauth2\/v2\.0\/token$/;
+const USER_PATH = /^\/v1\.0\/users\/([^/]+)$/;
+const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
+
+/**
+ * Microsoft 365 as Microsoft's documents describe it, playing both hosts (MICROSOFT_LOGIN_URL and
+ * MICROSOFT_GRAPH_URL point at the same fake):
+ * - The Microsoft identity platform's token endpoint, POST /{tenant}/oauth2/v2.0/token
+ *   (application/x-www-form-urlencoded: client_id, client_secret, scope, grant_type=client_credentials),
+ *   answering {token_type: "Bearer", expires_in, ext_expires_in, access_token}; refusals are
+ *   400/401 {error, error_description, error_codes, timestamp, trace_id, correlation_id, error_uri}
+ *   with the AADSTS code first in the description and trace lines after it: AADSTS90002 (400
+ *   invalid_request, no such tenant), AADSTS700016 (400 unauthorized_client, no such application in
+ *   the tenant), AADSTS7000215 (401 invalid_client, wrong secret), AADSTS7000222 (401
+ *   invalid_client, expired secret), AADSTS1002012 (400 invalid_scope, a scope without /.default),
+ *   AADSTS70003 (400 unsupported_grant_type) ("Microsoft identity platform and the OAuth 2.0
+ *   client credentials flow"; "Microsoft Entra authentication and authorization error codes").
+ * - Microsoft Graph, GET /v1.0/users/{id | userPrincipalName} with a Bearer token it issued
+ *   ("Get user"): the user, or 404 Request_ResourceNotFound; without User.Read.All (or another
+ *   permission that reads users) 403 Authorization_RequestDenied; a token it did not issue, or
+ *   revoked, 401 InvalidAuthenticationToken. Errors are {error: {code, message, innerError:
+ *   {date, request-id, client-request-id}}} ("Microsoft Graph error responses and resource types");
+ *   throttling is 429 TooManyRequests with Retry-After ("Microsoft Graph throttling guidance").
+ *
+ * Keeps state: tenants and their app registrations, their users, and the tokens it issued (each
+ * knows its tenant and app). With `acceptAny`, any tenant, app and mailbox it does not know is
+ * accepted (an app it knows still needs its own secret).
+ */
+export class FakeMicrosoft extends FakeProvider {
+  private readonly apps = new Map<string, FakeMicrosoftApp>();
+  private readonly tenants = new Set<string>();
+  private readonly users = new Map<string, Map<string, FakeMicrosoftUser>>();
+  private readonly tokens = new Map<string, { tenantId: string; clientId: string; permissions: string[] }>();
+
+  constructor(private readonly options: { acceptAny?: boolean } = {}) {
+    super();
+  }
+
+  /** An app registration in a tenant (which then exists), with admin-consented permissions (DEFAULT_PERMISSIONS unless given). */
+  registerApp(app: { tenantId: string; clientId: string; clientSecret: string; permissions?: string[] }): void {
+    this.tenants.add(app.tenantId.toLowerCase());
+    this.apps.set(appKey(app.tenantId, app.clientId), { ...app, permissions: app.permissions ?? DEFAULT_PERMISSIONS, secretExpired: false });
+  }
+
+  /** A licensed user with a mailbox in a tenant (which then exists). */
+  addMailbox(tenantId: string, userPrincipalName: string, fields: Partial<FakeMicrosoftUser> = {}): FakeMicrosoftUser {
+    this.tenants.add(tenantId.toLowerCase());
+    const [local] = userPrincipalName.split('@');
+    const user: FakeMicrosoftUser = {
+      id: randomUUID(),
+      userPrincipalName,
+      displayName: local,
+      givenName: null,
+      surname: null,
+      mail: userPrincipalName,
+      jobTitle: null,
+      mobilePhone: null,
+      officeLocation: null,
+      preferredLanguage: 'en-US',
+      businessPhones: [],
+      ...fields,
+    };
+    const tenant = this.users.get(tenantId.toLowerCase()) ?? new Map<string, FakeMicrosoftUser>();
+    tenant.set(userPrincipalName.toLowerCase(), user);
+    this.users.set(tenantId.toLowerCase(), tenant);
+    return { ...user };
+  }
+
+  /** An admin changes the app's consented permissions; tokens issued before keep the roles they were issued with, as real tokens do. */
+  setPermissions(tenantId: string, clientId: string, permissions: string[]): void {
+    this.app(tenantId, clientId).permissions = permissions;
+  }
+
+  /** The app's client secret expires (AADSTS7000222), and the tokens issued to it are revoked with it. */
+  expireSecret(tenantId: string, clientId: string): void {
+    this.app(tenantId, clientId).secretExpired = true;
+    for (const [token, issued] of this.tokens) if (appKey(issued.tenantId, issued.clientId) === appKey(tenantId, clientId)) this.tokens.delete(token);
+  }
+
+  /** Every token issued so far stops working (Graph answers 401 InvalidAuthenticationToken until a new grant). */
+  revokeTokens(): void {
+    this.tokens.clear();
+  }
+
+  /** How many tokens are live now. */
+  get liveTokens(): number {
+    return this.tokens.size;
+  }
+
+  protected answer(request: SeenRequest): FakeAnswer {
+    const path = request.path.split('?')[0];
+    const token = TOKEN_PATH.exec(path);
+    if (token && request.method === 'POST') return this.token(request, decodeURIComponent(token[1]));
+    const user = USER_PATH.exec(path);
+    if (user && request.method === 'GET') return this.user(request, decodeURIComponent(user[1]));
+    return graphError(400, 'BadRequest', `Resource not found for the segment '${path.split('/')[2] ?? ''}'.`);
+  }
+
+  private token(request: SeenRequest, tenantId: string): FakeAnswer {
+    if (!/^application\/x-www-form-urlencoded/.test(request.headers['content-type'] ?? '')) {
+      return entraError(400, 'invalid_request', 900144, "The request body must contain the following parameter: 'grant_type'.");
+    }
+    const form = new URLSearchParams(request.body);
+    const clientId = form.get('client_id') ?? '';
+    const secret = form.get('client_secret');
+    const scope = form.get('scope') ?? '';
+    const permissive = this.options.acceptAny === true;
+    if (form.get('grant_type') !== 'client_credentials') {
+      return entraError(400, 'unsupported_grant_type', 70003, 'The app requested an unsupported grant type.');
+    }
+    if (!this.tenants.has(tenantId.toLowerCase()) && !permissive) {
+      return entraError(
+        400,
+        'invalid_request',
+        90002,
+        `Tenant '${tenantId}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`,
+      );
+    }
+    const app = this.apps.get(appKey(tenantId, clientId));
+    if (!app && !permissive) {
+      return entraError(
+        400,
+        'unauthorized_client',
+        700016,
+        `Application with identifier '${clientId}' was not found in the directory '${tenantId}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`,
+      );
+    }
+    if (!secret)
+      return entraError(401, 'invalid_client', 7000218, "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
+    if (app && app.clientSecret !== secret) {
+      return entraError(
+        401,
+        'invalid_client',
+        7000215,
+        `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${clientId}'.`,
+      );
+    }
+    if (app?.secretExpired) {
+      return entraError(
+        401,
+        'invalid_client',
+        7000222,
+        `The provided client secret keys for app '${clientId}' are expired. Visit the Azure portal to create new keys for your app.`,
+      );
+    }
+    if (scope !== GRAPH_SCOPE) {
+      return entraError(
+        400,
+        'invalid_scope',
+        1002012,
+        `The provided value for scope ${scope} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
+      );
+    }
+    const permissions = app?.permissions ?? DEFAULT_PERMISSIONS;
+    const claims = { aud: 'https://graph.microsoft.com', tid: tenantId, appid: clientId, roles: permissions };
+    const accessToken = `eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${randomBytes(32).toString('base64url')}`;
+    this.tokens.set(accessToken, { tenantId, clientId, permissions });
+    return { status: 200, body: { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: accessToken } };
+  }
+
+  private user(request: SeenRequest, idOrPrincipalName: string): FakeAnswer {
+    const token = bearerOf(request);
+    if (token === null) return graphError(401, 'InvalidAuthenticationToken', 'Access token is empty.');
+    const issued = this.tokens.get(token);
+    if (!issued) return graphError(401, 'InvalidAuthenticationToken', 'Lifetime validation failed, the token is expired.');
+    if (!issued.permissions.some((permission) => READ_USERS.includes(permission))) {
+      return graphError(403, 'Authorization_RequestDenied', 'Insufficient privileges to complete the operation.');
+    }
+    const tenant = this.users.get(issued.tenantId.toLowerCase());
+    const wanted = idOrPrincipalName.toLowerCase();
+    let user = tenant?.get(wanted) ?? [...(tenant?.values() ?? [])].find((candidate) => candidate.id === wanted);
+    if (!user && this.options.acceptAny) user = this.addMailbox(issued.tenantId, idOrPrincipalName);
+    if (!user) {
+      return graphError(
+        404,
+        'Request_ResourceNotFound',
+        `Resource '${idOrPrincipalName}' does not exist or one of its queried reference-property objects are not present.`,
+      );
+    }
+    const select = new URLSearchParams(request.path.split('?')[1] ?? '').get('$select');
+    const fields = select ? Object.fromEntries(select.split(',').map((name) => [name, user[name as keyof FakeMicrosoftUser] ?? null])) : user;
+    return { status: 200, body: { '@odata.context': `${this.url}/v1.0/$metadata#users/$entity`, ...fields } };
+  }
+
+  private app(tenantId: string, clientId: string): FakeMicrosoftApp {
+    const app = this.apps.get(appKey(tenantId, clientId));
+    if (!app) throw new Error(`no app ${clientId} in tenant ${tenantId}`);
+    return app;
+  }
+
+  protected rateLimitedAnswer(retryAfterS: number): FakeAnswer {
+    return { ...graphError(429, 'TooManyRequests', 'Too many requests.'), headers: { 'retry-after': String(retryAfterS) } };
+  }
+
+  protected failureAnswer(status: number): FakeAnswer {
+    return status === 503
+      ? graphError(503, 'serviceNotAvailable', 'The service is temporarily unavailable. Please retry later.')
+      : graphError(status, 'generalException', 'An unspecified error has occurred.');
+  }
+}
+
+const appKey = (tenantId: string, clientId: string) => `${tenantId.toLowerCase()}/${clientId.toLowerCase()}`;
+
+/** The token endpoint's error body, with the trace lines Microsoft appends to every description. */
+function entraError(status: number, error: string, code: number, description: string): FakeAnswer {
+  const traceId = randomUUID();
+  const correlationId = randomUUID();
+  const timestamp = new Date()
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
+  return {
+    status,
+    body: {
+      error,
+      error_description: `AADSTS${code}: ${description}\r\nTrace ID: ${traceId}\r\nCorrelation ID: ${correlationId}\r\nTimestamp: ${timestamp}`,
+      error_codes: [code],
+      timestamp,
+      trace_id: traceId,
+      correlation_id: correlationId,
+      error_uri: `https://login.microsoftonline.com/error?code=${code}`,
+    },
+  };
+}
+
+function graphError(status: number, code: string, message: string): FakeAnswer {
+  const requestId = randomUUID();
+  return {
+    status,
+    body: {
+      error: { code, message, innerError: { date: new Date().toISOString().replace(/\.\d+Z$/, ''), 'request-id': requestId, 'client-request-id': requestId } },
+    },
+  };
+}
