@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { FakeCrms, startFakeCrms } from '../helpers/fakes';
+import { closedPort, expectRefused, SecretLedger, storedFor } from '../helpers/verification';
 
 /**
  * Connecting a CRM is proven with the provider (issue 21): POST /v1/integrations calls the loopback
@@ -14,14 +12,8 @@ import { FakeCrms, startFakeCrms } from '../helpers/fakes';
  * secret ever reaches a response or a log line.
  */
 
-const SECRETS = new Set<string>();
-const RESPONSES: string[] = [];
-const LOG_LINES: string[] = [];
-const secret = (prefix: string): string => {
-  const value = `${prefix}${randomBytes(12).toString('hex')}`;
-  SECRETS.add(value);
-  return value;
-};
+const ledger = new SecretLedger();
+const secret = (prefix: string): string => ledger.secret(prefix);
 
 const hubspotBody = (token: string) => ({ type: 'crm', provider: 'hubspot', credentials: { access_token: token } });
 function salesforceCredentials() {
@@ -34,38 +26,18 @@ function salesforceCredentials() {
 }
 const salesforceBody = (credentials: Record<string, string>) => ({ type: 'crm', provider: 'salesforce', credentials });
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('connecting a CRM verifies the credentials with the provider', () => {
   let crms: FakeCrms;
   let app: TestApp;
   let account: TestAccount;
-  const logStream = { write: (line: string) => void LOG_LINES.push(line) };
+  const logStream = ledger.logStream;
 
   const connect = async (body: unknown, target: TestApp = app, key = account.testKey): Promise<HttpResponse> => {
     const res = await target.request('POST', '/v1/integrations', { key, body });
-    RESPONSES.push(res.text);
+    ledger.responses.push(res.text);
     return res;
   };
-  const stored = async (target: TestApp = app) => {
-    const sql = target.orm.em.fork().getConnection();
-    const integrations = await sql.execute<unknown[]>('select id from integrations where account_id = ?', [account.account.id]);
-    const events = await sql.execute<unknown[]>('select id from events where account_id = ?', [account.account.id]);
-    return { integrations: integrations.length, events: events.length };
-  };
-  function expectRefused(res: HttpResponse, status: number, code: string): string {
-    expect({ status: res.status, body: res.body }).toMatchObject({ status, body: { error: { code } } });
-    expect(res.body.error.type).toBe(status === 422 ? 'invalid_request_error' : 'api_error');
-    return res.body.error.message as string;
-  }
-
+  const stored = (target: TestApp = app) => storedFor(target, account.account.id);
   beforeAll(async () => {
     crms = await startFakeCrms();
     app = await startTestApp({
@@ -117,7 +89,7 @@ describe('connecting a CRM verifies the credentials with the provider', () => {
         { input: hubspotBody(wrong) },
         account.testKey,
       );
-      RESPONSES.push(gql.text);
+      ledger.responses.push(gql.text);
       expect(gql.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', errorCode: 'integration_auth_failed', param: 'credentials' });
     });
 
@@ -236,8 +208,6 @@ describe('connecting a CRM verifies the credentials with the provider', () => {
 
   // Last on purpose: it reads what every test above sent, received and logged.
   it('no response and no log line ever held a credential', () => {
-    expect(LOG_LINES.some((line) => line.includes('"/v1/integrations"'))).toBe(true);
-    const everything = `${RESPONSES.join('\n')}\n${LOG_LINES.join('\n')}`;
-    for (const value of SECRETS) expect(everything).not.toContain(value);
+    ledger.expectNothingLeaked();
   });
 });

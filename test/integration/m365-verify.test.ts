@@ -1,9 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { FakeCrms, startFakeCrms } from '../helpers/fakes';
+import { closedPort, expectRefused, SecretLedger, storedFor } from '../helpers/verification';
 import { bearerOf } from '../helpers/fakes/fake-provider';
 
 /**
@@ -16,14 +15,8 @@ import { bearerOf } from '../helpers/fakes/fake-provider';
  * response or a log line.
  */
 
-const SECRETS = new Set<string>();
-const RESPONSES: string[] = [];
-const LOG_LINES: string[] = [];
-const secret = (prefix: string): string => {
-  const value = `${prefix}${randomBytes(12).toString('hex')}`;
-  SECRETS.add(value);
-  return value;
-};
+const ledger = new SecretLedger();
+const secret = (prefix: string): string => ledger.secret(prefix);
 
 let mailboxes = 0;
 interface M365Credentials {
@@ -40,37 +33,18 @@ const m365Credentials = (): M365Credentials => ({
 });
 const m365Body = (credentials: Partial<M365Credentials>) => ({ type: 'm365', provider: 'microsoft365', credentials });
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('connecting Microsoft 365 verifies the app and the mailbox with Microsoft', () => {
   let crms: FakeCrms;
   let app: TestApp;
   let account: TestAccount;
-  const logStream = { write: (line: string) => void LOG_LINES.push(line) };
+  const logStream = ledger.logStream;
 
   const connect = async (body: unknown, target: TestApp = app): Promise<HttpResponse> => {
     const res = await target.request('POST', '/v1/integrations', { key: account.testKey, body });
-    RESPONSES.push(res.text);
+    ledger.responses.push(res.text);
     return res;
   };
-  const stored = async (target: TestApp = app) => {
-    const sql = target.orm.em.fork().getConnection();
-    const integrations = await sql.execute<unknown[]>('select id from integrations where account_id = ?', [account.account.id]);
-    const events = await sql.execute<unknown[]>('select id from events where account_id = ?', [account.account.id]);
-    return { integrations: integrations.length, events: events.length };
-  };
-  function expectRefused(res: HttpResponse, status: number, code: string): string {
-    expect({ status: res.status, body: res.body }).toMatchObject({ status, body: { error: { code } } });
-    expect(res.body.error.type).toBe(status === 422 ? 'invalid_request_error' : 'api_error');
-    return res.body.error.message as string;
-  }
+  const stored = (target: TestApp = app) => storedFor(target, account.account.id);
   /** An app registration and its mailbox that Microsoft knows. */
   function registered(permissions?: string[]): M365Credentials {
     const credentials = m365Credentials();
@@ -164,7 +138,7 @@ describe('connecting Microsoft 365 verifies the app and the mailbox with Microso
       { input: m365Body(wrongSecret) },
       account.testKey,
     );
-    RESPONSES.push(gql.text);
+    ledger.responses.push(gql.text);
     expect(gql.body.errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', errorCode: 'integration_auth_failed', param: 'credentials' });
   });
 
@@ -255,10 +229,8 @@ describe('connecting Microsoft 365 verifies the app and the mailbox with Microso
   it('no response and no log line ever held a secret or an issued token', () => {
     for (const call of crms.microsoft.requests) {
       const token = bearerOf(call);
-      if (token) SECRETS.add(token);
+      if (token) ledger.secrets.add(token);
     }
-    expect(LOG_LINES.some((line) => line.includes('"/v1/integrations"'))).toBe(true);
-    const everything = `${RESPONSES.join('\n')}\n${LOG_LINES.join('\n')}`;
-    for (const value of SECRETS) expect(everything).not.toContain(value);
+    ledger.expectNothingLeaked();
   });
 });

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { FakeCrms, startFakeCrms } from '../helpers/fakes';
+import { closedPort, expectRefused, SecretLedger, storedFor } from '../helpers/verification';
 
 /**
  * Connecting a PSA is proven with the provider (issue 22), as a CRM's is: POST /v1/integrations
@@ -14,14 +13,8 @@ import { FakeCrms, startFakeCrms } from '../helpers/fakes';
  * ever reaches a response or a log line.
  */
 
-const SECRETS = new Set<string>();
-const RESPONSES: string[] = [];
-const LOG_LINES: string[] = [];
-const secret = (prefix: string): string => {
-  const value = `${prefix}${randomBytes(12).toString('hex')}`;
-  SECRETS.add(value);
-  return value;
-};
+const ledger = new SecretLedger();
+const secret = (prefix: string): string => ledger.secret(prefix);
 
 function connectwiseCredentials() {
   return {
@@ -40,38 +33,18 @@ function halopsaCredentials() {
 }
 const body = (provider: string, credentials: Record<string, string>) => ({ type: 'psa', provider, credentials });
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('connecting a PSA verifies the credentials with the provider', () => {
   let psas: FakeCrms;
   let app: TestApp;
   let account: TestAccount;
-  const logStream = { write: (line: string) => void LOG_LINES.push(line) };
+  const logStream = ledger.logStream;
 
   const connect = async (payload: unknown, target: TestApp = app): Promise<HttpResponse> => {
     const res = await target.request('POST', '/v1/integrations', { key: account.testKey, body: payload });
-    RESPONSES.push(res.text);
+    ledger.responses.push(res.text);
     return res;
   };
-  const stored = async (target: TestApp = app) => {
-    const sql = target.orm.em.fork().getConnection();
-    const integrations = await sql.execute<unknown[]>('select id from integrations where account_id = ?', [account.account.id]);
-    const events = await sql.execute<unknown[]>('select id from events where account_id = ?', [account.account.id]);
-    return { integrations: integrations.length, events: events.length };
-  };
-  function expectRefused(res: HttpResponse, status: number, code: string): string {
-    expect({ status: res.status, body: res.body }).toMatchObject({ status, body: { error: { code } } });
-    expect(res.body.error.type).toBe(status === 422 ? 'invalid_request_error' : 'api_error');
-    return res.body.error.message as string;
-  }
-
+  const stored = (target: TestApp = app) => storedFor(target, account.account.id);
   beforeAll(async () => {
     psas = await startFakeCrms();
     app = await startTestApp({
@@ -325,8 +298,6 @@ describe('connecting a PSA verifies the credentials with the provider', () => {
 
   // Last on purpose: it reads what every test above sent, received and logged.
   it('no response and no log line ever held a credential', () => {
-    expect(LOG_LINES.some((line) => line.includes('"/v1/integrations"'))).toBe(true);
-    const everything = `${RESPONSES.join('\n')}\n${LOG_LINES.join('\n')}`;
-    for (const value of SECRETS) expect(everything).not.toContain(value);
+    ledger.expectNothingLeaked();
   });
 });
