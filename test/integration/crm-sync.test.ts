@@ -41,13 +41,15 @@ describe('CRM sync', () => {
     expect({ status: run.status, error: run.error }).toEqual({ status, error: status === 'succeeded' ? null : expect.any(String) });
     return run;
   };
-  /** Starts a run now and waits for it to end. */
-  const syncNow = async (integrationId: string, status: SyncRunBody['status'] = 'succeeded') => {
-    // A run for pending changes may start at any moment: ask again while one is running (409).
-    const started = await waitFor('a run to start', async () => {
+  /** POST …/sync until it starts a run: one for pending changes may start at any moment (then 409). */
+  const startRun = (integrationId: string) =>
+    waitFor('a run to start', async () => {
       const answer = await api('POST', `/v1/integrations/${integrationId}/sync`);
       return answer.status === 409 ? undefined : answer;
     });
+  /** Starts a run now and waits for it to end. */
+  const syncNow = async (integrationId: string, status: SyncRunBody['status'] = 'succeeded') => {
+    const started = await startRun(integrationId);
     expect(started.status).toBe(202);
     const run = await waitFor(`run ${started.body.id} to end`, async () =>
       (await runs(integrationId)).find((one) => one.id === started.body.id && one.status !== 'running'),
@@ -319,7 +321,7 @@ describe('CRM sync', () => {
       const integrationId = await connectHubSpot();
       await settled(integrationId);
       crms.hubspot.hang();
-      const first = await api('POST', `/v1/integrations/${integrationId}/sync`);
+      const first = await startRun(integrationId);
       expect(first.status).toBe(202);
       expect(first.body).toMatchObject({ object: 'sync_run', status: 'running', trigger: 'manual', integration_id: integrationId });
       const second = await api('POST', `/v1/integrations/${integrationId}/sync`);
