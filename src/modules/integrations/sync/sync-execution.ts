@@ -1,6 +1,8 @@
+import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../../common/api-error';
 import { validInput } from '../../../common/validation';
+import { createScoped, tenantOf } from '../../../db/tenant';
 import { toApiError } from '../../../graphql/format-error';
 import { Deal } from '../../deals/deal.entity';
 import { DealCreateInput, DealUpdateInput } from '../../deals/deal.inputs';
@@ -22,6 +24,7 @@ import type {
 } from '../providers/crm-client';
 import type { Integration } from '../integration.entity';
 import { defaultStageMap, StageMap, stageFromCrm } from './stage-map';
+import { oweChanges } from './sync-fan-out';
 import { changedFields, dealCreate, dealFields, dealUpdate, differsFrom, leadCreate, leadFields, leadUpdate, unmappedStage } from './sync-fields';
 import { SyncDirection, SyncFailure, SyncLink, SyncRun } from './sync.entities';
 
@@ -228,32 +231,12 @@ export class SyncExecution {
       em.persist(existing);
       return;
     }
-    em.persist(
-      em.create(SyncLink, {
-        account: this.run.account.id,
-        livemode: this.run.livemode,
-        integration: this.integration.id,
-        objectType: kind,
-        objectId,
-        ...values,
-      }),
-    );
+    createScoped(em, SyncLink, { integration: this.integration.id, objectType: kind, objectId, ...values });
   }
 
   private fail(em: EntityManager, direction: SyncDirection, kind: CrmObjectKind, objectId: string | null, externalId: string | null, message: string): void {
     this.counts.failed += 1;
-    em.persist(
-      em.create(SyncFailure, {
-        account: this.run.account.id,
-        livemode: this.run.livemode,
-        run: this.run.id,
-        direction,
-        objectType: kind,
-        objectId,
-        externalId,
-        message: message.slice(0, 1000),
-      }),
-    );
+    createScoped(em, SyncFailure, { run: this.run.id, direction, objectType: kind, objectId, externalId, message: message.slice(0, 1000) });
   }
 
   /** Applies the CRM's changes of one kind since the cursor, page by page; the cursor moves once a page is applied. */
@@ -320,19 +303,10 @@ export class SyncExecution {
         if (differsFrom(this.comparable(ours), agreed) && local.updatedAt.getTime() >= record.modifiedAt.getTime()) {
           if (!link) this.link(em, kind, local.id, record.external, record.fields, null, record.modifiedAt);
           await em.flush();
-          await em
-            .getKnex()('integration_pending_changes')
-            .transacting(em.getTransactionContext()!)
-            .insert({
-              integration_id: this.integration.id,
-              object_type: kind,
-              object_id: local.id,
-              account_id: this.run.account.id,
-              livemode: this.run.livemode,
-              changed_at: new Date(),
-            })
-            .onConflict(['integration_id', 'object_type', 'object_id'])
-            .ignore();
+          const { accountId, livemode } = tenantOf(em);
+          await oweChanges(em.getTransactionContext<Knex.Transaction>()!, [
+            { integration_id: this.integration.id, object_type: kind, object_id: local.id, account_id: accountId, livemode, changed_at: new Date() },
+          ]);
           return;
         }
         if (kind === 'deal') {

@@ -1,3 +1,4 @@
+import type { Knex } from '@mikro-orm/knex';
 import type { FanOutConsumer } from '../../../events/outbox-fan-out';
 import { sameTenant } from '../../../db/tenant-sql';
 import type { CrmObjectKind } from '../providers/crm-client';
@@ -35,7 +36,7 @@ export const syncFanOut: FanOutConsumer = async (trx, events, now) => {
       owed.map((event) => event.id),
     );
   const objectOf = new Map(objects.map((row) => [row.id, row.object_id]));
-  const rows = new Map<string, Record<string, unknown>>();
+  const rows = new Map<string, OwedChange>();
   for (const event of owed) {
     const objectId = objectOf.get(event.id);
     if (!objectId) continue;
@@ -53,9 +54,21 @@ export const syncFanOut: FanOutConsumer = async (trx, events, now) => {
     }
   }
   if (rows.size === 0) return 0;
-  await trx('integration_pending_changes')
-    .insert([...rows.values()])
-    .onConflict(['integration_id', 'object_type', 'object_id'])
-    .merge(['changed_at']);
+  await oweChanges(trx, [...rows.values()]);
   return rows.size;
 };
+
+/** A pending change row: an object owed to an integration's CRM. */
+export interface OwedChange {
+  integration_id: string;
+  object_type: CrmObjectKind;
+  object_id: string;
+  account_id: string;
+  livemode: boolean;
+  changed_at: Date;
+}
+
+/** Owes objects to their integrations: one row per object and integration, its time moved to the latest change. */
+export async function oweChanges(trx: Knex.Transaction, rows: OwedChange[]): Promise<void> {
+  await trx('integration_pending_changes').insert(rows).onConflict(['integration_id', 'object_type', 'object_id']).merge(['changed_at']);
+}
