@@ -104,9 +104,11 @@ describe('proposal PDFs in worker threads, rendered once', () => {
         `${during.length} samples, max ${slowest.toFixed(1)} ms; event-loop delay max ${maxLoopMs.toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`,
     );
     expect(during.length).toBeGreaterThan(0);
-    expect(slowest).toBeLessThan(500);
-    // On the event loop, this render held it for its whole length (half a second and more here).
-    expect(maxLoopMs).toBeLessThan(300);
+    // On the event loop, this render would hold it for its whole length (totalMs, a second and more);
+    // off it, no stall comes near half of that. Relative to the render, so a busy machine, which
+    // slows both, does not fail it, and a render back on the loop always does.
+    expect(slowest).toBeLessThan(totalMs / 2);
+    expect(maxLoopMs).toBeLessThan(totalMs / 2);
   });
 
   it('sends the stored bytes from the second request on: no render, same bytes and ETag, 304, and GraphQL agrees', async () => {
