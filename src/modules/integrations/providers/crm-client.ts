@@ -14,10 +14,18 @@
 /** Our objects that sync. */
 export type CrmObjectKind = 'lead' | 'deal';
 
+/** The CRMs: two-way sync. */
+export type CrmProvider = 'hubspot' | 'salesforce';
+/** The PSAs: push only (we are the source of truth for selling; the PSA for delivering). */
+export type PsaProvider = 'connectwise' | 'autotask' | 'halopsa';
+/** Every provider the sync engine pushes to. */
+export type SyncProvider = CrmProvider | PsaProvider;
+
 /**
  * The provider's ids of the records one of our objects became, by the provider's object name:
  * a lead is `{ contact, company }` in HubSpot and `{ Lead }` in Salesforce; a deal is `{ deal }` /
- * `{ Opportunity }`.
+ * `{ Opportunity }`. In a PSA a lead is `{ company }` and a deal `{ opportunity }`, plus, once won,
+ * its delivery record by kind (`project`, `agreement`, `contract` or `ticket`).
  */
 export type ExternalIds = Record<string, string>;
 
@@ -56,8 +64,26 @@ export interface OutboundDeal {
   id: string;
   fields: CrmDealFields;
   external: ExternalIds;
-  /** The deal's lead and its records, to associate with (HubSpot); null when it has none or it has not been pushed. */
+  /** The deal's lead and its records, to associate with (HubSpot; a PSA's company); null when it has none or it has not been pushed. */
   lead: { id: string; external: ExternalIds } | null;
+  /**
+   * PSAs only: the work a won deal hands over, from its latest issued proposal. Set while the deal
+   * is closed_won and has an issued proposal; the client makes the delivery record once (it is
+   * then in `external`) and leaves it alone after.
+   */
+  delivery?: DeliveryOrder | null;
+}
+
+/** A won deal's latest issued proposal, as a PSA's delivery record is made from it. */
+export interface DeliveryOrder {
+  proposalId: string;
+  /** The proposal's number (P-2026-000042): the record's name carries it. */
+  number: string;
+  title: string;
+  currency: string;
+  /** Major units, after discount and tax. */
+  total: number;
+  lines: Array<{ description: string; quantity: number; unitPrice: number; amount: number }>;
 }
 
 export interface OutboundRemoval {
@@ -108,8 +134,12 @@ export interface ChangePage<Record> {
   more: boolean;
 }
 
+/**
+ * A provider's client for the sync engine. A PSA's client is push only: its change queries answer
+ * an empty page, and the engine does not pull from PSAs.
+ */
 export interface CrmClient {
-  readonly provider: 'hubspot' | 'salesforce';
+  readonly provider: SyncProvider;
   /** How many objects one upsert or archive call takes at most (the provider's batch limit). */
   readonly batchSize: number;
   /**
