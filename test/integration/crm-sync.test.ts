@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { FakeCrms, startFakeCrms } from '../helpers/fakes';
 import { waitFor } from '../helpers/wait';
@@ -119,6 +120,10 @@ describe('CRM sync', () => {
       expect(Number(hubspotDeal.properties.amount)).toBe(12500.5);
       expect(crms.hubspot.associations('deals', hubspotDeal.id, 'contacts')).toEqual([contact.id]);
       expect(crms.hubspot.associations('deals', hubspotDeal.id, 'companies')).toEqual(companyIds);
+      // The deal shows the record it became (REST external_ids, GraphQL externalIds).
+      expect((await api('GET', `/v1/deals/${deal.id}`)).body.external_ids).toEqual([
+        { integration_id: integrationId, provider: 'hubspot', record: 'deal', id: hubspotDeal.id },
+      ]);
     });
 
     it('pushes creates and updates as they happen, maps stages as configured, and archives a deleted lead', async () => {
@@ -343,15 +348,13 @@ describe('CRM sync', () => {
       expect(next.body.data[0].id).toBe(all[1].id);
     });
 
-    it('refuses to sync what cannot: a PSA and a disconnected integration (409)', async () => {
-      crms.halopsa.accept('halo-client', 'halo-secret-0001');
-      const psa = await api('POST', '/v1/integrations', {
-        type: 'psa',
-        provider: 'halopsa',
-        credentials: { instance_url: 'https://acme.halopsa.com', client_id: 'halo-client', client_secret: 'halo-secret-0001' },
-      });
-      expect(psa.status).toBe(201);
-      const refused = await api('POST', `/v1/integrations/${psa.body.id}/sync`);
+    it('refuses to sync what cannot: Microsoft 365 and a disconnected integration (409)', async () => {
+      const m365 = { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: 'm365~Q8-secret-0001', mailbox: 'sales@contoso.onmicrosoft.com' };
+      crms.microsoft.registerApp({ tenantId: m365.tenant_id, clientId: m365.client_id, clientSecret: m365.client_secret });
+      crms.microsoft.addMailbox(m365.tenant_id, m365.mailbox);
+      const mailbox = await api('POST', '/v1/integrations', { type: 'm365', provider: 'microsoft365', credentials: m365 });
+      expect(mailbox.status).toBe(201);
+      const refused = await api('POST', `/v1/integrations/${mailbox.body.id}/sync`);
       expect(refused.status).toBe(409);
       expect(refused.body.error.code).toBe('resource_conflict');
       const integrationId = await connectHubSpot();

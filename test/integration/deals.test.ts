@@ -49,6 +49,7 @@ const DEAL_KEYS = [
   'created_at',
   'currency',
   'expected_close_date',
+  'external_ids',
   'id',
   'lead_id',
   'livemode',

@@ -57,7 +57,7 @@ interface Integration {
   connected_at: string;
   disconnected_at: string | null;
   livemode: boolean;
-  settings: { stage_map: Record<string, string> | null };
+  settings: { stage_map: Record<string, string> | null; delivery_record: string | null };
   created_at: string;
   updated_at: string;
 }
@@ -139,14 +139,19 @@ function expectError(res: HttpResponse, status: number, code: string, param: str
   expect(res.headers.get('x-request-id')).toBe(error.request_id);
 }
 
+/** What a won deal's proposal becomes in each PSA unless settings.delivery_record says otherwise. */
+const DEFAULT_DELIVERY_RECORD: Partial<Record<IntegrationProvider, string>> = { connectwise: 'project', autotask: 'contract', halopsa: 'contract' };
+
 function expectIntegration(body: Integration, provider: IntegrationProvider, sent: Record<string, string>, livemode = false): void {
   expect(Object.keys(body).sort()).toEqual(INTEGRATION_KEYS);
   expect(body.id).toMatch(INT_ID);
   expect(body.object).toBe('integration');
   expect(body.type).toBe(TYPE_OF[provider]);
-  // CRMs hold their provider's default stage map; other types have nothing to map.
-  if (TYPE_OF[provider] === 'crm') expect(Object.keys(body.settings.stage_map ?? {}).sort()).toEqual(STAGE_KEYS);
-  else expect(body.settings).toEqual({ stage_map: null });
+  // CRMs and PSAs hold their provider's default stage map, PSAs also their default delivery record; Microsoft 365 has nothing to map.
+  if (TYPE_OF[provider] === 'm365') expect(body.settings).toEqual({ stage_map: null, delivery_record: null });
+  else expect(Object.keys(body.settings.stage_map ?? {}).sort()).toEqual(STAGE_KEYS);
+  if (TYPE_OF[provider] === 'psa') expect(body.settings.delivery_record).toBe(DEFAULT_DELIVERY_RECORD[provider]);
+  if (TYPE_OF[provider] === 'crm') expect(body.settings.delivery_record).toBeNull();
   expect(body.provider).toBe(provider);
   expect(body.livemode).toBe(livemode);
   expect(body.credentials_hint).toBe(sent[HINT_FROM[provider]].slice(-4));

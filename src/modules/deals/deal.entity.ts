@@ -38,13 +38,32 @@ export class CoSellRegistration {
   integrationId!: string;
 }
 
+/** The cost of the external ids and their fields: a column of the deal's own row, printed as it is (a page of 100 deals fits the cost limit). */
+const READ_WITH_ROW = 0;
+
+/** A record at a provider that a deal is linked to (one link per integration: a deal, an opportunity, a project…). */
+@ObjectType({ simpleResolvers: true, description: 'A record at a CRM or PSA that the deal is linked to.' })
+export class ExternalRecord {
+  @Field(() => ID, { complexity: READ_WITH_ROW, description: 'The integration (int_…) that made or found it.' })
+  integrationId!: string;
+
+  @Field({ complexity: READ_WITH_ROW, description: 'hubspot, salesforce, connectwise, autotask or halopsa.' })
+  provider!: string;
+
+  @Field({ complexity: READ_WITH_ROW, description: "The provider's object: deal, Opportunity, opportunity, project, agreement, contract or ticket." })
+  record!: string;
+
+  @Field({ complexity: READ_WITH_ROW, description: "The record's id at the provider." })
+  id!: string;
+}
+
 @ObjectType({ simpleResolvers: true, description: 'An opportunity moving through the pipeline.' })
 @Entity({ tableName: 'deals' })
 @Index({ name: 'deals_created_at_keyset', properties: ['account', 'livemode', 'createdAt', 'id'] })
 @Index({ name: 'deals_value_keyset', properties: ['account', 'livemode', 'valueMinor', 'id'] })
 @Index({ name: 'deals_close_date_keyset', properties: ['account', 'livemode', 'expectedCloseDate', 'id'] })
 @Index({ name: 'deals_stage', properties: ['account', 'livemode', 'stage', 'createdAt', 'id'] })
-export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value'> {
+export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value' | 'externalIds'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('deal');
@@ -107,6 +126,14 @@ export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' 
   @Field(() => CoSellRegistration, { nullable: true })
   @Embedded(() => CoSellRegistration, { nullable: true, prefix: 'co_sell_' })
   coSell?: CoSellRegistration | null;
+
+  @Field(() => [ExternalRecord], {
+    complexity: READ_WITH_ROW,
+    description:
+      "The records the deal became at connected CRMs and PSAs (a HubSpot deal, a Salesforce Opportunity, a PSA's opportunity and, once won, its delivery record), written by the sync engine.",
+  })
+  @Property({ type: 'json', default: "'[]'" })
+  externalIds: ExternalRecord[] = [];
 }
 
 @ObjectType({ simpleResolvers: true, description: 'One move of a deal between stages.' })

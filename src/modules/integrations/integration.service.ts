@@ -9,9 +9,10 @@ import { validateCredentials } from './integration-credentials';
 import { outboxSignal } from '../../events/outbox.subscriber';
 import { Integration, IntegrationProvider, IntegrationStatus, IntegrationType } from './integration.entity';
 import { IntegrationConnectInput, IntegrationListInput, IntegrationUpdateInput } from './integration.inputs';
-import { defaultStageMap, IntegrationSettings } from './sync/stage-map';
+import { defaultStageMap, DELIVERY_RECORDS, IntegrationSettings } from './sync/stage-map';
+import { isSyncProvider, PsaProvider, SyncProvider } from './providers/crm-client';
 import { SyncRun, SyncTrigger } from './sync/sync.entities';
-import { isVerifiedProvider, ProviderSettings } from './providers/crm-verification';
+import type { ProviderSettings } from './providers/crm-verification';
 import { VERIFIERS } from './providers/verification';
 
 /** At most this much of a provider's reason is kept in last_error. */
@@ -46,7 +47,7 @@ export class IntegrationService {
       await verify(credentials, this.providers);
     }
     const name = input.name?.trim();
-    const crm = input.type === IntegrationType.crm && isVerifiedProvider(input.provider) ? input.provider : null;
+    const syncing = isSyncProvider(input.provider) ? input.provider : null;
     const integration = createScoped(this.em, Integration, {
       type: input.type,
       provider: input.provider,
@@ -55,13 +56,13 @@ export class IntegrationService {
       credentialsEncrypted: encryptJson(credentials, this.key),
       credentialsHint: hint,
       connectedAt: new Date(),
-      settings: this.settingsFor(input.type, crm, input.settings ?? {}),
+      settings: this.settingsFor(input.type, syncing, input.settings ?? {}),
     });
     this.events.record('integration.connected', integration);
-    // The first run pushes what exists and pulls what the CRM has (the backfill).
-    if (crm) createScoped(this.em, SyncRun, { integration, trigger: SyncTrigger.connect });
+    // The first run pushes what exists (and, from a CRM, pulls what it has): the backfill.
+    if (syncing) createScoped(this.em, SyncRun, { integration, trigger: SyncTrigger.connect });
     await this.em.flush();
-    if (crm) outboxSignal.emit('work');
+    if (syncing) outboxSignal.emit('work');
     return integration;
   }
 
@@ -74,21 +75,30 @@ export class IntegrationService {
     const before = this.events.snapshot(integration);
     if (input.name !== undefined) integration.name = input.name?.trim() || null;
     if (input.settings) {
-      const crm = isVerifiedProvider(integration.provider) ? integration.provider : null;
-      integration.settings = this.settingsFor(integration.type, crm, { ...integration.settings, ...input.settings });
+      const syncing = isSyncProvider(integration.provider) ? integration.provider : null;
+      integration.settings = this.settingsFor(integration.type, syncing, { ...integration.settings, ...input.settings });
     }
     this.events.record('integration.updated', integration, before);
     await this.em.flush();
     return integration;
   }
 
-  /** CRMs always hold a stage map (the provider's default unless given); other types have none to hold. */
-  private settingsFor(type: IntegrationType, crm: 'hubspot' | 'salesforce' | null, given: IntegrationSettings): IntegrationSettings {
-    if (!crm) {
-      if (given.stageMap) throw new ApiError('parameter_invalid', `settings.stage_map applies to CRM integrations, not ${type}`, { param: 'settings' });
-      return {};
+  /**
+   * CRMs and PSAs always hold a stage map (the provider's default unless given), PSAs also the
+   * kind of delivery record (their default unless given); Microsoft 365 has neither.
+   */
+  private settingsFor(type: IntegrationType, provider: SyncProvider | null, given: IntegrationSettings): IntegrationSettings {
+    if (!provider) {
+      if (given.stageMap) throw new ApiError('parameter_invalid', `settings.stage_map applies to CRM and PSA integrations, not ${type}`, { param: 'settings' });
     }
-    return { stageMap: given.stageMap ? { ...given.stageMap } : defaultStageMap(crm) };
+    const records = provider && provider in DELIVERY_RECORDS ? DELIVERY_RECORDS[provider as PsaProvider] : null;
+    if (given.deliveryRecord && !records?.includes(given.deliveryRecord)) {
+      const allowed = records ? `${provider} takes ${records.join(' or ')}` : `it applies to PSA integrations, not ${type}`;
+      throw new ApiError('parameter_invalid', `settings.delivery_record cannot be '${given.deliveryRecord}': ${allowed}`, { param: 'settings.delivery_record' });
+    }
+    if (!provider) return {};
+    const stageMap = given.stageMap ? { ...given.stageMap } : defaultStageMap(provider);
+    return records ? { stageMap, deliveryRecord: given.deliveryRecord ?? records[0] } : { stageMap };
   }
 
   /** Connected and disconnected integrations alike: a disconnected one is kept as history. */

@@ -1,17 +1,21 @@
-import { IsOptional, Length, Matches, ValidateNested } from 'class-validator';
+import { IsIn, IsOptional, Length, Matches, ValidateNested } from 'class-validator';
 import { Field, InputType, ObjectType } from 'type-graphql';
 import { snakeToCamel } from '../../../common/case';
 import { NOT_BLANK, rules } from '../../../common/validation';
 import { DealStage } from '../../deals/deal-stage';
+import type { PsaProvider, SyncProvider } from '../providers/crm-client';
 
 const STAGE_VALUE = () =>
   rules(Length(1, 100, { message: '$property must be 1 to 100 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
 
-const describe = (stage: DealStage) => `The CRM's stage value for our ${stage}.`;
+const describe = (stage: DealStage) => `The CRM's or PSA's stage value for our ${stage}.`;
 
-/** Our six stages onto the CRM's values (HubSpot: a deal stage's internal id; Salesforce: a StageName). */
-@ObjectType({ simpleResolvers: true, description: "Our deal stages onto the CRM's: every stage mapped." })
-@InputType('StageMapInput', { description: "Our deal stages onto the CRM's; every stage must be mapped." })
+/**
+ * Our six stages onto the provider's values (HubSpot: a deal stage's internal id; Salesforce: a
+ * StageName; a PSA: the opportunity stage or status name its client documents).
+ */
+@ObjectType({ simpleResolvers: true, description: "Our deal stages onto the CRM's or PSA's: every stage mapped." })
+@InputType('StageMapInput', { description: "Our deal stages onto the CRM's or PSA's; every stage must be mapped." })
 export class StageMap {
   @Field({ description: describe(DealStage.prospecting) })
   @STAGE_VALUE()
@@ -38,6 +42,18 @@ export class StageMap {
   closedLost!: string;
 }
 
+/**
+ * The delivery record a PSA makes from a won deal's latest proposal, by PSA: the first is the
+ * default. ConnectWise: a project or an agreement; Autotask: a contract or a project; HaloPSA: a
+ * contract or a ticket.
+ */
+export const DELIVERY_RECORDS: Record<PsaProvider, readonly [string, ...string[]]> = {
+  connectwise: ['project', 'agreement'],
+  autotask: ['contract', 'project'],
+  halopsa: ['contract', 'ticket'],
+};
+const ALL_DELIVERY_RECORDS = [...new Set(Object.values(DELIVERY_RECORDS).flat())];
+
 /** What an integration may be told besides its credentials. */
 @ObjectType({ simpleResolvers: true, description: 'How the integration syncs.' })
 @InputType('IntegrationSettingsInput', { description: 'How the integration syncs.' })
@@ -50,6 +66,15 @@ export class IntegrationSettings {
   @IsOptional()
   @ValidateNested()
   stageMap?: StageMap | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "PSAs: the record a won deal's latest proposal becomes: connectwise `project` (default) or `agreement`; autotask `contract` (default) or `project`; halopsa `contract` (default) or `ticket`. null sets the default again.",
+  })
+  @IsOptional()
+  @IsIn(ALL_DELIVERY_RECORDS, { message: `$property must be one of ${ALL_DELIVERY_RECORDS.join(', ')}` })
+  deliveryRecord?: string | null;
 }
 
 /**
@@ -76,8 +101,13 @@ const SALESFORCE: StageMap = {
   closedLost: 'Closed Lost',
 };
 
-/** The provider's default stages that no stage of ours maps onto, and which of ours they come back as. */
-const INBOUND_EXTRAS: Record<'hubspot' | 'salesforce', Record<string, DealStage>> = {
+// RECONCILE-AT-MERGE: the PSA clients' documented defaults replace these.
+const CONNECTWISE: StageMap = { prospecting: 'Prospect', qualification: 'Qualification', proposal: 'Proposal', negotiation: 'Negotiation', closedWon: 'Won', closedLost: 'Lost' };
+const AUTOTASK: StageMap = { prospecting: 'Prospect', qualification: 'Qualification', proposal: 'Proposal', negotiation: 'Negotiation', closedWon: 'Closed', closedLost: 'Lost' };
+const HALOPSA: StageMap = { prospecting: 'Prospect', qualification: 'Qualification', proposal: 'Proposal', negotiation: 'Negotiation', closedWon: 'Won', closedLost: 'Lost' };
+
+/** The provider's default stages that no stage of ours maps onto, and which of ours they come back as (CRMs: PSAs are push only). */
+const INBOUND_EXTRAS: Partial<Record<SyncProvider, Record<string, DealStage>>> = {
   hubspot: { decisionmakerboughtin: DealStage.negotiation },
   salesforce: {
     'Needs Analysis': DealStage.qualification,
@@ -90,15 +120,23 @@ const INBOUND_EXTRAS: Record<'hubspot' | 'salesforce', Record<string, DealStage>
 /** The map's value for one of our stages (the map's fields are our stages in GraphQL's camelCase). */
 export const crmStage = (map: StageMap, stage: DealStage): string => map[snakeToCamel(stage) as keyof StageMap];
 
-export function defaultStageMap(provider: 'hubspot' | 'salesforce'): StageMap {
-  return { ...(provider === 'hubspot' ? HUBSPOT : SALESFORCE) };
+const DEFAULTS: Record<SyncProvider, StageMap> = {
+  hubspot: HUBSPOT,
+  salesforce: SALESFORCE,
+  connectwise: CONNECTWISE,
+  autotask: AUTOTASK,
+  halopsa: HALOPSA,
+};
+
+export function defaultStageMap(provider: SyncProvider): StageMap {
+  return { ...DEFAULTS[provider] };
 }
 
 /**
  * Our stage for the CRM's value: the stage map read backwards (when two of ours share a value, the
  * earlier stage), then the provider's other default stages; null when the value means nothing here.
  */
-export function stageFromCrm(map: StageMap, provider: 'hubspot' | 'salesforce', value: string): DealStage | null {
+export function stageFromCrm(map: StageMap, provider: SyncProvider, value: string): DealStage | null {
   for (const stage of Object.values(DealStage)) if (crmStage(map, stage) === value) return stage;
-  return INBOUND_EXTRAS[provider][value] ?? null;
+  return INBOUND_EXTRAS[provider]?.[value] ?? null;
 }

@@ -21,17 +21,25 @@ import type {
   OutboundRemoval,
   PushOutcome,
   RemoteRecord,
+  SyncProvider,
+  DeliveryOrder,
 } from '../providers/crm-client';
+import { pullsFrom } from '../providers/crm-client';
+import { DealStage } from '../../deals/deal-stage';
+import { DELIVERY_RECORD_KINDS, deliveryOrders, showExternalIds } from './sync-delivery';
 import type { Integration } from '../integration.entity';
 import { defaultStageMap, StageMap, stageFromCrm } from './stage-map';
 import { oweChanges } from './sync-fan-out';
 import { changedFields, dealCreate, dealFields, dealUpdate, differsFrom, leadCreate, leadFields, leadUpdate, unmappedStage } from './sync-fields';
 import { SyncDirection, SyncFailure, SyncLink, SyncRun } from './sync.entities';
 
-/** The main record of an object, by which inbound records find their link: contact / Lead, deal / Opportunity. */
-const MAIN_RECORD: Record<'hubspot' | 'salesforce', Record<CrmObjectKind, string>> = {
+/** The main record of an object, by which inbound records find their link: contact / Lead, deal / Opportunity; a PSA's company and opportunity. */
+const MAIN_RECORD: Record<SyncProvider, Record<CrmObjectKind, string>> = {
   hubspot: { lead: 'contact', deal: 'deal' },
   salesforce: { lead: 'Lead', deal: 'Opportunity' },
+  connectwise: { lead: 'company', deal: 'opportunity' },
+  autotask: { lead: 'company', deal: 'opportunity' },
+  halopsa: { lead: 'company', deal: 'opportunity' },
 };
 
 /**
@@ -70,7 +78,7 @@ type Local = Lead | Deal;
  *    record changed on both sides by the newer modification time.
  */
 export class SyncExecution {
-  private readonly provider: 'hubspot' | 'salesforce';
+  private readonly provider: SyncProvider;
   private readonly stageMap: StageMap;
 
   constructor(
@@ -79,7 +87,7 @@ export class SyncExecution {
     private readonly host: ExecutionHost,
     readonly counts: RunCounts,
   ) {
-    this.provider = integration.provider as 'hubspot' | 'salesforce';
+    this.provider = integration.provider as SyncProvider;
     this.stageMap = integration.settings.stageMap ?? defaultStageMap(this.provider);
   }
 
@@ -106,7 +114,9 @@ export class SyncExecution {
     await this.pushKind('deal');
   }
 
+  /** Nothing from a PSA: it is pushed to only (we are the source of truth for selling, the PSA for delivering). */
   async pull(): Promise<void> {
+    if (!pullsFrom(this.provider)) return;
     await this.pullKind('lead');
     await this.pullKind('deal');
   }
@@ -155,8 +165,9 @@ export class SyncExecution {
         continue;
       }
       const fields = kind === 'lead' ? leadFields(object as Lead) : dealFields(object as Deal, this.stageMap);
-      // The CRM already holds these values: nothing to send (our own pull applied, or a change undone).
-      if (link && !differsFrom(this.comparable(fields), link.fields)) continue;
+      // The CRM already holds these values: nothing to send (our own pull applied, or a change undone),
+      // unless a won deal's delivery record is still to be made at a PSA.
+      if (link && !differsFrom(this.comparable(fields), link.fields) && !(await this.deliveryOwed(em, kind, object, link.external))) continue;
       upserts.push({ id, fields, external: link?.external ?? {} });
     }
     const outcomes: PushOutcome[] = [];
@@ -172,6 +183,7 @@ export class SyncExecution {
       if (removals.length) outcomes.push(...(kind === 'lead' ? await client.archiveLeads(removals) : await client.archiveDeals(removals)));
     }
     const fieldsById = new Map(upserts.map((upsert) => [upsert.id, upsert.fields]));
+    const dealIds: string[] = [];
     await em.transactional(async () => {
       const knex = em.getKnex();
       const trx = em.getTransactionContext();
@@ -189,8 +201,10 @@ export class SyncExecution {
         }
         const external = { ...linkById.get(outcome.id)?.external, ...outcome.external };
         this.link(em, kind, outcome.id, external, fields, linkById.get(outcome.id));
+        if (kind === 'deal') dealIds.push(outcome.id);
       }
       await em.flush();
+      await showExternalIds(knex, trx, dealIds);
       // Done, unless it changed again meanwhile: then it stays owed, for the next batch.
       for (const row of owed) {
         await knex('integration_pending_changes')
@@ -201,16 +215,27 @@ export class SyncExecution {
     });
   }
 
-  /** Deals with their lead's records, for the CRM to associate them (when the lead has been pushed). */
+  /**
+   * Deals with their lead's records, for the CRM to associate them (when the lead has been pushed),
+   * and for a PSA a won deal's delivery order.
+   */
   private async withLeads(em: EntityManager, deals: Array<Omit<OutboundDeal, 'lead'>>, objects: Map<string, Local>): Promise<OutboundDeal[]> {
     const leadIds = [...new Set(deals.map((deal) => (objects.get(deal.id) as Deal).lead?.id).filter((id): id is string => !!id))];
     const links = leadIds.length ? await em.find(SyncLink, { integration: this.integration.id, objectType: 'lead', objectId: { $in: leadIds } }) : [];
     const byLead = new Map(links.map((link) => [link.objectId, link]));
+    const deliveries = pullsFrom(this.provider) ? new Map<string, DeliveryOrder>() : await deliveryOrders(em, deals.map((deal) => objects.get(deal.id) as Deal));
     return deals.map((deal) => {
       const leadId = (objects.get(deal.id) as Deal).lead?.id;
       const link = leadId ? byLead.get(leadId) : undefined;
-      return { ...deal, lead: leadId && link ? { id: leadId, external: link.external } : null };
+      return { ...deal, lead: leadId && link ? { id: leadId, external: link.external } : null, delivery: deliveries.get(deal.id) ?? null };
     });
+  }
+
+  /** A won deal pushed to a PSA before it had a proposal, whose delivery record can be made now. */
+  private async deliveryOwed(em: EntityManager, kind: CrmObjectKind, object: Local, external: ExternalIds): Promise<boolean> {
+    if (kind !== 'deal' || pullsFrom(this.provider) || (object as Deal).stage !== DealStage.closed_won) return false;
+    if (Object.keys(external).some((record) => DELIVERY_RECORD_KINDS.has(record))) return false;
+    return (await deliveryOrders(em, [object as Deal])).size > 0;
   }
 
   /** The link of an object to its records, made or brought up to date (flushed by the caller). */
@@ -322,6 +347,7 @@ export class SyncExecution {
               );
         this.link(em, kind, local.id, { ...link?.external, ...record.external }, this.fieldsOf(kind, updated), link, record.modifiedAt);
         await em.flush();
+        if (kind === 'deal') await showExternalIds(em.getKnex(), em.getTransactionContext(), [local.id]);
         this.counts.pulled += 1;
       });
     } catch (error) {
@@ -352,6 +378,7 @@ export class SyncExecution {
     }
     this.link(em, kind, created.id, record.external, this.fieldsOf(kind, created), null, record.modifiedAt);
     await em.flush();
+    if (kind === 'deal') await showExternalIds(em.getKnex(), em.getTransactionContext(), [created.id]);
     this.counts.pulled += 1;
   }
 

@@ -4,6 +4,9 @@ import { sameTenant } from '../../../db/tenant-sql';
 import type { CrmObjectKind } from '../providers/crm-client';
 import { IntegrationStatus, IntegrationType } from '../integration.entity';
 
+/** The integration types whose providers receive our leads and deals: CRMs (two-way) and PSAs (push only). */
+export const OBJECT_SYNC_TYPES: readonly IntegrationType[] = [IntegrationType.crm, IntegrationType.psa];
+
 /** The events that owe a lead or deal to the account's CRMs (stage moves and co-sell come as deal.updated too). */
 const OWED: Record<string, CrmObjectKind> = {
   'lead.created': 'lead',
@@ -16,7 +19,7 @@ const OWED: Record<string, CrmObjectKind> = {
 };
 
 /**
- * One pending change per object and CRM integration of the event's account and mode that is not
+ * One pending change per object and CRM or PSA integration of the event's account and mode that is not
  * disconnected (one row however many events: the push sends the object as it is then). An
  * integration in error keeps collecting them, and pushes them once it recovers.
  */
@@ -25,7 +28,7 @@ export const syncFanOut: FanOutConsumer = async (trx, events, now) => {
   if (owed.length === 0) return 0;
   const integrations: Array<{ id: string; account_id: string; livemode: boolean }> = await trx('integrations')
     .select('id', 'account_id', 'livemode')
-    .where('type', IntegrationType.crm)
+    .whereIn('type', OBJECT_SYNC_TYPES)
     .whereNot('status', IntegrationStatus.disconnected)
     .whereIn('account_id', [...new Set(owed.map((event) => event.account_id))]);
   if (integrations.length === 0) return 0;

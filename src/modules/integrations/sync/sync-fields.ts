@@ -3,7 +3,7 @@ import type { Deal } from '../../deals/deal.entity';
 import type { DealCreateInput, DealUpdateInput } from '../../deals/deal.inputs';
 import type { Lead } from '../../leads/lead.entity';
 import type { LeadCreateInput, LeadUpdateInput } from '../../leads/lead.inputs';
-import type { CrmDealFields, CrmLeadFields } from '../providers/crm-client';
+import type { CrmDealFields, CrmLeadFields, SyncProvider } from '../providers/crm-client';
 import { crmStage, stageFromCrm, StageMap } from './stage-map';
 
 /** A lead as the CRM should hold it. */
@@ -65,13 +65,13 @@ export function leadCreate(fields: Partial<CrmLeadFields>): Partial<LeadCreateIn
 }
 
 /** Why a CRM stage cannot come back here, or null. */
-export function unmappedStage(fields: Partial<CrmDealFields>, stageMap: StageMap, provider: 'hubspot' | 'salesforce'): string | null {
+export function unmappedStage(fields: Partial<CrmDealFields>, stageMap: StageMap, provider: SyncProvider): string | null {
   if (fields.stage === undefined || stageFromCrm(stageMap, provider, fields.stage)) return null;
   return `the CRM stage '${fields.stage}' is not in the integration's stage_map; map it (POST /v1/integrations/{id} with settings.stage_map) or move the deal to a mapped stage`;
 }
 
 /** A CRM's deal fields as an update of ours. */
-export function dealUpdate(fields: Partial<CrmDealFields>, stageMap: StageMap, provider: 'hubspot' | 'salesforce'): Partial<DealUpdateInput> {
+export function dealUpdate(fields: Partial<CrmDealFields>, stageMap: StageMap, provider: SyncProvider): Partial<DealUpdateInput> {
   const update: Partial<DealUpdateInput> = {};
   if (fields.name !== undefined) update.name = fields.name;
   if (fields.amount !== undefined) update.value = fields.amount;
@@ -82,6 +82,6 @@ export function dealUpdate(fields: Partial<CrmDealFields>, stageMap: StageMap, p
   return update;
 }
 
-export function dealCreate(fields: Partial<CrmDealFields>, stageMap: StageMap, provider: 'hubspot' | 'salesforce'): Partial<DealCreateInput> {
+export function dealCreate(fields: Partial<CrmDealFields>, stageMap: StageMap, provider: SyncProvider): Partial<DealCreateInput> {
   return dealUpdate(fields, stageMap, provider) as Partial<DealCreateInput>;
 }

@@ -9,7 +9,8 @@ import { toApiError } from '../../../graphql/format-error';
 import type { Logger } from '../../../logger';
 import type { ServiceFactory } from '../../module';
 import { CrmAuthRefused, CrmClient, CrmLimitReached, CrmSetupIncomplete, CrmUnavailable } from '../providers/crm-client';
-import { Integration, IntegrationStatus, IntegrationType } from '../integration.entity';
+import { Integration, IntegrationStatus } from '../integration.entity';
+import { OBJECT_SYNC_TYPES } from './sync-fan-out';
 import { ExecutionHost, RunCounts, SyncExecution } from './sync-execution';
 import { SyncRun, SyncRunStatus, SyncTrigger } from './sync.entities';
 
@@ -89,13 +90,13 @@ export class SyncWorker extends PollingWorker<RunClaim> {
     return fanned || owed + scheduled > 0;
   }
 
-  /** A run for each CRM integration that is not disconnected, matches `condition`, and has none running (the index decides races). */
+  /** A run for each CRM or PSA integration that is not disconnected, matches `condition`, and has none running (the index decides races). */
   private async startRuns(trigger: SyncTrigger, condition: string): Promise<number> {
     const result = await this.knex.raw<{ rowCount: number }>(
       `insert into integration_sync_runs (id, created_at, updated_at, account_id, livemode, integration_id, status, trigger, started_at, pushed, pulled, failed, to_push, lease_until, claims)
        select 'sync_' || replace(gen_random_uuid()::text, '-', ''), now(), now(), i.account_id, i.livemode, i.id, '${SyncRunStatus.running}', ?, now(), 0, 0, 0, 0, now(), 0
          from integrations i
-        where i.type = '${IntegrationType.crm}' and i.status <> '${IntegrationStatus.disconnected}'
+        where i.type in (${OBJECT_SYNC_TYPES.map((type) => `'${type}'`).join(', ')}) and i.status <> '${IntegrationStatus.disconnected}'
           and not exists (select 1 from integration_sync_runs r where r.integration_id = i.id
                             and (r.status = '${SyncRunStatus.running}' or r.resume_at > now()))
           and ${condition}

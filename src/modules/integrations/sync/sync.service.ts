@@ -4,7 +4,8 @@ import { findPage, Page } from '../../../common/pagination';
 import { createScoped } from '../../../db/tenant';
 import { outboxSignal } from '../../../events/outbox.subscriber';
 import type { IntegrationService } from '../integration.service';
-import { IntegrationStatus, IntegrationType } from '../integration.entity';
+import { IntegrationStatus } from '../integration.entity';
+import { OBJECT_SYNC_TYPES } from './sync-fan-out';
 import type { SyncRunListInput } from '../integration.inputs';
 import { SyncFailure, SyncRun, SyncTrigger } from './sync.entities';
 
@@ -19,15 +20,15 @@ export class SyncService {
   ) {}
 
   /**
-   * Starts a run now (pull, then push what is owed). A PSA or Microsoft 365 integration, or a
+   * Starts a run now (pull from a CRM, then push what is owed). A Microsoft 365 integration, or a
    * disconnected one, is 409 (what the integration is, not what was sent); a run already running is 409
    * (integration_sync_runs_one_running), so a client cannot stack them; an integration in error
    * may be synced, which is how it shows it is back.
    */
   async start(id: string): Promise<SyncRun> {
     const integration = await this.integrations.get(id);
-    if (integration.type !== IntegrationType.crm) {
-      throw new ApiError('resource_conflict', `Integration ${id} is a ${integration.type} integration; only CRM integrations sync`, { param: 'id' });
+    if (!OBJECT_SYNC_TYPES.includes(integration.type)) {
+      throw new ApiError('resource_conflict', `Integration ${id} is a ${integration.type} integration; only CRM and PSA integrations sync`, { param: 'id' });
     }
     if (integration.status === IntegrationStatus.disconnected) {
       throw new ApiError('resource_conflict', `Integration ${id} is disconnected; connect the provider again to sync`, { param: 'id' });
