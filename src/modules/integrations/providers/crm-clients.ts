@@ -3,6 +3,7 @@ import type { HostResolver } from '../../webhooks/url-guard';
 import type { CrmClientFactory } from '../sync/sync-worker';
 import type { CrmClientOptions } from './crm-client';
 import type { ProviderSettings } from './crm-verification';
+import { createHaloPsaClient } from './halopsa-client';
 import { createHubSpotClient } from './hubspot-client';
 import { createSalesforceClient } from './salesforce-client';
 
@@ -11,7 +12,8 @@ export function crmClientFactory(settings: ProviderSettings, options: CrmClientO
   return (integration, credentials) => {
     if (integration.provider === 'hubspot') return createHubSpotClient(credentials, settings, options);
     if (integration.provider === 'salesforce') return createSalesforceClient(credentials, settings, options);
-    throw new Error(`${integration.provider} has no CRM client: only CRM integrations sync`);
+    if (integration.provider === 'halopsa') return createHaloPsaClient(credentials, settings, { ...options, deliveryRecord: integration.settings.deliveryRecord });
+    throw new Error(`${integration.provider} has no sync client: only CRM and PSA integrations sync`);
   };
 }
 

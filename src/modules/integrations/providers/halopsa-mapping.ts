@@ -1,4 +1,4 @@
-import type { StageMap } from '../sync/stage-map';
+import { defaultStageMap, type StageMap } from '../sync/stage-map';
 import type { CrmDealFields, CrmLeadFields, DeliveryOrder } from './crm-client';
 
 /**
@@ -8,22 +8,8 @@ import type { CrmDealFields, CrmLeadFields, DeliveryOrder } from './crm-client';
  * (`/api/ClientContract`, "ContractHeader") or a ticket (`/api/Tickets`, "Faults").
  */
 
-/**
- * Our stages onto HaloPSA status names, as `fields.stage` carries them; the client looks the
- * status up by name (GET /api/Status, once per run) and sends its id. HaloPSA's out-of-the-box
- * statuses hold no stage of a sale between New and a close, so the open stages past prospecting
- * share In Progress; won and lost close the opportunity with HaloPSA's Won and Lost statuses. A
- * tenant whose opportunity workflow has statuses of its own maps onto them in the integration's
- * stage map; a name the instance lacks fails that deal, saying which, and the run goes on.
- */
-export const DEFAULT_HaloPSA_STAGE_MAP: StageMap = {
-  prospecting: 'New',
-  qualification: 'In Progress',
-  proposal: 'In Progress',
-  negotiation: 'In Progress',
-  closedWon: 'Won',
-  closedLost: 'Lost',
-};
+/** Our stages onto HaloPSA status names (stage-map.ts says why these). */
+export const DEFAULT_HaloPSA_STAGE_MAP: StageMap = defaultStageMap('halopsa');
 
 /** What a won deal's proposal becomes (settings.delivery_record): a client contract (the default) or a ticket. */
 export type HaloDeliveryKind = 'contract' | 'ticket';

@@ -104,7 +104,23 @@ const SALESFORCE: StageMap = {
 // RECONCILE-AT-MERGE: the PSA clients' documented defaults replace these.
 const CONNECTWISE: StageMap = { prospecting: 'Prospect', qualification: 'Qualification', proposal: 'Proposal', negotiation: 'Negotiation', closedWon: 'Won', closedLost: 'Lost' };
 const AUTOTASK: StageMap = { prospecting: 'Prospect', qualification: 'Qualification', proposal: 'Proposal', negotiation: 'Negotiation', closedWon: 'Closed', closedLost: 'Lost' };
-const HALOPSA: StageMap = { prospecting: 'Prospect', qualification: 'Qualification', proposal: 'Proposal', negotiation: 'Negotiation', closedWon: 'Won', closedLost: 'Lost' };
+
+/**
+ * HaloPSA: our stages onto status names, as `fields.stage` carries them; the client looks the
+ * status up by name (GET /api/Status, once per run) and sends its id. HaloPSA's out-of-the-box
+ * statuses hold no stage of a sale between New and a close, so the open stages past prospecting
+ * share In Progress; won and lost close the opportunity with HaloPSA's Won and Lost statuses. A
+ * tenant whose opportunity workflow has statuses of its own maps onto them in the integration's
+ * stage map; a name the instance lacks fails that deal, saying which, and the run goes on.
+ */
+const HALOPSA: StageMap = {
+  prospecting: 'New',
+  qualification: 'In Progress',
+  proposal: 'In Progress',
+  negotiation: 'In Progress',
+  closedWon: 'Won',
+  closedLost: 'Lost',
+};
 
 /** The provider's default stages that no stage of ours maps onto, and which of ours they come back as (CRMs: PSAs are push only). */
 const INBOUND_EXTRAS: Partial<Record<SyncProvider, Record<string, DealStage>>> = {
