@@ -81,7 +81,7 @@ describe('the ConnectWise PSA CrmClient', () => {
   let fake: FakeConnectWise;
   let credentials: Record<string, string>;
   const client = (options: CrmClientOptions = {}, connectwise: ConnectwiseOptions = {}, timeoutMs?: number): CrmClient =>
-    createConnectwiseClient(credentials, settingsFor(fake, timeoutMs), options, connectwise);
+    createConnectwiseClient(credentials, settingsFor(fake, timeoutMs), { ...options, ...connectwise });
   const calls = (method: string, path: string) => fake.seen(`${API}${path}`).filter((request) => request.method === method);
   const site = () => fake.site;
 

@@ -57,7 +57,7 @@ interface Integration {
   connected_at: string;
   disconnected_at: string | null;
   livemode: boolean;
-  settings: { stage_map: Record<string, string> | null; delivery_record: string | null };
+  settings: { stage_map: Record<string, string> | null; delivery_record: string | null; sales_rep: string | null };
   created_at: string;
   updated_at: string;
 }
@@ -148,7 +148,7 @@ function expectIntegration(body: Integration, provider: IntegrationProvider, sen
   expect(body.object).toBe('integration');
   expect(body.type).toBe(TYPE_OF[provider]);
   // CRMs and PSAs hold their provider's default stage map, PSAs also their default delivery record; Microsoft 365 has nothing to map.
-  if (TYPE_OF[provider] === 'm365') expect(body.settings).toEqual({ stage_map: null, delivery_record: null });
+  if (TYPE_OF[provider] === 'm365') expect(body.settings).toEqual({ stage_map: null, delivery_record: null, sales_rep: null });
   else expect(Object.keys(body.settings.stage_map ?? {}).sort()).toEqual(STAGE_KEYS);
   if (TYPE_OF[provider] === 'psa') expect(body.settings.delivery_record).toBe(DEFAULT_DELIVERY_RECORD[provider]);
   if (TYPE_OF[provider] === 'crm') expect(body.settings.delivery_record).toBeNull();

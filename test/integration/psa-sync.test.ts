@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { FakeCrms, startFakeCrms } from '../helpers/fakes';
+import type { AutotaskUser } from '../helpers/fakes/fake-autotask';
+import type { ConnectWiseKeys } from '../helpers/fakes/fake-connectwise';
+import type { CwOpportunity } from '../helpers/fakes/fake-connectwise-site';
 import type { FakeProvider } from '../helpers/fakes/fake-provider';
 import { syncRuns } from '../helpers/sync-runs';
 import { waitFor } from '../helpers/wait';
@@ -33,9 +36,108 @@ interface PsaView {
   stages: { qualification: string; negotiation: string; won: string };
   defaultDelivery: string;
   otherDelivery: string;
+  /** Settings the PSA needs besides the defaults (ConnectWise: the fallback sales rep). */
+  settings?: Record<string, unknown>;
 }
 
+const connectwiseOpportunity = (crms: FakeCrms, opportunity: CwOpportunity) => {
+  const site = crms.connectwise.site;
+  const forecast = site.forecastItems.all().find((item) => item.opportunity.id === opportunity.id);
+  const status = site.statuses.get(opportunity.status.id)!;
+  return {
+    id: String(opportunity.id),
+    companyId: String(opportunity.company.id),
+    name: opportunity.name,
+    value: forecast?.revenue ?? 0,
+    stage: status.wonFlag || status.lostFlag ? status.name : (opportunity.stage?.name ?? ''),
+  };
+};
+
+/** Autotask's opportunity status picklist (a system list). */
+const AUTOTASK_STATUS: Record<number, string> = { 0: 'Not Ready To Buy', 1: 'Active', 2: 'Lost', 3: 'Closed', 4: 'Implemented' };
+
 const PSAS: PsaView[] = [
+  {
+    provider: 'autotask',
+    fake: (crms) => crms.autotask,
+    credentials: () => ({
+      username: `api-${randomUUID().slice(0, 8)}@acme-msp.example.com`,
+      secret: `at-secret-${randomUUID()}`,
+      integration_code: `AT-${randomUUID()}`,
+    }),
+    accept: (crms, credentials) => crms.autotask.accept(credentials as unknown as AutotaskUser),
+    revoke: (crms, credentials) => crms.autotask.revoke(credentials.username),
+    addCompany: (crms, name, website) => String(crms.autotask.addCompany({ companyName: name, webAddress: website }).id),
+    companies: (crms) => crms.autotask.companies().map((company) => ({ id: String(company.id), name: String(company.companyName) })),
+    opportunities: (crms, dealId) =>
+      crms.autotask
+        .opportunities()
+        .filter((opportunity) => opportunity.promotionName === dealId)
+        .map((opportunity) => ({
+          id: String(opportunity.id),
+          companyId: String(opportunity.companyID),
+          name: String(opportunity.title),
+          value: Number(opportunity.amount),
+          stage: AUTOTASK_STATUS[Number(opportunity.status)],
+        })),
+    deliveries: (crms, kind, { opportunityId }) =>
+      (kind === 'contract' ? crms.autotask.contracts() : crms.autotask.projects())
+        .filter((record) => String(record.opportunityID) === opportunityId)
+        .map((record) => ({
+          id: String(record.id),
+          lines: crms.autotask
+            .charges(kind as 'contract' | 'project', record.id as number)
+            .map((charge) => `${String(charge.name)} × ${String(charge.unitQuantity)}`)
+            .join('\n'),
+        })),
+    stages: { qualification: 'Active', negotiation: 'Active', won: 'Closed' },
+    defaultDelivery: 'contract',
+    otherDelivery: 'project',
+  },
+  {
+    provider: 'connectwise',
+    fake: (crms) => crms.connectwise,
+    credentials: () => ({
+      site: 'api-na.myconnectwise.net',
+      company_id: 'acmemsp',
+      public_key: `pub${randomUUID().slice(0, 12)}`,
+      private_key: `priv-${randomUUID()}`,
+      client_id: randomUUID(),
+    }),
+    accept: (crms, credentials) => crms.connectwise.accept(credentials as unknown as ConnectWiseKeys),
+    revoke: (crms, credentials) => crms.connectwise.revoke(credentials.public_key),
+    addCompany: (crms, name, website) => String(crms.connectwise.addCompany({ name, website }).id),
+    companies: (crms) => crms.connectwise.site.companies.all().map((company) => ({ id: String(company.id), name: company.name })),
+    opportunities: (crms, dealId) =>
+      crms.connectwise.site.opportunities
+        .all()
+        .filter((opportunity) => opportunity.source === `Sales Pipeline ${dealId}`)
+        .map((opportunity) => connectwiseOpportunity(crms, opportunity)),
+    deliveries: (crms, kind, { opportunityId }) => {
+      const site = crms.connectwise.site;
+      if (kind === 'project') {
+        return site.projects
+          .all()
+          .filter((project) => String(project.opportunity?.id) === opportunityId)
+          .map((project) => ({
+            id: String(project.id),
+            lines: site.phases
+              .all()
+              .filter((phase) => phase.projectId === project.id)
+              .map((phase) => `${phase.description}: ${phase.notes ?? ''}`)
+              .join('\n'),
+          }));
+      }
+      return site.agreements
+        .all()
+        .filter((agreement) => String(agreement.opportunity?.id) === opportunityId)
+        .map((agreement) => ({ id: String(agreement.id), lines: agreement.internalNotes ?? '' }));
+    },
+    stages: { qualification: 'Qualified Lead', negotiation: 'Negotiation', won: 'Won' },
+    defaultDelivery: 'project',
+    otherDelivery: 'agreement',
+    settings: { sales_rep: 'admin1' },
+  },
   {
     provider: 'halopsa',
     fake: (crms) => crms.halopsa,
@@ -80,7 +182,7 @@ describe.each(PSAS)('PSA sync with $provider', (psa) => {
   const api = (method: string, path: string, body?: unknown) => app.request(method, path, { key: account.testKey, body });
   const { settled, syncNow } = syncRuns(api);
   const connect = async (settings?: Record<string, unknown>) => {
-    const made = await api('POST', '/v1/integrations', { type: 'psa', provider: psa.provider, credentials, ...(settings ? { settings } : {}) });
+    const made = await api('POST', '/v1/integrations', { type: 'psa', provider: psa.provider, credentials, settings: { ...psa.settings, ...settings } });
     expect(made.status).toBe(201);
     return made.body.id as string;
   };
@@ -103,6 +205,8 @@ describe.each(PSAS)('PSA sync with $provider', (psa) => {
     return made.body;
   };
   const externalIds = async (dealId: string) => (await api('GET', `/v1/deals/${dealId}`)).body.external_ids as Array<Record<string, string>>;
+  const deliveryLinked = (dealId: string, kind: string) =>
+    waitFor(`the ${kind} linked to the deal`, async () => (await externalIds(dealId)).find((record) => record.record === kind));
 
   beforeAll(async () => {
     crms = await startFakeCrms();
@@ -148,10 +252,10 @@ describe.each(PSAS)('PSA sync with $provider', (psa) => {
     const proposal = await proposalFor(fresh.deal.id);
     expect((await api('PUT', `/v1/deals/${fresh.deal.id}`, { stage: 'closed_won' })).status).toBe(200);
     const ids = { dealId: fresh.deal.id, proposalId: proposal.id, opportunityId: opportunity.id };
-    const [delivery] = await waitFor('the delivery record', () => {
-      const found = psa.deliveries(crms, psa.defaultDelivery, ids);
-      return found.length ? found : undefined;
-    });
+    // Linked once its lines are all written: the link is made after the PSA's calls.
+    await deliveryLinked(fresh.deal.id, psa.defaultDelivery);
+    const [delivery, ...twice] = psa.deliveries(crms, psa.defaultDelivery, ids);
+    expect(twice).toEqual([]);
     expect(delivery.lines).toContain('Managed endpoints');
     expect(delivery.lines).toContain('Onboarding project');
     await waitFor('the opportunity won', () => psa.opportunities(crms, fresh.deal.id)[0]?.stage === psa.stages.won);
@@ -179,10 +283,8 @@ describe.each(PSAS)('PSA sync with $provider', (psa) => {
     expect((await api('PUT', `/v1/deals/${deal.id}`, { stage: 'closed_won' })).status).toBe(200);
     const [opportunity] = psa.opportunities(crms, deal.id);
     const ids = { dealId: deal.id, proposalId: proposal.id, opportunityId: opportunity.id };
-    const [delivery] = await waitFor('the delivery record', () => {
-      const found = psa.deliveries(crms, psa.otherDelivery, ids);
-      return found.length ? found : undefined;
-    });
+    await deliveryLinked(deal.id, psa.otherDelivery);
+    const [delivery] = psa.deliveries(crms, psa.otherDelivery, ids);
     expect(delivery.lines).toContain('Managed endpoints');
     expect(psa.deliveries(crms, psa.defaultDelivery, ids)).toEqual([]);
     await settled(integrationId);
@@ -227,7 +329,7 @@ describe('PSA settings', () => {
     await crms.close();
   });
 
-  it("refuses a delivery record the PSA does not make, and one for a CRM, naming settings.delivery_record", async () => {
+  it('refuses a delivery record the PSA does not make, and one for a CRM, naming settings.delivery_record', async () => {
     const halo = { instance_url: 'https://acme.halopsa.com', client_id: 'halo-any', client_secret: 'halo-secret-0001' };
     const refused = await app.request('POST', '/v1/integrations', {
       key: account.testKey,

@@ -85,7 +85,8 @@ export class IntegrationService {
 
   /**
    * CRMs and PSAs always hold a stage map (the provider's default unless given), PSAs also the
-   * kind of delivery record (their default unless given); Microsoft 365 has neither.
+   * kind of delivery record (their default unless given), ConnectWise the fallback sales rep;
+   * Microsoft 365 has none of them.
    */
   private settingsFor(type: IntegrationType, provider: SyncProvider | null, given: IntegrationSettings): IntegrationSettings {
     if (!provider) {
@@ -94,11 +95,20 @@ export class IntegrationService {
     const records = provider && provider in DELIVERY_RECORDS ? DELIVERY_RECORDS[provider as PsaProvider] : null;
     if (given.deliveryRecord && !records?.includes(given.deliveryRecord)) {
       const allowed = records ? `${provider} takes ${records.join(' or ')}` : `it applies to PSA integrations, not ${type}`;
-      throw new ApiError('parameter_invalid', `settings.delivery_record cannot be '${given.deliveryRecord}': ${allowed}`, { param: 'settings.delivery_record' });
+      throw new ApiError('parameter_invalid', `settings.delivery_record cannot be '${given.deliveryRecord}': ${allowed}`, {
+        param: 'settings.delivery_record',
+      });
+    }
+    if (given.salesRep && provider !== 'connectwise') {
+      throw new ApiError('parameter_invalid', `settings.sales_rep applies to ConnectWise integrations, not ${provider ?? type}`, {
+        param: 'settings.sales_rep',
+      });
     }
     if (!provider) return {};
     const stageMap = given.stageMap ? { ...given.stageMap } : defaultStageMap(provider);
-    return records ? { stageMap, deliveryRecord: given.deliveryRecord ?? records[0] } : { stageMap };
+    if (!records) return { stageMap };
+    const psa = { stageMap, deliveryRecord: given.deliveryRecord ?? records[0] };
+    return provider === 'connectwise' ? { ...psa, salesRep: given.salesRep?.trim() || null } : psa;
   }
 
   /** Connected and disconnected integrations alike: a disconnected one is kept as history. */

@@ -1,23 +1,8 @@
-import type { StageMap } from '../sync/stage-map';
+import { defaultStageMap, type StageMap } from '../sync/stage-map';
 import type { AutotaskFilter } from './autotask-http';
 
-/**
- * Our stages onto Autotask's Opportunity Status picklist. The status list is a system list, the
- * same in every Autotask database (0 Not Ready To Buy, 1 Active, 2 Lost, 3 Closed, 4 Implemented),
- * and it is what closes an opportunity as won (Closed) or lost (Lost); the Opportunity Stage list
- * is each database's own (Admin › Features & Settings › Sales & Opportunities › Opportunity
- * Stages), with no names the documentation promises. So every open stage of ours is Active by
- * default; a stage map may name the database's own stages instead ("Proposal Sent"), which the
- * client sets with status Active.
- */
-export const DEFAULT_Autotask_STAGE_MAP: StageMap = {
-  prospecting: 'Active',
-  qualification: 'Active',
-  proposal: 'Active',
-  negotiation: 'Active',
-  closedWon: 'Closed',
-  closedLost: 'Lost',
-};
+/** Our stages onto Autotask's opportunity statuses (stage-map.ts says why these). */
+export const DEFAULT_Autotask_STAGE_MAP: StageMap = defaultStageMap('autotask');
 
 /** Opportunity status (system picklist). */
 export const OPPORTUNITY_STATUS = { active: 1, lost: 2, closed: 3, implemented: 4 } as const;

@@ -1,4 +1,4 @@
-import type { StageMap } from '../sync/stage-map';
+import { defaultStageMap, type StageMap } from '../sync/stage-map';
 import {
   ChangePage,
   CrmClient,
@@ -42,37 +42,18 @@ import { ConnectwiseSetup } from './connectwise-setup';
 const BATCH_SIZE = 50;
 const DEFAULT_MAX_WAIT_MS = 30_000;
 
-/**
- * Our stages onto a ConnectWise site's. Closed deals go to the Won and Lost opportunity statuses a
- * site is installed with: a status with the won or lost flag is how ConnectWise closes an
- * opportunity. Open deals go to sales stages, which a site's administrator sets up (Setup Tables ›
- * Opportunity Stage; ConnectWise's documentation gives Qualified Lead and Proposal Presented as
- * examples), so the defaults are names a site is likely to have or to add; a deal whose stage the
- * site lacks is refused with what to add or to map. The client looks each value up by name on
- * open() (statuses first, then stages; any case).
- */
-export const DEFAULT_CONNECTWISE_STAGE_MAP: StageMap = {
-  prospecting: 'Prospect',
-  qualification: 'Qualified Lead',
-  proposal: 'Proposal Presented',
-  negotiation: 'Negotiation',
-  closedWon: 'Won',
-  closedLost: 'Lost',
-};
+/** Our stages onto a ConnectWise site's statuses and sales stages (stage-map.ts says why these). */
+export const DEFAULT_CONNECTWISE_STAGE_MAP: StageMap = defaultStageMap('connectwise');
 
-export interface ConnectwiseOptions {
+/** The integration's ConnectWise settings (settings.delivery_record, settings.sales_rep) besides the engine's limits. */
+export interface ConnectwiseOptions extends CrmClientOptions {
   deliveryRecord?: string | null;
   salesRep?: string | null;
 }
 
-export function createConnectwiseClient(
-  credentials: Record<string, string>,
-  settings: ProviderSettings,
-  options: CrmClientOptions = {},
-  connectwise: ConnectwiseOptions = {},
-): CrmClient {
+export function createConnectwiseClient(credentials: Record<string, string>, settings: ProviderSettings, options: ConnectwiseOptions = {}): CrmClient {
   const http = new ConnectwiseHttp(credentials, settings, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
-  return new ConnectwiseClient(http, connectwise);
+  return new ConnectwiseClient(http, options);
 }
 
 class ConnectwiseClient implements CrmClient {

@@ -75,6 +75,15 @@ export class IntegrationSettings {
   @IsOptional()
   @IsIn(ALL_DELIVERY_RECORDS, { message: `$property must be one of ${ALL_DELIVERY_RECORDS.join(', ')}` })
   deliveryRecord?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "ConnectWise: the member (identifier or e-mail) made an opportunity's primary sales rep when the deal's owner is not an active member of the site (ConnectWise requires one).",
+  })
+  @IsOptional()
+  @Length(1, 100, { message: '$property must be 1 to 100 characters' })
+  salesRep?: string | null;
 }
 
 /**
@@ -101,9 +110,41 @@ const SALESFORCE: StageMap = {
   closedLost: 'Closed Lost',
 };
 
-// RECONCILE-AT-MERGE: the PSA clients' documented defaults replace these.
-const CONNECTWISE: StageMap = { prospecting: 'Prospect', qualification: 'Qualification', proposal: 'Proposal', negotiation: 'Negotiation', closedWon: 'Won', closedLost: 'Lost' };
-const AUTOTASK: StageMap = { prospecting: 'Prospect', qualification: 'Qualification', proposal: 'Proposal', negotiation: 'Negotiation', closedWon: 'Closed', closedLost: 'Lost' };
+/**
+ * ConnectWise: closed deals go to the Won and Lost opportunity statuses a site is installed with
+ * (a status with the won or lost flag is how ConnectWise closes an opportunity). Open deals go to
+ * sales stages, which a site's administrator sets up (Setup Tables › Opportunity Stage;
+ * ConnectWise's documentation gives Qualified Lead and Proposal Presented as examples), so the
+ * defaults are names a site is likely to have or to add; a deal whose stage the site lacks is
+ * refused with what to add or to map. The client looks each value up by name on open() (statuses
+ * first, then stages; any case).
+ */
+const CONNECTWISE: StageMap = {
+  prospecting: 'Prospect',
+  qualification: 'Qualified Lead',
+  proposal: 'Proposal Presented',
+  negotiation: 'Negotiation',
+  closedWon: 'Won',
+  closedLost: 'Lost',
+};
+
+/**
+ * Autotask: our stages onto its Opportunity Status picklist. The status list is a system list, the
+ * same in every Autotask database (0 Not Ready To Buy, 1 Active, 2 Lost, 3 Closed, 4 Implemented),
+ * and it is what closes an opportunity as won (Closed) or lost (Lost); the Opportunity Stage list
+ * is each database's own (Admin › Features & Settings › Sales & Opportunities › Opportunity
+ * Stages), with no names the documentation promises. So every open stage of ours is Active by
+ * default; a stage map may name the database's own stages instead ("Proposal Sent"), which the
+ * client sets with status Active.
+ */
+const AUTOTASK: StageMap = {
+  prospecting: 'Active',
+  qualification: 'Active',
+  proposal: 'Active',
+  negotiation: 'Active',
+  closedWon: 'Closed',
+  closedLost: 'Lost',
+};
 
 /**
  * HaloPSA: our stages onto status names, as `fields.stage` carries them; the client looks the

@@ -223,7 +223,12 @@ export class SyncExecution {
     const leadIds = [...new Set(deals.map((deal) => (objects.get(deal.id) as Deal).lead?.id).filter((id): id is string => !!id))];
     const links = leadIds.length ? await em.find(SyncLink, { integration: this.integration.id, objectType: 'lead', objectId: { $in: leadIds } }) : [];
     const byLead = new Map(links.map((link) => [link.objectId, link]));
-    const deliveries = pullsFrom(this.provider) ? new Map<string, DeliveryOrder>() : await deliveryOrders(em, deals.map((deal) => objects.get(deal.id) as Deal));
+    const deliveries = pullsFrom(this.provider)
+      ? new Map<string, DeliveryOrder>()
+      : await deliveryOrders(
+          em,
+          deals.map((deal) => objects.get(deal.id) as Deal),
+        );
     return deals.map((deal) => {
       const leadId = (objects.get(deal.id) as Deal).lead?.id;
       const link = leadId ? byLead.get(leadId) : undefined;
