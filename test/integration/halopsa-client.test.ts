@@ -395,6 +395,19 @@ describe('the HaloPSA CrmClient', () => {
     expect(calls('POST', '/auth/token')).toHaveLength(1 + 3);
   });
 
+  it('never sends a write again after a 5xx (it may have been carried out); the next push finds the record instead of making a second', async () => {
+    const halo = client();
+    await halo.open();
+    const [company] = await halo.upsertLeads([lead('lead_1')]);
+    fake.loseAnswerToNextPost('/api/Opportunities');
+    await expect(halo.upsertDeals([deal(company.external!.company, { id: 'deal_lost_answer' })])).rejects.toThrow(/^HaloPSA answered 500/);
+    expect(calls('POST', '/api/Opportunities')).toHaveLength(1);
+    const [again] = await client().upsertDeals([deal(company.external!.company, { id: 'deal_lost_answer' })]);
+    expect(fake.opportunities().filter((ticket) => ticket.third_party_id_string === 'deal_lost_answer')).toEqual([
+      expect.objectContaining({ id: Number(again.external!.opportunity) }),
+    ]);
+  });
+
   it('gives up on a HaloPSA that does not answer: CrmUnavailable within the deadline of each try', async () => {
     fake.hang();
     const started = Date.now();

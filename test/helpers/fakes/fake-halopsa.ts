@@ -29,6 +29,8 @@ export class FakeHaloPsa extends FakeProvider {
   private readonly revoked = new Set<string>();
   private readonly accessTokens = new Set<string>();
   readonly store = new FakeHaloStore();
+  /** POSTs to these paths (lower case) are carried out, then answered 500 once each: the record exists, the caller never learns it. */
+  private readonly lostAnswers: string[] = [];
 
   constructor(private readonly options: { acceptAny?: boolean } = {}) {
     super();
@@ -50,6 +52,11 @@ export class FakeHaloPsa extends FakeProvider {
   /** Every access token issued so far lapses (as after its expires_in); the applications still get new ones. */
   expireTokens(): void {
     this.accessTokens.clear();
+  }
+
+  /** The next POST to `path` (e.g. /api/opportunities) is carried out, then answered 500. */
+  loseAnswerToNextPost(path: string): void {
+    this.lostAnswers.push(path.toLowerCase());
   }
 
   /** A client made at HaloPSA by someone (what a lead's company is matched to). */
@@ -90,7 +97,11 @@ export class FakeHaloPsa extends FakeProvider {
       return { status: 200, body: { id: 7, name: 'API Agent', email: 'api-agent@acme-msp.example.com', isdisabled: false } };
     }
     try {
-      return this.records(request, path, new URLSearchParams(request.path.split('?')[1] ?? ''));
+      const answer = this.records(request, path, new URLSearchParams(request.path.split('?')[1] ?? ''));
+      const lost = request.method === 'POST' && answer.status < 300 ? this.lostAnswers.indexOf(path) : -1;
+      if (lost < 0) return answer;
+      this.lostAnswers.splice(lost, 1);
+      return this.failureAnswer(500);
     } catch (error) {
       if (error instanceof HaloRefusal) return { status: error.status, body: error.message };
       throw error;

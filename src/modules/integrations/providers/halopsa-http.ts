@@ -96,12 +96,16 @@ export class HaloPsaHttp {
       client_secret: this.credentials.client_secret ?? '',
       scope: 'all',
     });
-    const response = await this.exchange({
-      method: 'POST',
-      url: `${this.instance}/auth/token`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: form.toString(),
-    });
+    // A token grant changes nothing at HaloPSA: asked again like a read.
+    const response = await this.exchange(
+      {
+        method: 'POST',
+        url: `${this.instance}/auth/token`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      },
+      true,
+    );
     if (response.status === 400 || response.status === 401 || response.status === 403) {
       throw new CrmAuthRefused(`HaloPSA refused the credentials: ${this.clean(halopsaReason(response))}`);
     }
@@ -121,13 +125,16 @@ export class HaloPsaHttp {
     for (;;) {
       const headers: Record<string, string> = { authorization: `Bearer ${this.accessToken}` };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const response = await this.exchange({
-        method,
-        url: `${this.instance}${path}`,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        maxAnswerChars: MAX_ANSWER_CHARS,
-      });
+      const response = await this.exchange(
+        {
+          method,
+          url: `${this.instance}${path}`,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          maxAnswerChars: MAX_ANSWER_CHARS,
+        },
+        method === 'GET' || method === 'DELETE',
+      );
       if (response.status === 401 && !renewed) {
         renewed = true;
         await this.authenticate();
@@ -156,10 +163,16 @@ export class HaloPsaHttp {
     return { status: response.status, body: ok ? (jsonOf(response) as Answer | undefined) : undefined, reason: ok ? '' : this.clean(halopsaReason(response)) };
   }
 
-  /** One exchange, paced, asked again after 429, 5xx and no answer, with a fresh deadline each time. */
-  private async exchange(request: ProviderRequest): Promise<ProviderResponse> {
+  /**
+   * One exchange, paced, asked again after 429 (refused, so nothing was done) and, when `repeatable`
+   * (reads, deletes, the token grant), after a 5xx or no answer, with a fresh deadline each time. A
+   * write (HaloPSA's POST creates and updates) that failed that way may have been carried out: it is
+   * not sent again here; the run fails and the next push looks for the record first
+   * (third_party_id_string, a contract's ref).
+   */
+  private async exchange(request: ProviderRequest, repeatable: boolean): Promise<ProviderResponse> {
     let waits = 0;
-    let failures = 0;
+    let failures = repeatable ? 0 : FAILURE_BACKOFF_MS.length;
     for (;;) {
       const release = await this.window.take();
       let response: ProviderResponse;
