@@ -19,15 +19,18 @@ export class SyncService {
   ) {}
 
   /**
-   * Starts a run now (pull, then push what is owed). A PSA or Microsoft 365 integration, or a
-   * disconnected one, is 409 (what the integration is, not what was sent); a run already running is 409
+   * Starts a run now (a CRM: pull, then push what is owed; Microsoft 365: read the mailbox, then
+   * deliver the agents' follow-ups owed to it). A PSA integration, or a disconnected one, is 409
+   * (what the integration is, not what was sent); a run already running is 409
    * (integration_sync_runs_one_running), so a client cannot stack them; an integration in error
    * may be synced, which is how it shows it is back.
    */
   async start(id: string): Promise<SyncRun> {
     const integration = await this.integrations.get(id);
-    if (integration.type !== IntegrationType.crm) {
-      throw new ApiError('resource_conflict', `Integration ${id} is a ${integration.type} integration; only CRM integrations sync`, { param: 'id' });
+    if (integration.type !== IntegrationType.crm && integration.type !== IntegrationType.m365) {
+      throw new ApiError('resource_conflict', `Integration ${id} is a ${integration.type} integration; only CRM and Microsoft 365 integrations sync`, {
+        param: 'id',
+      });
     }
     if (integration.status === IntegrationStatus.disconnected) {
       throw new ApiError('resource_conflict', `Integration ${id} is disconnected; connect the provider again to sync`, { param: 'id' });
