@@ -10,6 +10,7 @@ import { PriorLeadScorer } from './modules/scoring/prior-model';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher';
 import { AgentRunner } from './modules/agents/agent-runner';
 import { crmClientFactory, providerSettingsOf } from './modules/integrations/providers/crm-clients';
+import { mailboxClientFactory } from './modules/integrations/providers/m365-client';
 import { SyncWorker } from './modules/integrations/sync/sync-worker';
 import { systemResolver } from './modules/webhooks/url-guard';
 import { ModelTrainer } from './modules/scoring/model-trainer';
@@ -89,6 +90,8 @@ async function main(): Promise<void> {
     logger: logger.child({ component: 'sync' }),
     servicesFor,
     clients: crmClientFactory(providerSettingsOf(config, systemResolver)),
+    mailboxes: mailboxClientFactory(providerSettingsOf(config, systemResolver)),
+    publicUrl: config.publicUrl,
     webhookRetrySchedule: config.webhookRetrySchedule,
     intervalMs: config.sync.intervalMs,
     leaseMs: config.sync.leaseMs,

@@ -24,6 +24,7 @@ import { RestSerializer } from '../../src/rest/serialize';
 import { AgentRunner, AgentRunnerOptions } from '../../src/modules/agents/agent-runner';
 import type { CrmClientOptions } from '../../src/modules/integrations/providers/crm-client';
 import { crmClientFactory, providerSettingsOf } from '../../src/modules/integrations/providers/crm-clients';
+import { mailboxClientFactory } from '../../src/modules/integrations/providers/m365-client';
 import { SyncWorker, SyncWorkerOptions } from '../../src/modules/integrations/sync/sync-worker';
 import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
@@ -195,6 +196,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         logger,
         servicesFor,
         clients: crmClientFactory(providerSettingsOf(config, options.resolveHost ?? systemResolver), options.sync.clientOptions),
+        mailboxes: mailboxClientFactory(providerSettingsOf(config, options.resolveHost ?? systemResolver), options.sync.clientOptions),
+        publicUrl: config.publicUrl,
         webhookRetrySchedule: config.webhookRetrySchedule,
         pollIntervalMs: 100,
         intervalMs: config.sync.intervalMs,

@@ -110,7 +110,7 @@ const BOUND_MS = CONDITION_TIMEOUT_MS;
 /** The defaults of CONTRACT §8 / docs/API.md, written out here rather than imported. */
 const DEFAULTS: Record<string, Json> = {
   lead_qualifier: { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: 'qualification', deal_value: 0 },
-  deal_follow_up: { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 } },
+  deal_follow_up: { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 }, deliver_to: 'none' },
   proposal_drafter: { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null },
 };
 
@@ -313,7 +313,7 @@ describe('agents', () => {
       expect(qualifier.config).toStrictEqual({ qualify_at: 80, disqualify_below: 20, open_deal: true, deal_stage: 'prospecting', deal_value: 2500.5 });
 
       const followUp = await newAgent('deal_follow_up', { idle_days: { proposal: 3, negotiation: 30 } });
-      expect(followUp.config).toStrictEqual({ idle_days: { prospecting: 14, qualification: 14, proposal: 3, negotiation: 30 } });
+      expect(followUp.config).toStrictEqual({ idle_days: { prospecting: 14, qualification: 14, proposal: 3, negotiation: 30 }, deliver_to: 'none' });
 
       const drafter = await newAgent('proposal_drafter', { valid_days: 14, discount_percent: 12.5, tax_percent: 8.125, notes: 'Net 30' });
       expect(drafter.config).toStrictEqual({ valid_days: 14, discount_percent: 12.5, tax_percent: 8.125, notes: 'Net 30' });
@@ -351,6 +351,8 @@ describe('agents', () => {
         ['deal_follow_up', { idle_days: [7] }, 'config[idle_days]'],
         ['deal_follow_up', { idle_days: 7 }, 'config[idle_days]'],
         ['deal_follow_up', { qualify_at: 70 }, 'config[qualify_at]'],
+        ['deal_follow_up', { deliver_to: 'email' }, 'config[deliver_to]'],
+        ['deal_follow_up', { deliver_to: null }, 'config[deliver_to]'],
         ['proposal_drafter', { valid_days: 0 }, 'config[valid_days]'],
         ['proposal_drafter', { valid_days: 366 }, 'config[valid_days]'],
         ['proposal_drafter', { discount_percent: 100.5 }, 'config[discount_percent]'],

@@ -8,7 +8,7 @@ import { AgentType, checkAgentConfig } from '../../src/modules/agents/agent-conf
  */
 
 const QUALIFIER_DEFAULTS = { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: 'qualification', deal_value: 0 };
-const FOLLOW_UP_DEFAULTS = { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 } };
+const FOLLOW_UP_DEFAULTS = { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 }, deliver_to: 'none' };
 const DRAFTER_DEFAULTS = { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null };
 
 const fields = (type: AgentType, raw: Record<string, unknown>) => checkAgentConfig(type, raw).problems.map((problem) => problem.field);
@@ -26,7 +26,7 @@ describe('checkAgentConfig', () => {
     const given = { qualify_at: 85, disqualify_below: 30, open_deal: true, deal_stage: 'prospecting', deal_value: 999.99 };
     expect(checkAgentConfig(AgentType.lead_qualifier, given)).toEqual({ config: given, problems: [] });
     const merged = checkAgentConfig(AgentType.deal_follow_up, { idle_days: { proposal: 2 } });
-    expect(merged).toEqual({ config: { idle_days: { prospecting: 14, qualification: 14, proposal: 2, negotiation: 7 } }, problems: [] });
+    expect(merged).toEqual({ config: { idle_days: { prospecting: 14, qualification: 14, proposal: 2, negotiation: 7 }, deliver_to: 'none' }, problems: [] });
     (merged.config as { idle_days: Record<string, number> }).idle_days.negotiation = 99;
     expect(checkAgentConfig(AgentType.deal_follow_up, {}).config).toEqual(FOLLOW_UP_DEFAULTS);
     expect(checkAgentConfig(AgentType.proposal_drafter, { notes: 'Thanks', discount_percent: 12.125, tax_percent: 100, valid_days: 365 })).toEqual({
@@ -103,6 +103,20 @@ describe('checkAgentConfig', () => {
     const { problems } = checkAgentConfig(AgentType.deal_follow_up, { idle_days: idleDays });
     expect(problems.map((problem) => problem.field)).toEqual(['idle_days']);
     expect(problems[0].message).toMatch(/^idle_days/);
+  });
+
+  it('deal_follow_up delivers to none, an Outlook draft or a To Do task, and refuses anything else by name', () => {
+    for (const deliverTo of ['none', 'outlook_draft', 'todo_task']) {
+      expect(checkAgentConfig(AgentType.deal_follow_up, { deliver_to: deliverTo })).toEqual({
+        config: { ...FOLLOW_UP_DEFAULTS, deliver_to: deliverTo },
+        problems: [],
+      });
+    }
+    for (const bad of ['outlook', 'Outlook_Draft', '', null, true, ['todo_task']]) {
+      const { problems } = checkAgentConfig(AgentType.deal_follow_up, { deliver_to: bad });
+      expect(problems).toEqual([{ field: 'deliver_to', message: 'deliver_to must be one of none, outlook_draft, todo_task' }]);
+    }
+    expect(fields(AgentType.lead_qualifier, { deliver_to: 'todo_task' })).toEqual(['deliver_to']);
   });
 
   it.each([

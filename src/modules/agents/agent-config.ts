@@ -20,9 +20,18 @@ export interface LeadQualifierConfig {
   deal_value: number;
 }
 
+/**
+ * Where a deal_follow_up agent's follow-ups go besides its `agent.action` event: nowhere else
+ * (`none`), or into the mailbox of the account's Microsoft 365 integration in the same mode, as an
+ * Outlook draft to the deal's contact or a Microsoft To Do task (src/modules/integrations/sync/action-fan-out.ts).
+ */
+export const DELIVER_TO = ['none', 'outlook_draft', 'todo_task'] as const;
+export type DeliverTo = (typeof DELIVER_TO)[number];
+
 export interface DealFollowUpConfig {
   /** Days a deal may sit in each open stage before the agent raises it. */
   idle_days: Record<string, number>;
+  deliver_to: DeliverTo;
 }
 
 export interface ProposalDrafterConfig {
@@ -42,7 +51,7 @@ export interface ConfigProblem {
 
 export const DEFAULT_CONFIG: Record<AgentType, AgentConfig> = {
   lead_qualifier: { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: DealStage.qualification, deal_value: 0 },
-  deal_follow_up: { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 } },
+  deal_follow_up: { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 }, deliver_to: 'none' },
   proposal_drafter: { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null },
 };
 
@@ -102,7 +111,7 @@ const FIELDS: Record<AgentType, Record<string, Setting>> = {
     deal_stage: oneOf([DealStage.prospecting, DealStage.qualification]),
     deal_value: amount,
   },
-  deal_follow_up: { idle_days: idleDays },
+  deal_follow_up: { idle_days: idleDays, deliver_to: oneOf(DELIVER_TO) },
   proposal_drafter: { valid_days: integer(1, 365), discount_percent: percent, tax_percent: percent, notes: text(5000) },
 };
 

@@ -13,7 +13,8 @@ export type MetricWindow = (typeof METRIC_WINDOWS)[number];
 const CONFIG_HELP =
   'Settings of the type, snake_case. lead_qualifier: qualify_at (0–100, default 70), disqualify_below (default 20), ' +
   'open_deal (default false), deal_stage (prospecting | qualification), deal_value (default 0); deal_follow_up: ' +
-  'idle_days ({stage: days}, defaults prospecting 14, qualification 14, proposal 7, negotiation 7); proposal_drafter: ' +
+  'idle_days ({stage: days}, defaults prospecting 14, qualification 14, proposal 7, negotiation 7), deliver_to (none | outlook_draft | ' +
+  'todo_task, default none: a follow-up also becomes an Outlook draft or a To Do task in the Microsoft 365 mailbox); proposal_drafter: ' +
   'valid_days (default 30), discount_percent, tax_percent (default 0), notes.';
 
 /** The agent's config, on create, update and deploy alike. An input type only so that it is inherited; not in the schema. */

@@ -3,6 +3,8 @@ import { Integration } from './integration.entity';
 import { IntegrationResolver } from './integration.resolver';
 import { IntegrationService } from './integration.service';
 import { providerSettingsOf } from './providers/crm-clients';
+import { ActionDeliveryService } from './sync/action-delivery';
+import { ActionDeliveryResolver } from './sync/action-delivery.resolver';
 import { SyncFailure, SyncLink, SyncPending, SyncRun } from './sync/sync.entities';
 import { SyncResolver } from './sync/sync.resolver';
 import { SyncService } from './sync/sync.service';
@@ -24,6 +26,7 @@ declare module '../module' {
   interface Services {
     integrations: IntegrationService;
     integrationSyncs: SyncService;
+    actionDeliveries: ActionDeliveryService;
   }
 }
 
@@ -31,7 +34,7 @@ export const integrationsModule = defineModule({
   name: 'integrations',
   entities: [Integration, SyncRun, SyncFailure, SyncLink, SyncPending],
   events: INTEGRATION_EVENTS,
-  resolvers: [IntegrationResolver, SyncResolver],
+  resolvers: [IntegrationResolver, SyncResolver, ActionDeliveryResolver],
   conflicts: {
     integrations_connected_provider_unique: {
       param: 'provider',
@@ -81,5 +84,6 @@ export const integrationsModule = defineModule({
     integrations: ({ em, events, settings }) =>
       new IntegrationService(em, settings.encryptionKey, events, providerSettingsOf(settings.config, settings.resolveHost)),
     integrationSyncs: ({ em, services }) => new SyncService(em, services.integrations),
+    actionDeliveries: ({ em }) => new ActionDeliveryService(em),
   },
 });

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { FakeGraphMailboxes, FakeGraphMessage, FakeGraphTask, graphError, MailboxAccess } from './fake-microsoft-mailbox';
 import { bearerOf, FakeAnswer, FakeProvider, SeenRequest } from './fake-provider';
 
 /** An Entra ID app registration: its tenant, client id, one client secret, and the Graph application permissions an admin consented to. */
@@ -25,8 +26,8 @@ export interface FakeMicrosoftUser {
   businessPhones: string[];
 }
 
-/** What an app is granted unless told otherwise: reading users and sending mail as them. */
-export const DEFAULT_PERMISSIONS = ['User.Read.All', 'Mail.Send'];
+/** What an app is granted unless told otherwise: reading users, sending and writing their mail, and writing their To Do tasks. */
+export const DEFAULT_PERMISSIONS = ['User.Read.All', 'Mail.Send', 'Mail.ReadWrite', 'Tasks.ReadWrite.All'];
 /** Application permissions any of which lets an app read /users/{id | userPrincipalName} ("Get user", Permissions). */
 const READ_USERS = ['User.ReadBasic.All', 'User.Read.All', 'User.ReadWrite.All', 'Directory.Read.All', 'Directory.ReadWrite.All'];
 const TOKEN_PATH = /^\/([^/]+)\/oauth2\/v2\.0\/token$/;
@@ -52,6 +53,8 @@ const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
  *   revoked, 401 InvalidAuthenticationToken. Errors are {error: {code, message, innerError:
  *   {date, request-id, client-request-id}}} ("Microsoft Graph error responses and resource types");
  *   throttling is 429 TooManyRequests with Retry-After ("Microsoft Graph throttling guidance").
+ * - The mailbox's Outlook drafts and To Do tasks (fake-microsoft-mailbox.ts), with the same tokens,
+ *   permissions and errors; `drafts()` and `tasks()` read what a mailbox holds.
  *
  * Keeps state: tenants and their app registrations, their users, and the tokens it issued (each
  * knows its tenant and app). With `acceptAny`, any tenant, app and mailbox it does not know is
@@ -62,6 +65,9 @@ export class FakeMicrosoft extends FakeProvider {
   private readonly tenants = new Set<string>();
   private readonly users = new Map<string, Map<string, FakeMicrosoftUser>>();
   private readonly tokens = new Map<string, { tenantId: string; clientId: string; permissions: string[] }>();
+  private readonly mailboxes = new FakeGraphMailboxes((request, user, permissions) => this.mailboxAccess(request, user, permissions));
+  /** Graph requests (not token grants) still to be answered 429, or a 5xx, before normal answers resume. */
+  private scripted: Array<{ count: number; answer: () => FakeAnswer }> = [];
 
   constructor(private readonly options: { acceptAny?: boolean } = {}) {
     super();
@@ -113,6 +119,37 @@ export class FakeMicrosoft extends FakeProvider {
     this.tokens.clear();
   }
 
+  /** The next `count` Graph requests (token grants excepted) are throttled: 429 TooManyRequests with this Retry-After. */
+  throttleNext(count: number, retryAfterS: number): void {
+    this.scripted.push({ count, answer: () => this.rateLimitedAnswer(retryAfterS) });
+  }
+
+  /** The next `count` Graph requests (token grants excepted) answer this 5xx (503 serviceNotAvailable, 504 gatewayTimeout…). */
+  failNext(count: number, status = 503): void {
+    this.scripted.push({ count, answer: () => this.failureAnswer(status) });
+  }
+
+  /** The next `count` creates (a message or a task) are carried out, and then the connection breaks before the answer. */
+  dropNextCreates(count = 1): void {
+    this.mailboxes.dropCreates = count;
+  }
+
+  /** The drafts in a mailbox, oldest first. */
+  drafts(tenantId: string, userPrincipalName: string): FakeGraphMessage[] {
+    return this.mailboxes.drafts(this.mailboxKey(tenantId, userPrincipalName));
+  }
+
+  /** The tasks in a mailbox's default To Do list, oldest first. */
+  tasks(tenantId: string, userPrincipalName: string): FakeGraphTask[] {
+    return this.mailboxes.tasks(this.mailboxKey(tenantId, userPrincipalName));
+  }
+
+  override recover(): void {
+    super.recover();
+    this.scripted = [];
+    this.mailboxes.dropCreates = 0;
+  }
+
   /** How many tokens are live now. */
   get liveTokens(): number {
     return this.tokens.size;
@@ -122,6 +159,13 @@ export class FakeMicrosoft extends FakeProvider {
     const path = request.path.split('?')[0];
     const token = TOKEN_PATH.exec(path);
     if (token && request.method === 'POST') return this.token(request, decodeURIComponent(token[1]));
+    const script = path.startsWith('/v1.0/') ? this.scripted.find((step) => step.count > 0) : undefined;
+    if (script) {
+      script.count -= 1;
+      return script.answer();
+    }
+    const mailbox = this.mailboxes.answer(request, path, new URLSearchParams(request.path.split('?')[1] ?? ''));
+    if (mailbox) return mailbox;
     const user = USER_PATH.exec(path);
     if (user && request.method === 'GET') return this.user(request, decodeURIComponent(user[1]));
     return graphError(400, 'BadRequest', `Resource not found for the segment '${path.split('/')[2] ?? ''}'.`);
@@ -197,9 +241,7 @@ export class FakeMicrosoft extends FakeProvider {
     if (!issued.permissions.some((permission) => READ_USERS.includes(permission))) {
       return graphError(403, 'Authorization_RequestDenied', 'Insufficient privileges to complete the operation.');
     }
-    const tenant = this.users.get(issued.tenantId.toLowerCase());
-    const wanted = idOrPrincipalName.toLowerCase();
-    let user = tenant?.get(wanted) ?? [...(tenant?.values() ?? [])].find((candidate) => candidate.id === wanted);
+    let user = this.findUser(issued.tenantId, idOrPrincipalName);
     if (!user && this.options.acceptAny) user = this.addMailbox(issued.tenantId, idOrPrincipalName);
     if (!user) {
       return graphError(
@@ -211,6 +253,33 @@ export class FakeMicrosoft extends FakeProvider {
     const select = new URLSearchParams(request.path.split('?')[1] ?? '').get('$select');
     const fields = select ? Object.fromEntries(select.split(',').map((name) => [name, user[name as keyof FakeMicrosoftUser] ?? null])) : user;
     return { status: 200, body: { '@odata.context': `${this.url}/v1.0/$metadata#users/$entity`, ...fields } };
+  }
+
+  /** A mail or To Do request's token (401 InvalidAuthenticationToken), application permission (403 ErrorAccessDenied) and mailbox (404 ResourceNotFound). */
+  private mailboxAccess(request: SeenRequest, idOrPrincipalName: string, permissions: readonly string[]): MailboxAccess | FakeAnswer {
+    const token = bearerOf(request);
+    if (token === null) return graphError(401, 'InvalidAuthenticationToken', 'Access token is empty.');
+    const issued = this.tokens.get(token);
+    if (!issued) return graphError(401, 'InvalidAuthenticationToken', 'Lifetime validation failed, the token is expired.');
+    if (!issued.permissions.some((permission) => permissions.includes(permission))) {
+      return graphError(403, 'ErrorAccessDenied', 'Access is denied. Check credentials and try again.');
+    }
+    let user = this.findUser(issued.tenantId, idOrPrincipalName);
+    if (!user && this.options.acceptAny) user = this.addMailbox(issued.tenantId, idOrPrincipalName);
+    if (!user) return graphError(404, 'ResourceNotFound', 'Resource could not be discovered.');
+    return { key: `${issued.tenantId.toLowerCase()}/${user.id}` };
+  }
+
+  private findUser(tenantId: string, idOrPrincipalName: string): FakeMicrosoftUser | undefined {
+    const tenant = this.users.get(tenantId.toLowerCase());
+    const wanted = idOrPrincipalName.toLowerCase();
+    return tenant?.get(wanted) ?? [...(tenant?.values() ?? [])].find((candidate) => candidate.id === wanted);
+  }
+
+  private mailboxKey(tenantId: string, userPrincipalName: string): string {
+    const user = this.findUser(tenantId, userPrincipalName);
+    if (!user) throw new Error(`no mailbox ${userPrincipalName} in tenant ${tenantId}`);
+    return `${tenantId.toLowerCase()}/${user.id}`;
   }
 
   private app(tenantId: string, clientId: string): FakeMicrosoftApp {
@@ -250,16 +319,6 @@ function entraError(status: number, error: string, code: number, description: st
       trace_id: traceId,
       correlation_id: correlationId,
       error_uri: `https://login.microsoftonline.com/error?code=${code}`,
-    },
-  };
-}
-
-function graphError(status: number, code: string, message: string): FakeAnswer {
-  const requestId = randomUUID();
-  return {
-    status,
-    body: {
-      error: { code, message, innerError: { date: new Date().toISOString().replace(/\.\d+Z$/, ''), 'request-id': requestId, 'client-request-id': requestId } },
     },
   };
 }

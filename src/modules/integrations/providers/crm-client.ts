@@ -21,7 +21,7 @@ export type PsaProvider = 'connectwise' | 'autotask' | 'halopsa';
 /** Every provider the sync engine pushes to. */
 export type SyncProvider = CrmProvider | PsaProvider;
 
-const SYNC_PROVIDERS: readonly string[] = ['hubspot', 'salesforce', 'connectwise', 'autotask', 'halopsa'] satisfies SyncProvider[];
+export const SYNC_PROVIDERS: readonly string[] = ['hubspot', 'salesforce', 'connectwise', 'autotask', 'halopsa'] satisfies SyncProvider[];
 export const isSyncProvider = (provider: string): provider is SyncProvider => SYNC_PROVIDERS.includes(provider);
 /** Whether the engine pulls from the provider too (the CRMs) or only pushes (the PSAs). */
 export const pullsFrom = (provider: SyncProvider): provider is CrmProvider => provider === 'hubspot' || provider === 'salesforce';

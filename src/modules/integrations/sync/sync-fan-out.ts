@@ -3,6 +3,7 @@ import type { FanOutConsumer } from '../../../events/outbox-fan-out';
 import { sameTenant } from '../../../db/tenant-sql';
 import type { CrmObjectKind } from '../providers/crm-client';
 import { IntegrationStatus, IntegrationType } from '../integration.entity';
+import type { SyncObjectType } from './sync.entities';
 
 /** The integration types whose providers receive our leads and deals: CRMs (two-way) and PSAs (push only). */
 export const OBJECT_SYNC_TYPES: readonly IntegrationType[] = [IntegrationType.crm, IntegrationType.psa];
@@ -61,10 +62,10 @@ export const syncFanOut: FanOutConsumer = async (trx, events, now) => {
   return rows.size;
 };
 
-/** A pending change row: an object owed to an integration's CRM. */
+/** A pending change row: an object owed to an integration's CRM (or an agent's action owed to Microsoft 365). */
 export interface OwedChange {
   integration_id: string;
-  object_type: CrmObjectKind;
+  object_type: SyncObjectType;
   object_id: string;
   account_id: string;
   livemode: boolean;

@@ -8,9 +8,11 @@ import { FanOutConsumer, fanOutPending } from '../../../events/outbox-fan-out';
 import { toApiError } from '../../../graphql/format-error';
 import type { Logger } from '../../../logger';
 import type { ServiceFactory } from '../../module';
-import { CrmAuthRefused, CrmClient, CrmLimitReached, CrmSetupIncomplete, CrmUnavailable } from '../providers/crm-client';
-import { Integration, IntegrationStatus } from '../integration.entity';
+import { CrmAuthRefused, CrmClient, CrmLimitReached, CrmSetupIncomplete, CrmUnavailable, SYNC_PROVIDERS } from '../providers/crm-client';
+import { Integration, IntegrationProvider, IntegrationStatus, IntegrationType } from '../integration.entity';
 import { OBJECT_SYNC_TYPES } from './sync-fan-out';
+import type { MailboxClient, MailboxClientFactory } from '../providers/m365-client';
+import { ActionExecution, ActionHost } from './action-execution';
 import { ExecutionHost, RunCounts, SyncExecution } from './sync-execution';
 import { SyncRun, SyncRunStatus, SyncTrigger } from './sync.entities';
 
@@ -22,6 +24,10 @@ export interface SyncWorkerOptions {
   logger: Logger;
   servicesFor: ServiceFactory;
   clients: CrmClientFactory;
+  /** Makes the Microsoft 365 mailbox client of an integration (providers/m365-client.ts), for agents' follow-ups. */
+  mailboxes: MailboxClientFactory;
+  /** PUBLIC_URL: a follow-up's To Do task links to its deal there. */
+  publicUrl: string;
   /** For the shared outbox fan-out (webhook deliveries and agent tasks are created in the same step). */
   webhookRetrySchedule: number[];
   /** How often each CRM integration pulls on its own (SYNC_INTERVAL_MS, default 5 minutes). */
@@ -34,6 +40,12 @@ export interface SyncWorkerOptions {
   /** The first wait before a run the database failed transiently is taken up again (default 1 s; doubled each time). */
   retryDelayMs?: number;
 }
+
+/**
+ * The providers whose integrations get runs: the CRMs and PSAs (our objects) and Microsoft 365 (the
+ * agents' follow-ups). Partner Center, an m365 provider too, is worked by the co-sell worker.
+ */
+export const RUN_PROVIDERS: readonly string[] = [...SYNC_PROVIDERS, IntegrationProvider.microsoft365];
 
 /** The wait after a run that failed before the next for changes or the schedule (doubled per failure in a row). */
 export const FAILED_RUN_BACKOFF_MS = 60_000;
@@ -53,17 +65,36 @@ interface RunClaim {
 /** This instance no longer holds the run: another took it over when the lease lapsed. */
 class LeaseLost extends Error {}
 
+/** What working one claimed run needs, whatever the integration's type. */
+interface RunWork {
+  claim: RunClaim;
+  integration: Integration;
+  run: SyncRun;
+  counts: RunCounts;
+  /** A fresh EntityManager scoped to the run's account and mode. */
+  fork: () => EntityManager;
+  /** A call to the provider succeeded: an integration in error is connected again (once per run). */
+  healthy: () => Promise<void>;
+}
+
 /**
- * Runs CRM syncs. Runs are rows: made by the connect (the backfill), POST …/sync, the schedule and
- * pending changes; at most one runs per integration (a partial unique index), and one instance
- * works it at a time, under a lease it renews. Every instance may run this worker: a run whose
- * instance died is taken over when its lease lapses, and goes on from its durable state.
+ * Runs CRM syncs, and delivers agents' follow-ups to Microsoft 365 (`executions`: what a run of
+ * each integration type does). Runs are rows: made by the connect (the backfill), POST …/sync, the
+ * schedule and pending changes; at most one runs per integration (a partial unique index), and one
+ * instance works it at a time, under a lease it renews. Every instance may run this worker: a run
+ * whose instance died is taken over when its lease lapses, and goes on from its durable state.
  */
 export class SyncWorker extends PollingWorker<RunClaim> {
   private readonly knex: Knex;
   private readonly consumers: readonly FanOutConsumer[];
   private readonly leaseMs: number;
   private readonly intervalMs: number;
+  /** How a run is worked, by its integration's type (of RUN_PROVIDERS). */
+  private readonly executions: Partial<Record<IntegrationType, (work: RunWork) => Promise<void>>> = {
+    [IntegrationType.crm]: (work) => this.syncObjects(work),
+    [IntegrationType.psa]: (work) => this.syncObjects(work),
+    [IntegrationType.m365]: (work) => this.deliverActions(work),
+  };
 
   constructor(private readonly options: SyncWorkerOptions) {
     super(options.logger, options.pollIntervalMs ?? 1_000, options.concurrency ?? 2);
@@ -79,24 +110,28 @@ export class SyncWorker extends PollingWorker<RunClaim> {
       SyncTrigger.change,
       `i.status = '${IntegrationStatus.connected}' and exists (select 1 from integration_pending_changes p where p.integration_id = i.id)`,
     );
-    // An integration in error is tried on the schedule too: a successful call brings it back.
+    // An integration in error is tried on the schedule too: a successful call brings it back. A CRM
+    // pulls on it, a PSA proves its credentials; Microsoft 365 has nothing to pull, and is tried only
+    // while something is owed to it.
     const scheduled = full
       ? await this.startRuns(
           SyncTrigger.schedule,
-          `not exists (select 1 from integration_sync_runs r where r.integration_id = i.id and r.trigger <> '${SyncTrigger.change}'
+          `(i.type in (${OBJECT_SYNC_TYPES.map((type) => `'${type}'`).join(', ')}) or exists (select 1 from integration_pending_changes p where p.integration_id = i.id))
+           and not exists (select 1 from integration_sync_runs r where r.integration_id = i.id and r.trigger <> '${SyncTrigger.change}'
              and r.started_at > now() - make_interval(secs => ${this.intervalMs / 1000}))`,
         )
       : 0;
     return fanned || owed + scheduled > 0;
   }
 
-  /** A run for each CRM or PSA integration that is not disconnected, matches `condition`, and has none running (the index decides races). */
+  /** A run for each integration the engine runs that is not disconnected, matches `condition`, and has none running (the index decides races). */
   private async startRuns(trigger: SyncTrigger, condition: string): Promise<number> {
+    const providers = RUN_PROVIDERS.map((provider) => `'${provider}'`).join(', ');
     const result = await this.knex.raw<{ rowCount: number }>(
       `insert into integration_sync_runs (id, created_at, updated_at, account_id, livemode, integration_id, status, trigger, started_at, pushed, pulled, failed, to_push, lease_until, claims)
        select 'sync_' || replace(gen_random_uuid()::text, '-', ''), now(), now(), i.account_id, i.livemode, i.id, '${SyncRunStatus.running}', ?, now(), 0, 0, 0, 0, now(), 0
          from integrations i
-        where i.type in (${OBJECT_SYNC_TYPES.map((type) => `'${type}'`).join(', ')}) and i.status <> '${IntegrationStatus.disconnected}'
+        where i.provider in (${providers}) and i.status <> '${IntegrationStatus.disconnected}'
           and not exists (select 1 from integration_sync_runs r where r.integration_id = i.id
                             and (r.status = '${SyncRunStatus.running}' or r.resume_at > now()))
           and ${condition}
@@ -137,38 +172,75 @@ export class SyncWorker extends PollingWorker<RunClaim> {
       return;
     }
     const renew = setInterval(() => void this.renew(claim).catch(() => undefined), this.leaseMs / 3);
-    let client: CrmClient | undefined;
-    const host: ExecutionHost = {
-      fork,
-      servicesFor: this.options.servicesFor,
-      client: async () => {
-        if (client) return client;
-        const credentials = await this.options.servicesFor(em).integrations.credentialsOf(integration);
-        const opened = this.options.clients(integration, credentials);
-        await opened.open();
-        client = opened;
-        // A call succeeded: an integration in error is connected again.
-        const healthy = fork();
-        await this.options.servicesFor(healthy).integrations.markHealthy(await healthy.findOneOrFail(Integration, { id: integration.id }));
-        return client;
-      },
-      progress: (progress) => this.progress(claim, progress),
+    let healthy: Promise<void> | undefined;
+    const markHealthy = async () => {
+      const healthyEm = fork();
+      await this.options.servicesFor(healthyEm).integrations.markHealthy(await healthyEm.findOneOrFail(Integration, { id: integration.id }));
     };
     try {
       if (integration.status === IntegrationStatus.disconnected) throw new CrmUnavailable('the integration was disconnected');
-      const execution = new SyncExecution(integration, run, host, counts);
-      // Every run but one for pending changes proves the credentials first, so an integration in error learns it is back.
-      if (claim.trigger !== SyncTrigger.change) await host.client();
-      if (claim.trigger === SyncTrigger.connect) await execution.oweEverything();
-      // Pull, then push: a record changed on both sides is settled by the pull (newer wins) before the push sends ours.
-      if (claim.trigger !== SyncTrigger.change) await execution.pull();
-      await execution.push();
+      const execute = this.executions[integration.type];
+      if (!execute) throw new Error(`${integration.type} integrations have no sync runs`);
+      await execute({ claim, integration, run, counts, fork, healthy: () => (healthy ??= markHealthy()) });
       await this.finish(claim, counts, SyncRunStatus.succeeded, null);
     } catch (error) {
       await this.failed(claim, counts, error);
     } finally {
       clearInterval(renew);
     }
+  }
+
+  /** A CRM's run: the backfill on connect, then pull and push. */
+  private async syncObjects({ claim, integration, run, counts, fork, healthy }: RunWork): Promise<void> {
+    let client: CrmClient | undefined;
+    const host: ExecutionHost = {
+      fork,
+      servicesFor: this.options.servicesFor,
+      client: async () => {
+        if (client) return client;
+        const credentials = await this.options.servicesFor(fork()).integrations.credentialsOf(integration);
+        const opened = this.options.clients(integration, credentials);
+        await opened.open();
+        client = opened;
+        // A call succeeded: an integration in error is connected again.
+        await healthy();
+        return client;
+      },
+      progress: (progress) => this.progress(claim, progress),
+    };
+    const execution = new SyncExecution(integration, run, host, counts);
+    // Every run but one for pending changes proves the credentials first, so an integration in error learns it is back.
+    if (claim.trigger !== SyncTrigger.change) await host.client();
+    if (claim.trigger === SyncTrigger.connect) await execution.oweEverything();
+    // Pull, then push: a record changed on both sides is settled by the pull (newer wins) before the push sends ours.
+    if (claim.trigger !== SyncTrigger.change) await execution.pull();
+    await execution.push();
+  }
+
+  /**
+   * A Microsoft 365 run: the agents' follow-ups owed to the mailbox (action-execution.ts). The
+   * integration is back from error after a Graph call succeeds, not after a token alone; a manual
+   * run reads the mailbox first, so it shows that even with nothing owed.
+   */
+  private async deliverActions({ claim, integration, run, counts, fork, healthy }: RunWork): Promise<void> {
+    let mailbox: MailboxClient | undefined;
+    const host: ActionHost = {
+      fork,
+      healthy,
+      mailbox: async () => {
+        if (mailbox) return mailbox;
+        const credentials = await this.options.servicesFor(fork()).integrations.credentialsOf(integration);
+        const opened = this.options.mailboxes(integration, credentials);
+        await opened.open();
+        return (mailbox = opened);
+      },
+      progress: (progress) => this.progress(claim, progress),
+    };
+    if (claim.trigger === SyncTrigger.manual) {
+      await (await host.mailbox()).probe();
+      await healthy();
+    }
+    await new ActionExecution(integration, run, host, counts, this.options.publicUrl).push();
   }
 
   /** Sorts out why a run stopped: lost to another instance, the provider refusing or unusable, the database, or a bug. */

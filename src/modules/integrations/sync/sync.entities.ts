@@ -5,6 +5,12 @@ import { TenantEntity } from '../../../db/base.entity';
 import type { CrmObjectKind, ExternalIds } from '../providers/crm-client';
 import { Integration } from '../integration.entity';
 
+/**
+ * What the engine carries per row of links, failures and owed changes: our leads and deals (to
+ * CRMs), and agents' actions (to Microsoft 365: an action's id is `{agent run id}:{index in its actions}`).
+ */
+export type SyncObjectType = CrmObjectKind | 'action';
+
 export enum SyncRunStatus {
   running = 'running',
   succeeded = 'succeeded',
@@ -85,7 +91,7 @@ export class SyncRun extends TenantEntity<
   @Property({ type: 'datetime', length: 3, nullable: true })
   finishedAt?: Date | null;
 
-  @Field(() => Int, { description: 'Leads and deals written to the CRM (created, updated or archived).' })
+  @Field(() => Int, { description: "Leads and deals written to the CRM (created, updated or archived); agents' follow-ups delivered to Microsoft 365." })
   @Property({ type: 'integer' })
   pushed: number = 0;
 
@@ -97,7 +103,7 @@ export class SyncRun extends TenantEntity<
   @Property({ type: 'integer' })
   failed: number = 0;
 
-  @Field(() => Int, { description: 'Progress: leads and deals still owed to the CRM when last counted (0 when done).' })
+  @Field(() => Int, { description: 'Progress: leads and deals (or follow-ups) still owed to the provider when last counted (0 when done).' })
   @Property({ type: 'integer' })
   toPush: number = 0;
 
@@ -122,6 +128,7 @@ export class SyncRun extends TenantEntity<
 @ObjectType({ simpleResolvers: true, description: 'A lead, deal or CRM record a sync run could not carry over, and why.' })
 @Entity({ tableName: 'integration_sync_failures' })
 @Index({ name: 'integration_sync_failures_run', properties: ['run', 'id'] })
+@Index({ name: 'integration_sync_failures_object', properties: ['objectType', 'objectId'] })
 export class SyncFailure extends TenantEntity {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
@@ -134,11 +141,11 @@ export class SyncFailure extends TenantEntity {
   @Enum({ items: () => SyncDirection })
   direction!: SyncDirection;
 
-  @Field(() => String, { description: '"lead" or "deal".' })
+  @Field(() => String, { description: '"lead" or "deal"; "action" for an agent\'s follow-up delivered to Microsoft 365.' })
   @Property({ type: 'text' })
-  objectType!: CrmObjectKind;
+  objectType!: SyncObjectType;
 
-  @Field(() => String, { nullable: true, description: 'Our object (lead_… or deal_…), when there is one.' })
+  @Field(() => String, { nullable: true, description: 'Our object (lead_… or deal_…; arun_…:index for an action), when there is one.' })
   @Property({ type: 'text', nullable: true })
   objectId?: string | null;
 
@@ -167,7 +174,7 @@ export class SyncLink extends TenantEntity {
   integration!: Ref<Integration>;
 
   @Property({ type: 'text' })
-  objectType!: CrmObjectKind;
+  objectType!: SyncObjectType;
 
   /** Not a foreign key: the link outlives a deleted lead until its records are archived at the CRM. */
   @Property({ type: 'text' })
@@ -202,7 +209,7 @@ export class SyncPending {
   integration!: Ref<Integration>;
 
   @PrimaryKey({ type: 'text' })
-  objectType!: CrmObjectKind;
+  objectType!: SyncObjectType;
 
   @PrimaryKey({ type: 'text' })
   objectId!: string;

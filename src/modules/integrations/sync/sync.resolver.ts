@@ -28,7 +28,8 @@ export class SyncResolver {
   @RequiresPermission('integrations:write')
   @Mutation(() => SyncRun, {
     complexity: MUTATION_COST,
-    description: 'Starts a sync run now: pushes what is owed to the CRM, then pulls what changed there. 409 while a run is running.',
+    description:
+      "Starts a sync run now: pushes what is owed to the CRM, then pulls what changed there (Microsoft 365: delivers the agents' follow-ups owed to the mailbox). 409 while a run is running.",
   })
   @OperationLimited('syncIntegration', { windowS: 60, max: 10 })
   syncIntegration(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {

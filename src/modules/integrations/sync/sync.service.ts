@@ -5,7 +5,7 @@ import { createScoped } from '../../../db/tenant';
 import { outboxSignal } from '../../../events/outbox.subscriber';
 import type { IntegrationService } from '../integration.service';
 import { IntegrationStatus } from '../integration.entity';
-import { OBJECT_SYNC_TYPES } from './sync-fan-out';
+import { RUN_PROVIDERS } from './sync-worker';
 import type { SyncRunListInput } from '../integration.inputs';
 import { SyncFailure, SyncRun, SyncTrigger } from './sync.entities';
 
@@ -20,15 +20,16 @@ export class SyncService {
   ) {}
 
   /**
-   * Starts a run now (pull from a CRM, then push what is owed). A Microsoft 365 integration, or a
-   * disconnected one, is 409 (what the integration is, not what was sent); a run already running is 409
+   * Starts a run now (a CRM: pull, then push what is owed; a PSA: push what is owed; Microsoft 365:
+   * read the mailbox, then deliver the agents' follow-ups owed to it). A disconnected one is 409
+   * (what the integration is, not what was sent); a run already running is 409
    * (integration_sync_runs_one_running), so a client cannot stack them; an integration in error
    * may be synced, which is how it shows it is back.
    */
   async start(id: string): Promise<SyncRun> {
     const integration = await this.integrations.get(id);
-    if (!OBJECT_SYNC_TYPES.includes(integration.type)) {
-      throw new ApiError('resource_conflict', `Integration ${id} is a ${integration.type} integration; only CRM and PSA integrations sync`, { param: 'id' });
+    if (!RUN_PROVIDERS.includes(integration.provider)) {
+      throw new ApiError('resource_conflict', `Integration ${id} is a ${integration.provider} integration, which does not sync`, { param: 'id' });
     }
     if (integration.status === IntegrationStatus.disconnected) {
       throw new ApiError('resource_conflict', `Integration ${id} is disconnected; connect the provider again to sync`, { param: 'id' });

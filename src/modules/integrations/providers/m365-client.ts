@@ -1,0 +1,216 @@
+import type { Integration } from '../integration.entity';
+import { CrmSetupIncomplete, CrmUnavailable, type CrmClientOptions, type ExternalIds } from './crm-client';
+import type { ProviderSettings } from './crm-verification';
+import { GraphItemRefused, GraphOutcomeUnknown, GraphSession } from './m365-graph';
+import { graphReason } from './m365-verification';
+import { jsonOf, ProviderResponse } from './provider-http';
+
+/**
+ * The string extended property every draft we write carries, holding the action's id
+ * (`{agent run id}:{index}`), in a property set of our own ("Outlook extended properties overview":
+ * `String {GUID} Name name`). It is how a draft written before a crash is found instead of written twice.
+ */
+export const ACTION_PROPERTY_ID = 'String {8d621c2e-fee3-4ced-97c4-0d08d5050ac4} Name SalesPipelineActionId';
+/** linkedResource.applicationName of our To Do tasks (their externalId holds the action's id). */
+export const APPLICATION_NAME = 'Sales Pipeline API';
+
+/** Writes (after an unknown outcome, each preceded by a look for the item) before the run gives up. */
+const CREATE_ATTEMPTS = 3;
+const CREATE_BACKOFF_MS = [250, 1_000];
+const DEFAULT_MAX_WAIT_MS = 30_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A draft to write in the mailbox: never sent, the salesperson reviews and sends it. */
+export interface OutboundDraft {
+  /** Our action's id, kept on the draft (ACTION_PROPERTY_ID). */
+  actionId: string;
+  subject: string;
+  html: string;
+  to: Array<{ address: string; name: string | null }>;
+}
+
+/** A To Do task to add to the mailbox's default list, linked back to the deal. */
+export interface OutboundTask {
+  actionId: string;
+  title: string;
+  text: string;
+  /** The linkedResource: where the deal is, and its name. */
+  webUrl: string;
+  displayName: string;
+}
+
+export interface DeliveredItem {
+  /** Graph's id of the message or task. */
+  id: string;
+  /** `{ message }` for a draft; `{ todoTask, todoTaskList }` for a task. */
+  external: ExternalIds;
+  /** It was there already (written by an attempt whose answer was lost, or before a crash): found, not written again. */
+  found: boolean;
+}
+
+/** What the sync engine asks of a Microsoft 365 mailbox: agents' follow-ups, as drafts or tasks, each written once. */
+export interface MailboxClient {
+  /** The client-credentials grant (or its cached token). */
+  open(): Promise<void>;
+  /** Reads the mailbox's user: proves the credentials reach Graph and the mailbox exists. */
+  probe(): Promise<void>;
+  saveDraft(draft: OutboundDraft): Promise<DeliveredItem>;
+  addTask(task: OutboundTask): Promise<DeliveredItem>;
+}
+
+export type MailboxClientFactory = (integration: Integration, credentials: Record<string, string>) => MailboxClient;
+
+/** The Microsoft 365 clients of the sync engine: one per run, made from the integration's decrypted credentials. */
+export function mailboxClientFactory(settings: ProviderSettings, options: CrmClientOptions = {}): MailboxClientFactory {
+  return (_integration, credentials) => new GraphMailboxClient(credentials, settings, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+}
+
+/** An OData string literal: single quotes doubled. */
+const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
+
+/**
+ * A mailbox through Microsoft Graph, app-only (the mailbox is the integration's `mailbox`, a user
+ * principal name; the app needs Mail.ReadWrite for drafts, Tasks.ReadWrite.All for tasks):
+ * - a draft is `POST /users/{mailbox}/messages` ("Create message": made in Drafts, never sent),
+ *   carrying the action's id in ACTION_PROPERTY_ID; it is first looked for with
+ *   `$filter=singleValueExtendedProperties/Any(ep: ep/id eq '…' and ep/value eq '…')`;
+ * - a task goes to the list whose wellknownListName is `defaultList` (`GET /users/{mailbox}/todo/lists`),
+ *   `POST …/todo/lists/{id}/tasks` with a linkedResource to the deal whose externalId is the
+ *   action's id; it is first looked for with `$filter=linkedResources/any(r:r/externalId eq '…')`.
+ * Looking before writing makes a write repeated after a lost answer, or a run repeated after a
+ * crash between Graph's answer and our link, find the item rather than make a second one.
+ */
+class GraphMailboxClient implements MailboxClient {
+  private readonly session: GraphSession;
+  private readonly user: string;
+  private defaultList?: string;
+
+  constructor(
+    credentials: Record<string, string>,
+    settings: ProviderSettings,
+    private readonly maxWaitMs: number,
+  ) {
+    this.session = new GraphSession(credentials, settings, { maxWaitMs });
+    // A user principal name in Graph's path: percent-encoded (a guest's #EXT# included), its @ as written.
+    this.user = `/v1.0/users/${encodeURIComponent(credentials.mailbox).replace(/%40/g, '@')}`;
+  }
+
+  async open(): Promise<void> {
+    await this.session.token();
+  }
+
+  async probe(): Promise<void> {
+    this.expect(await this.session.call({ method: 'GET', path: `${this.user}?$select=id` }), 'reading the mailbox');
+  }
+
+  saveDraft(draft: OutboundDraft): Promise<DeliveredItem> {
+    const filter = `singleValueExtendedProperties/Any(ep: ep/id eq ${literal(ACTION_PROPERTY_ID)} and ep/value eq ${literal(draft.actionId)})`;
+    return this.once(
+      async () =>
+        this.firstId(
+          await this.session.call({ method: 'GET', path: `${this.user}/messages?$filter=${encodeURIComponent(filter)}&$select=id` }),
+          'looking for the draft',
+        ),
+      async () =>
+        this.idOf(
+          await this.session.call({
+            method: 'POST',
+            path: `${this.user}/messages`,
+            body: {
+              subject: draft.subject,
+              body: { contentType: 'html', content: draft.html },
+              toRecipients: draft.to.map((recipient) => ({
+                emailAddress: { address: recipient.address, ...(recipient.name ? { name: recipient.name } : {}) },
+              })),
+              singleValueExtendedProperties: [{ id: ACTION_PROPERTY_ID, value: draft.actionId }],
+            },
+          }),
+          'writing the draft',
+        ),
+      (id) => ({ message: id }),
+    );
+  }
+
+  async addTask(task: OutboundTask): Promise<DeliveredItem> {
+    const list = await this.defaultTaskList();
+    const tasks = `${this.user}/todo/lists/${encodeURIComponent(list)}/tasks`;
+    const filter = `linkedResources/any(r:r/externalId eq ${literal(task.actionId)})`;
+    return this.once(
+      async () =>
+        this.firstId(await this.session.call({ method: 'GET', path: `${tasks}?$filter=${encodeURIComponent(filter)}&$select=id` }), 'looking for the task'),
+      async () =>
+        this.idOf(
+          await this.session.call({
+            method: 'POST',
+            path: tasks,
+            body: {
+              title: task.title,
+              body: { contentType: 'text', content: task.text },
+              importance: 'normal',
+              linkedResources: [{ webUrl: task.webUrl, applicationName: APPLICATION_NAME, displayName: task.displayName, externalId: task.actionId }],
+            },
+          }),
+          'writing the task',
+        ),
+      (id) => ({ todoTask: id, todoTaskList: list }),
+    );
+  }
+
+  /** Looks for the item, and writes it when it is not there; a write whose outcome is unknown is looked for again before another. */
+  private async once(find: () => Promise<string | null>, create: () => Promise<string>, external: (id: string) => ExternalIds): Promise<DeliveredItem> {
+    for (let attempt = 1; ; attempt++) {
+      const existing = await find();
+      if (existing) return { id: existing, external: external(existing), found: true };
+      try {
+        const id = await create();
+        return { id, external: external(id), found: false };
+      } catch (error) {
+        if (!(error instanceof GraphOutcomeUnknown)) throw error;
+        const waitMs = error.retryAfterMs ?? CREATE_BACKOFF_MS[attempt - 1];
+        if (attempt >= CREATE_ATTEMPTS || waitMs > this.maxWaitMs) throw error;
+        await sleep(waitMs);
+      }
+    }
+  }
+
+  /** The id of the mailbox's default To Do list ("Tasks"), read once per client. */
+  private async defaultTaskList(): Promise<string> {
+    if (this.defaultList) return this.defaultList;
+    const answer = this.expect(await this.session.call({ method: 'GET', path: `${this.user}/todo/lists` }), 'reading the To Do lists');
+    const lists = (jsonOf(answer) as { value?: Array<{ id?: unknown; wellknownListName?: unknown }> } | undefined)?.value ?? [];
+    const found = lists.find((list) => list.wellknownListName === 'defaultList' && typeof list.id === 'string');
+    if (!found)
+      throw new CrmSetupIncomplete('the mailbox has no default To Do list (wellknownListName defaultList); open Microsoft To Do once for this mailbox');
+    return (this.defaultList = found.id as string);
+  }
+
+  /** The first item a lookup found. A lookup Graph cannot take (400) is no fault of one item: deliveries stop until it is fixed. */
+  private firstId(response: ProviderResponse, doing: string): string | null {
+    if (response.status === 400) throw new CrmSetupIncomplete(`Microsoft Graph refused ${doing}: ${this.session.clean(graphReason(response))}`);
+    const value = (jsonOf(this.expect(response, doing)) as { value?: Array<{ id?: unknown }> } | undefined)?.value;
+    if (!Array.isArray(value)) throw new CrmUnavailable(`Microsoft Graph's answer to ${doing} had no value list`);
+    const id = value.find((item) => typeof item.id === 'string')?.id;
+    return typeof id === 'string' ? id : null;
+  }
+
+  private idOf(response: ProviderResponse, doing: string): string {
+    const id = (jsonOf(this.expect(response, doing)) as { id?: unknown } | undefined)?.id;
+    if (typeof id !== 'string' || id === '') throw new GraphOutcomeUnknown(`Microsoft Graph's answer to ${doing} had no id`);
+    return id;
+  }
+
+  /**
+   * A success, or why not: 404 (no such mailbox, or no mailbox for REST) stops deliveries until
+   * someone fixes it, as a setup problem (the integration goes to error); 400 refuses this item only.
+   */
+  private expect(response: ProviderResponse, doing: string): ProviderResponse {
+    if (response.status >= 200 && response.status < 300) return response;
+    const reason = this.session.clean(graphReason(response));
+    if (response.status === 404) throw new CrmSetupIncomplete(`Microsoft Graph found no mailbox to use ${doing} (${reason}); check the integration's mailbox`);
+    if (response.status === 400 || response.status === 413 || response.status === 422) {
+      throw new GraphItemRefused(`Microsoft Graph refused ${doing}: ${reason}`, response.status);
+    }
+    throw new CrmUnavailable(`Microsoft Graph answered ${response.status} to ${doing} (${reason})`);
+  }
+}
