@@ -25,6 +25,7 @@ const settingsFor = (fake: FakeHubSpot, timeoutMs = 5_000): ProviderSettings => 
   salesforceLoginUrl: 'http://127.0.0.1:9',
   microsoftLoginUrl: 'http://127.0.0.1:9',
   microsoftGraphUrl: 'http://127.0.0.1:9',
+  partnerCenterApiUrl: 'http://127.0.0.1:9',
   timeoutMs,
   allowPrivateUrls: true,
   autotaskZoneUrl: 'http://127.0.0.1:9',

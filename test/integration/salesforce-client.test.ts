@@ -37,6 +37,7 @@ function settings(fake: FakeSalesforce, timeoutMs = 5_000): ProviderSettings {
     salesforceLoginUrl: fake.url,
     microsoftLoginUrl: 'http://127.0.0.1:9',
     microsoftGraphUrl: 'http://127.0.0.1:9',
+    partnerCenterApiUrl: 'http://127.0.0.1:9',
     timeoutMs,
     allowPrivateUrls: true,
     autotaskZoneUrl: 'http://127.0.0.1:9',

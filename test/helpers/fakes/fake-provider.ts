@@ -17,6 +17,8 @@ export interface FakeAnswer {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Close the connection instead of answering (the work behind the request is done): the caller never learns the outcome, as when a crash cuts it off. */
+  hangUp?: boolean;
 }
 
 /**
@@ -114,6 +116,10 @@ export abstract class FakeProvider {
               : this.answer(request);
         const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
         this.inFlight.set(token, (this.inFlight.get(token) ?? 1) - 1);
+        if (answer.hangUp) {
+          res.socket?.destroy();
+          return;
+        }
         res.writeHead(answer.status, { 'content-type': 'application/json;charset=UTF-8', ...answer.headers });
         res.end(text);
       };
