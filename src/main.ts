@@ -11,6 +11,7 @@ import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher';
 import { AgentRunner } from './modules/agents/agent-runner';
 import { crmClientFactory, providerSettingsOf } from './modules/integrations/providers/crm-clients';
 import { SyncWorker } from './modules/integrations/sync/sync-worker';
+import { CoSellWorker } from './modules/deals/co-sell-worker';
 import { systemResolver } from './modules/webhooks/url-guard';
 import { ModelTrainer } from './modules/scoring/model-trainer';
 import { EventRetention } from './events/event-retention';
@@ -93,6 +94,13 @@ async function main(): Promise<void> {
     intervalMs: config.sync.intervalMs,
     leaseMs: config.sync.leaseMs,
   });
+  const coSell = new CoSellWorker({
+    orm,
+    logger: logger.child({ component: 'co-sell' }),
+    servicesFor,
+    providers: providerSettingsOf(config, systemResolver),
+    referralPollIntervalMs: config.coSell.pollIntervalMs,
+  });
   const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
   const retention = new EventRetention({ orm, logger: logger.child({ component: 'events' }) });
 
@@ -104,8 +112,8 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     logger.debug('http server closed');
     // Attempts under way finish (each within its 15 s deadline); what is left is sent after restart.
-    await Promise.all([dispatcher.stop(), agents.stop(), syncs.stop(), trainer.stop(), retention.stop()]);
-    logger.debug('webhook dispatcher, agent runner, CRM sync, model trainer and event retention stopped');
+    await Promise.all([dispatcher.stop(), agents.stop(), syncs.stop(), coSell.stop(), trainer.stop(), retention.stop()]);
+    logger.debug('webhook dispatcher, agent runner, CRM sync, co-sell worker, model trainer and event retention stopped');
     await stop();
     logger.debug('graphql server and PDF worker threads stopped');
     await orm.close();
@@ -124,6 +132,7 @@ async function main(): Promise<void> {
     dispatcher.start();
     agents.start();
     syncs.start();
+    coSell.start();
     trainer.start();
     retention.start();
     // Everything is running, so a signal now stops it in order; one that came while the app was
