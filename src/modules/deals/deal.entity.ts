@@ -63,7 +63,7 @@ export class CoSellRegistration {
   @Field(() => String, {
     nullable: true,
     description:
-      "Why the registration stands where it does, when there is a reason: Partner Center's statusReason (why a referral was declined or lost), or the validation error Partner Center refused the referral with (then status is rejected).",
+      'Why the registration stands where it does, when there is a reason: the status reason Partner Center gives a referral (why it was declined or lost), the validation error Partner Center refused the referral with (then status is rejected), or that the Partner Center integration was disconnected.',
   })
   @Property({ type: 'text', nullable: true })
   statusReason?: string | null;

@@ -58,8 +58,8 @@ export class DealResolver {
     description:
       'Registers the deal for co-sell, answering at once with the deal and its coSell. Test mode: through the microsoft365 integration, accepted at once, nothing sent anywhere. ' +
       'Live mode: through the partner_center integration; the registration answers submitted (with referralId null) and a Partner Center referral is created in the background ' +
-      '(a Shared referral with the customer, consent and deal details, externalReferenceId = the registration id), whose status is then read every CO_SELL_POLL_INTERVAL_MS: ' +
-      'each change of coSell (referralId, status, statusReason) records deal.co_sell_updated and deal.updated. ' +
+      "(a Shared referral with the customer, consent and deal details, and the registration's id as its external reference id), whose status is then read every CO_SELL_POLL_INTERVAL_MS: " +
+      'each change of coSell after registering (its referralId arriving, its status, its statusReason) records deal.co_sell_updated and deal.updated. ' +
       'Not eligible is deal_not_eligible listing every failed rule (stage, value, lead, m365_integration in test mode; in live mode partner_center_integration, expected_close_date, contact_name and country instead of m365_integration).',
   })
   @OperationLimited('registerDeal', { windowS: 60, max: 10 })
