@@ -1,5 +1,6 @@
 import type { Knex } from '@mikro-orm/knex';
 import { EntityManager, LockMode, MikroORM } from '@mikro-orm/postgresql';
+import { ApiError } from '../../common/api-error';
 import { PollingWorker } from '../../common/polling-worker';
 import { isTransientDatabaseError } from '../../db/database-errors';
 import { tenantFork } from '../../db/tenant';
@@ -159,12 +160,14 @@ export class CoSellWorker extends PollingWorker<SyncClaim> {
     const existing = await client.findByExternalReference(registrationId);
     if (existing) return existing;
     const lead = deal.lead ? await em.findOne(Lead, { id: deal.lead.id }) : null;
-    if (!lead) throw new ReferralRefused('the deal is no longer linked to a lead, whose company and contact Partner Center requires');
+    // The rules were checked when registering; the deal or its lead may have changed since.
+    const unsendable = (reason: string) => new ReferralRefused(`The referral could not be made: ${reason}`);
+    if (!lead) throw unsendable('the deal is no longer linked to a lead, whose company and contact Partner Center requires');
     let body: object;
     try {
       body = referralBody({ registrationId, deal, lead });
     } catch (error) {
-      throw new ReferralRefused((error as Error).message);
+      throw unsendable((error as Error).message);
     }
     return client.create(body);
   }
@@ -196,7 +199,7 @@ export class CoSellWorker extends PollingWorker<SyncClaim> {
   private failedOutcome(claim: SyncClaim, error: unknown): Outcome {
     if (error instanceof ReferralRefused) {
       return {
-        change: { status: CoSellStatus.rejected, statusReason: `Partner Center refused the referral: ${error.message}`.slice(0, 1000) },
+        change: { status: CoSellStatus.rejected, statusReason: error.message.slice(0, 1000) },
         healthy: true,
         final: true,
       };
@@ -208,6 +211,10 @@ export class CoSellWorker extends PollingWorker<SyncClaim> {
     }
     if (error instanceof PartnerCenterUnavailable) {
       return { retry: { delayMs: Math.max(backoff, error.retryAfterMs ?? 0), error: error.message } };
+    }
+    if (error instanceof ApiError && error.errorCode === 'resource_missing') {
+      // The integration was disconnected while the attempt ran (its credentials are destroyed): the next attempt sees it.
+      return { retry: { delayMs: 0, error: error.message } };
     }
     if (isTransientDatabaseError(error)) {
       this.options.logger.warn({ coSellId: claim.id, err: error }, 'co-sell sync met a transient database failure; will retry');
@@ -251,7 +258,7 @@ export class CoSellWorker extends PollingWorker<SyncClaim> {
       });
     } catch (error) {
       if (error instanceof LeaseLost) {
-        this.options.logger.warn({ coSellId: claim.id }, 'co-sell sync lost its lease; another instance goes on with it');
+        this.options.logger.warn({ coSellId: claim.id }, 'co-sell sync lost its lease (another instance goes on with it) or its registration is gone');
         return;
       }
       throw error;

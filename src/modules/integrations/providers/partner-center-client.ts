@@ -25,7 +25,7 @@ export class PartnerCenterUnavailable extends Error {
   }
 }
 
-/** Partner Center refused the referral itself (400: a required field missing or invalid): asking again would be refused again. */
+/** The referral itself is refused (Partner Center's 400: a required field missing or invalid): asking again would be refused again. The message says why, for co_sell.status_reason. */
 export class ReferralRefused extends Error {}
 
 /**
@@ -140,7 +140,7 @@ export class PartnerCenterClient {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(referral),
     }));
-    if (response.status === 400) throw new ReferralRefused(cleanReason(partnerCenterReason(response), {}));
+    if (response.status === 400) throw new ReferralRefused(`${PARTNER_CENTER} refused the referral: ${cleanReason(partnerCenterReason(response), {})}`);
     if (response.status !== 200 && response.status !== 201) throw this.failure(response, 'creating the referral');
     const created = referralOf(jsonOf(response));
     if (!created) throw new PartnerCenterUnavailable(`${PARTNER_CENTER} answered the new referral without its id or status`);
