@@ -31,6 +31,7 @@ export interface Config {
   /** Where the CRM providers are reached (the real hosts unless set, and only the real hosts in production). */
   providers: ProviderConfig;
   sync: SyncConfig;
+  coSell: CoSellConfig;
 }
 
 export interface ProviderConfig {
@@ -40,6 +41,8 @@ export interface ProviderConfig {
   microsoftLoginUrl: string;
   /** Microsoft Graph, where the Microsoft 365 mailbox is read. */
   microsoftGraphUrl: string;
+  /** Partner Center's API, where live co-sell registrations become referrals (`/v1.0/engagements/referrals`). */
+  partnerCenterApiUrl: string;
   /** The deadline of each call to a provider, connection to last byte. */
   timeoutMs: number;
   /** INTEGRATION_ALLOW_PRIVATE_URLS: addresses given by providers (Salesforce's instance_url) may be loopback or private. */
@@ -60,11 +63,18 @@ export interface SyncConfig {
   leaseMs: number;
 }
 
+/** How live co-sell registrations follow their Partner Center referrals. */
+export interface CoSellConfig {
+  /** CO_SELL_POLL_INTERVAL_MS: how often each open referral's status is read from Partner Center (default 5 minutes). */
+  pollIntervalMs: number;
+}
+
 export const DEFAULT_HUBSPOT_API_URL = 'https://api.hubapi.com';
 export const DEFAULT_SALESFORCE_LOGIN_URL = 'https://login.salesforce.com';
 export const DEFAULT_AUTOTASK_ZONE_URL = 'https://webservices.autotask.net';
 export const DEFAULT_MICROSOFT_LOGIN_URL = 'https://login.microsoftonline.com';
 export const DEFAULT_MICROSOFT_GRAPH_URL = 'https://graph.microsoft.com';
+export const DEFAULT_PARTNER_CENTER_API_URL = 'https://api.partner.microsoft.com';
 
 export class ConfigError extends Error {}
 
@@ -181,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       salesforceLoginUrl: parseProviderUrl('SALESFORCE_LOGIN_URL', env.SALESFORCE_LOGIN_URL, DEFAULT_SALESFORCE_LOGIN_URL, isProduction),
       microsoftLoginUrl: parseProviderUrl('MICROSOFT_LOGIN_URL', env.MICROSOFT_LOGIN_URL, DEFAULT_MICROSOFT_LOGIN_URL, isProduction),
       microsoftGraphUrl: parseProviderUrl('MICROSOFT_GRAPH_URL', env.MICROSOFT_GRAPH_URL, DEFAULT_MICROSOFT_GRAPH_URL, isProduction),
+      partnerCenterApiUrl: parseProviderUrl('PARTNER_CENTER_API_URL', env.PARTNER_CENTER_API_URL, DEFAULT_PARTNER_CENTER_API_URL, isProduction),
       timeoutMs: parseMilliseconds('INTEGRATION_TIMEOUT_MS', env.INTEGRATION_TIMEOUT_MS, 8_000),
       allowPrivateUrls: parseBoolean('INTEGRATION_ALLOW_PRIVATE_URLS', env.INTEGRATION_ALLOW_PRIVATE_URLS, false),
       autotaskZoneUrl: parseProviderUrl('AUTOTASK_ZONE_URL', env.AUTOTASK_ZONE_URL, DEFAULT_AUTOTASK_ZONE_URL, isProduction),
@@ -190,6 +201,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sync: {
       intervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),
       leaseMs: parseMilliseconds('SYNC_LEASE_MS', env.SYNC_LEASE_MS, 60_000),
+    },
+    coSell: {
+      pollIntervalMs: parseMilliseconds('CO_SELL_POLL_INTERVAL_MS', env.CO_SELL_POLL_INTERVAL_MS, 300_000),
     },
   };
 }

@@ -12,6 +12,7 @@ import { AgentRunner } from './modules/agents/agent-runner';
 import { crmClientFactory, providerSettingsOf } from './modules/integrations/providers/crm-clients';
 import { mailboxClientFactory } from './modules/integrations/providers/m365-client';
 import { SyncWorker } from './modules/integrations/sync/sync-worker';
+import { CoSellWorker } from './modules/deals/co-sell-worker';
 import { systemResolver } from './modules/webhooks/url-guard';
 import { ModelTrainer } from './modules/scoring/model-trainer';
 import { EventRetention } from './events/event-retention';
@@ -96,6 +97,13 @@ async function main(): Promise<void> {
     intervalMs: config.sync.intervalMs,
     leaseMs: config.sync.leaseMs,
   });
+  const coSell = new CoSellWorker({
+    orm,
+    logger: logger.child({ component: 'co-sell' }),
+    servicesFor,
+    providers: providerSettingsOf(config, systemResolver),
+    referralPollIntervalMs: config.coSell.pollIntervalMs,
+  });
   const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
   const retention = new EventRetention({ orm, logger: logger.child({ component: 'events' }) });
 
@@ -107,8 +115,8 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     logger.debug('http server closed');
     // Attempts under way finish (each within its 15 s deadline); what is left is sent after restart.
-    await Promise.all([dispatcher.stop(), agents.stop(), syncs.stop(), trainer.stop(), retention.stop()]);
-    logger.debug('webhook dispatcher, agent runner, CRM sync, model trainer and event retention stopped');
+    await Promise.all([dispatcher.stop(), agents.stop(), syncs.stop(), coSell.stop(), trainer.stop(), retention.stop()]);
+    logger.debug('webhook dispatcher, agent runner, CRM sync, co-sell worker, model trainer and event retention stopped');
     await stop();
     logger.debug('graphql server and PDF worker threads stopped');
     await orm.close();
@@ -127,6 +135,7 @@ async function main(): Promise<void> {
     dispatcher.start();
     agents.start();
     syncs.start();
+    coSell.start();
     trainer.start();
     retention.start();
     // Everything is running, so a signal now stops it in order; one that came while the app was

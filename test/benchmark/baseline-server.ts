@@ -24,7 +24,7 @@ const PLAN_PER_MINUTE: Record<string, number> = { starter: 60, professional: 300
 const LEAD_COLUMNS =
   'id, created_at, updated_at, livemode, company, contact_email, contact_name, industry, employees, website, country, source, status, score, score_label, model_version, scored_at, metadata';
 const DEAL_COLUMNS =
-  'id, created_at, updated_at, livemode, name, lead_id, value_minor, currency, stage, expected_close_date, owner, metadata, stage_changed_at, co_sell_id, co_sell_status, co_sell_submitted_at, co_sell_decided_at, co_sell_integration_id';
+  'id, created_at, updated_at, livemode, name, lead_id, value_minor, currency, stage, expected_close_date, owner, metadata, stage_changed_at, co_sell_id, co_sell_status, co_sell_submitted_at, co_sell_decided_at, co_sell_integration_id, co_sell_referral_id, co_sell_status_reason';
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 type Row = Record<string, unknown>;
@@ -79,6 +79,8 @@ function dealJson(row: Row) {
           submitted_at: iso(row.co_sell_submitted_at),
           decided_at: iso(row.co_sell_decided_at),
           integration_id: row.co_sell_integration_id,
+          referral_id: row.co_sell_referral_id,
+          status_reason: row.co_sell_status_reason,
         }
       : null,
   };

@@ -26,6 +26,7 @@ import type { CrmClientOptions } from '../../src/modules/integrations/providers/
 import { crmClientFactory, providerSettingsOf } from '../../src/modules/integrations/providers/crm-clients';
 import { mailboxClientFactory } from '../../src/modules/integrations/providers/m365-client';
 import { SyncWorker, SyncWorkerOptions } from '../../src/modules/integrations/sync/sync-worker';
+import { CoSellWorker, CoSellWorkerOptions } from '../../src/modules/deals/co-sell-worker';
 import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
 import type { PdfPoolBounds } from '../../src/modules/proposals/proposal-pdf.pool';
@@ -73,6 +74,11 @@ export interface TestAppOptions {
   crms?: FakeCrms;
   /** Starts the CRM sync worker (fast polling; tests may shorten the schedule and lease). */
   sync?: Partial<Pick<SyncWorkerOptions, 'intervalMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retryDelayMs'>> & { clientOptions?: CrmClientOptions };
+  /**
+   * Starts the co-sell worker, as main.ts does (fast polling; the referral poll interval is
+   * CO_SELL_POLL_INTERVAL_MS from `env`, or what is given here; short retries by default).
+   */
+  coSell?: Partial<Pick<CoSellWorkerOptions, 'referralPollIntervalMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retryDelayMs'>>;
 }
 
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
@@ -132,6 +138,8 @@ export interface TestApp {
   trainer: ModelTrainer;
   /** Present when started with `sync`. */
   syncWorker?: SyncWorker;
+  /** Present when started with `coSell`. */
+  coSellWorker?: CoSellWorker;
   /** The fake CRMs this app reaches (options.crms, or its own permissive ones). */
   crms: FakeCrms;
 }
@@ -205,6 +213,19 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       })
     : undefined;
   syncWorker?.start();
+  const coSellWorker = options.coSell
+    ? new CoSellWorker({
+        orm,
+        logger,
+        servicesFor,
+        providers: providerSettingsOf(config, options.resolveHost ?? systemResolver),
+        pollIntervalMs: 100,
+        referralPollIntervalMs: config.coSell.pollIntervalMs,
+        retryDelayMs: 100,
+        ...options.coSell,
+      })
+    : undefined;
+  coSellWorker?.start();
   const server: Server = await new Promise((resolve) => {
     const listening = createHttpServer(app, options.serverTimeouts).listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -251,11 +272,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     dispatcher,
     agentRunner,
     syncWorker,
+    coSellWorker,
     crms,
     trainer: new ModelTrainer({ orm, logger, servicesFor, ...options.trainer }),
     reset: () => truncateAll(orm),
     async close() {
-      await Promise.all([dispatcher?.stop(), agentRunner?.stop(), syncWorker?.stop()]);
+      await Promise.all([dispatcher?.stop(), agentRunner?.stop(), syncWorker?.stop(), coSellWorker?.stop()]);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stop();
       await orm.close();

@@ -13,10 +13,10 @@ import {
   OutboundLead,
 } from '../../src/modules/integrations/providers/crm-client';
 import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
-import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { FakeAutotask } from '../helpers/fakes';
 import type { SeenRequest } from '../helpers/fakes/fake-provider';
 import { waitFor } from '../helpers/wait';
+import { providerSettings } from '../helpers/provider-settings';
 
 /**
  * The Autotask CrmClient against the loopback Autotask (test/helpers/fakes/fake-autotask.ts,
@@ -24,17 +24,7 @@ import { waitFor } from '../helpers/wait';
  * fake's records, and its waits and retries are proven by the fake's request log, not the clock.
  */
 
-const settingsFor = (fake: FakeAutotask, timeoutMs = 5_000): ProviderSettings => ({
-  hubspotApiUrl: 'http://127.0.0.1:9',
-  salesforceLoginUrl: 'http://127.0.0.1:9',
-  microsoftLoginUrl: 'http://127.0.0.1:9',
-  microsoftGraphUrl: 'http://127.0.0.1:9',
-  autotaskZoneUrl: fake.url,
-  timeoutMs,
-  allowPrivateUrls: true,
-  guardConfiguredUrls: false,
-  resolve: systemResolver,
-});
+const settingsFor = (fake: FakeAutotask, timeoutMs = 5_000): ProviderSettings => providerSettings({ autotaskZoneUrl: fake.url }, timeoutMs);
 
 const API = '/atservicesrest/v1.0/';
 const leadFields = (overrides: Partial<CrmLeadFields> = {}): CrmLeadFields => ({

@@ -13,9 +13,9 @@ import {
   OutboundLead,
 } from '../../src/modules/integrations/providers/crm-client';
 import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
-import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { FakeConnectWise } from '../helpers/fakes';
 import { waitFor } from '../helpers/wait';
+import { providerSettings } from '../helpers/provider-settings';
 
 /**
  * The ConnectWise PSA CrmClient against the loopback fake site (test/helpers/fakes/fake-connectwise*.ts,
@@ -26,18 +26,7 @@ import { waitFor } from '../helpers/wait';
 
 const API = '/v4_6_release/apis/3.0';
 
-const settingsFor = (fake: FakeConnectWise, timeoutMs = 5_000): ProviderSettings => ({
-  hubspotApiUrl: 'http://127.0.0.1:9',
-  salesforceLoginUrl: 'http://127.0.0.1:9',
-  microsoftLoginUrl: 'http://127.0.0.1:9',
-  microsoftGraphUrl: 'http://127.0.0.1:9',
-  autotaskZoneUrl: 'http://127.0.0.1:9',
-  connectwiseSiteUrl: fake.url,
-  timeoutMs,
-  allowPrivateUrls: true,
-  guardConfiguredUrls: false,
-  resolve: systemResolver,
-});
+const settingsFor = (fake: FakeConnectWise, timeoutMs = 5_000): ProviderSettings => providerSettings({ connectwiseSiteUrl: fake.url }, timeoutMs);
 
 const leadFields = (overrides: Partial<CrmLeadFields> = {}): CrmLeadFields => ({
   company: 'Acme Ltd',

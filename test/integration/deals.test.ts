@@ -16,6 +16,8 @@ interface CoSell {
   submitted_at: string;
   decided_at: string | null;
   integration_id: string;
+  referral_id: string | null;
+  status_reason: string | null;
 }
 
 interface Deal {
@@ -219,13 +221,34 @@ describe('deals', () => {
     return res.body.id;
   }
 
-  /** A fresh account with an eligible deal (qualification, 1,000.00, linked lead, M365 connected in the mode). */
+  /** Connects Partner Center for an account's live mode (the app's own fakes accept any credentials); returns the integration id. */
+  async function connectPartnerCenter(account: TestAccount): Promise<string> {
+    const res = await app.request('POST', '/v1/integrations', {
+      key: account.liveKey,
+      body: {
+        type: 'm365',
+        provider: 'partner_center',
+        credentials: { tenant_id: randomUUID(), client_id: randomUUID(), client_secret: `secret-${randomUUID()}`, refresh_token: `0.AX-${randomUUID()}` },
+      },
+    });
+    if (res.status !== 201) throw new Error(`connect partner_center failed: ${res.status} ${res.text}`);
+    return res.body.id;
+  }
+
+  /**
+   * A fresh account with an eligible deal (qualification, 1,000.00, linked lead, the integration of
+   * the mode connected: microsoft365 in test mode; in live mode partner_center, and what a Partner
+   * Center referral needs: a close date, the contact's first and last name, the country).
+   */
   async function eligibleSetup(livemode = false) {
     const account = await app.createAccount();
     const key = livemode ? account.liveKey : account.testKey;
-    const integrationId = await connectM365(account, livemode);
-    const lead = await createLead(key);
-    const deal = await createDeal({ name: 'Eligible', value: 1000, stage: 'qualification', lead_id: lead.id }, key);
+    const integrationId = livemode ? await connectPartnerCenter(account) : await connectM365(account, false);
+    const lead = await createLead(key, livemode ? { contact_name: 'Ada Lovelace', country: 'GB' } : {});
+    const deal = await createDeal(
+      { name: 'Eligible', value: 1000, stage: 'qualification', lead_id: lead.id, ...(livemode ? { expected_close_date: '2099-06-30' } : {}) },
+      key,
+    );
     return { account, key, integrationId, lead, deal };
   }
 
@@ -900,7 +923,9 @@ describe('deals', () => {
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(DEAL_KEYS);
       const coSell = res.body.co_sell!;
-      expect(Object.keys(coSell).sort()).toEqual(['decided_at', 'id', 'integration_id', 'status', 'submitted_at']);
+      expect(Object.keys(coSell).sort()).toEqual(['decided_at', 'id', 'integration_id', 'referral_id', 'status', 'status_reason', 'submitted_at']);
+      // Test mode sends nothing anywhere: no referral, and nothing to explain.
+      expect(coSell).toMatchObject({ referral_id: null, status_reason: null });
       expect(coSell.id).toMatch(CO_SELL_ID);
       expect(coSell.status).toBe('accepted');
       expect(coSell.integration_id).toBe(integrationId);
@@ -929,13 +954,13 @@ describe('deals', () => {
       expect((await dealRow(deal.id)).co_sell_id).toBe(coSell.id);
     });
 
-    it('registers an eligible live-mode deal as submitted, undecided', async () => {
+    it('registers an eligible live-mode deal as submitted, undecided, through Partner Center (the referral is made in the background)', async () => {
       const { key, integrationId, deal } = await eligibleSetup(true);
       expect(deal.livemode).toBe(true);
       const res = await register(deal.id, key);
       expect(res.status).toBe(200);
       expect(res.body.livemode).toBe(true);
-      expect(res.body.co_sell).toMatchObject({ status: 'submitted', decided_at: null, integration_id: integrationId });
+      expect(res.body.co_sell).toMatchObject({ status: 'submitted', decided_at: null, integration_id: integrationId, referral_id: null, status_reason: null });
       expect(res.body.co_sell!.id).toMatch(CO_SELL_ID);
       expect(res.body.co_sell!.submitted_at).toMatch(ISO_MS);
       expect(await dealRow(deal.id)).toMatchObject({ co_sell_status: 'submitted', livemode: true });
@@ -953,14 +978,18 @@ describe('deals', () => {
       expectError(res, 422, 'deal_not_eligible', undefined, ['reasons']);
       expect(res.body.error.reasons.map((r: { rule: string }) => r.rule)).toEqual(['m365_integration']);
 
-      // And the reverse: a test-mode integration does not serve a live deal.
+      // And the reverse: a test-mode integration does not serve a live deal, which goes through Partner Center.
       const liveOnly = await app.createAccount();
       await connectM365(liveOnly, false);
-      const liveLead = await createLead(liveOnly.liveKey);
-      const liveDeal = await createDeal({ name: 'Live mode', value: 2000, stage: 'negotiation', lead_id: liveLead.id }, liveOnly.liveKey);
+      await connectM365(liveOnly, true);
+      const liveLead = await createLead(liveOnly.liveKey, { contact_name: 'Grace Hopper', country: 'US' });
+      const liveDeal = await createDeal(
+        { name: 'Live mode', value: 2000, stage: 'negotiation', lead_id: liveLead.id, expected_close_date: '2099-01-31' },
+        liveOnly.liveKey,
+      );
       const liveRes = await register(liveDeal.id, liveOnly.liveKey);
       expectError(liveRes, 422, 'deal_not_eligible', undefined, ['reasons']);
-      expect(liveRes.body.error.reasons.map((r: { rule: string }) => r.rule)).toEqual(['m365_integration']);
+      expect(liveRes.body.error.reasons.map((r: { rule: string }) => r.rule)).toEqual(['partner_center_integration']);
 
       // Once the test mode has its own, the same deal registers through it.
       const testIntegration = await connectM365(account, false);

@@ -12,9 +12,9 @@ import {
 } from '../../src/modules/integrations/providers/crm-client';
 import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
 import { createHaloPsaClient, DEFAULT_HaloPSA_STAGE_MAP, HaloPsaClientOptions } from '../../src/modules/integrations/providers/halopsa-client';
-import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { FakeHaloPsa } from '../helpers/fakes';
 import { waitFor } from '../helpers/wait';
+import { providerSettings } from '../helpers/provider-settings';
 
 /**
  * The HaloPSA CrmClient (push only) against the loopback fake HaloPSA
@@ -23,18 +23,7 @@ import { waitFor } from '../helpers/wait';
  * fake's request log, not by the clock.
  */
 
-const settingsFor = (fake: FakeHaloPsa, timeoutMs = 5_000): ProviderSettings => ({
-  hubspotApiUrl: 'http://127.0.0.1:9',
-  salesforceLoginUrl: 'http://127.0.0.1:9',
-  microsoftLoginUrl: 'http://127.0.0.1:9',
-  microsoftGraphUrl: 'http://127.0.0.1:9',
-  autotaskZoneUrl: 'http://127.0.0.1:9',
-  halopsaInstanceUrl: fake.url,
-  timeoutMs,
-  allowPrivateUrls: true,
-  guardConfiguredUrls: false,
-  resolve: systemResolver,
-});
+const settingsFor = (fake: FakeHaloPsa, timeoutMs = 5_000): ProviderSettings => providerSettings({ halopsaInstanceUrl: fake.url }, timeoutMs);
 
 const leadFields = (overrides: Partial<CrmLeadFields> = {}): CrmLeadFields => ({
   company: 'Umbrella Corporation',

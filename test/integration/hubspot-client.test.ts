@@ -10,9 +10,9 @@ import {
 } from '../../src/modules/integrations/providers/crm-client';
 import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
 import { createHubSpotClient } from '../../src/modules/integrations/providers/hubspot-client';
-import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { FakeHubSpot } from '../helpers/fakes';
 import { waitFor } from '../helpers/wait';
+import { providerSettings } from '../helpers/provider-settings';
 
 /**
  * The HubSpot CrmClient against the loopback fake HubSpot (test/helpers/fakes/fake-hubspot.ts,
@@ -20,17 +20,7 @@ import { waitFor } from '../helpers/wait';
  * fake's records, and its waits are proven by the fake's request log, not by the clock.
  */
 
-const settingsFor = (fake: FakeHubSpot, timeoutMs = 5_000): ProviderSettings => ({
-  hubspotApiUrl: fake.url,
-  salesforceLoginUrl: 'http://127.0.0.1:9',
-  microsoftLoginUrl: 'http://127.0.0.1:9',
-  microsoftGraphUrl: 'http://127.0.0.1:9',
-  timeoutMs,
-  allowPrivateUrls: true,
-  autotaskZoneUrl: 'http://127.0.0.1:9',
-  guardConfiguredUrls: false,
-  resolve: systemResolver,
-});
+const settingsFor = (fake: FakeHubSpot, timeoutMs = 5_000): ProviderSettings => providerSettings({ hubspotApiUrl: fake.url }, timeoutMs);
 
 const leadFields = (n: number, overrides: Partial<CrmLeadFields> = {}): CrmLeadFields => ({
   company: `Company ${n % 25}`,

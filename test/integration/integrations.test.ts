@@ -85,6 +85,7 @@ const TYPE_OF: Record<IntegrationProvider, string> = {
   autotask: 'psa',
   halopsa: 'psa',
   microsoft365: 'm365',
+  partner_center: 'm365',
 };
 const PROVIDERS = Object.keys(TYPE_OF) as IntegrationProvider[];
 /** The field whose last 4 characters are the hint. */
@@ -95,6 +96,7 @@ const HINT_FROM: Record<IntegrationProvider, string> = {
   autotask: 'secret',
   halopsa: 'client_secret',
   microsoft365: 'client_secret',
+  partner_center: 'client_secret',
 };
 
 /** Fresh, valid credentials as each provider's docs name them. */
@@ -116,6 +118,7 @@ const CREDENTIALS: Record<IntegrationProvider, () => Record<string, string>> = {
   autotask: () => ({ username: 'api-user@acme-msp.example.com', secret: unique('at-secret-'), integration_code: unique('AT-TRACKING-') }),
   halopsa: () => ({ instance_url: 'https://acme.halopsa.com', client_id: unique('halo-client-'), client_secret: unique('halo-secret-') }),
   microsoft365: () => ({ tenant_id: guid(), client_id: guid(), client_secret: unique('m365~secret-'), mailbox: 'sales@contoso.onmicrosoft.com' }),
+  partner_center: () => ({ tenant_id: guid(), client_id: guid(), client_secret: unique('pc~secret-'), refresh_token: unique('0.AXrefresh-') }),
 };
 const credentialsFor = (provider: IntegrationProvider | `${IntegrationProvider}`) => CREDENTIALS[provider as IntegrationProvider]();
 
@@ -217,7 +220,7 @@ describe('integrations', () => {
       expect(res.text).not.toMatch(/credentials"|credentials_encrypted|secret|token|private_key/i);
     });
 
-    it('stores ciphertext that holds no secret and decrypts with ENCRYPTION_KEY to exactly what was sent', async () => {
+    it('stores ciphertext that holds no secret and decrypts with ENCRYPTION_KEY to exactly what was sent (a rotated refresh token replaced)', async () => {
       const { testKey } = await app.createAccount();
       for (const provider of PROVIDERS) {
         const credentials = credentialsFor(provider);
@@ -227,7 +230,15 @@ describe('integrations', () => {
         expect(stored).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
         for (const value of Object.values(credentials)) expect(stored).not.toContain(value);
         expect(Buffer.from(stored, 'base64').toString('latin1')).not.toContain(credentials[HINT_FROM[provider]]);
-        expect(decryptJson(stored, KEY)).toEqual(credentials);
+        if (provider === IntegrationProvider.partner_center) {
+          // Microsoft's token endpoint answered a new refresh token while the connect proved the old one: the new one is what works now, so it is stored.
+          const decrypted = decryptJson<Record<string, string>>(stored, KEY);
+          expect(decrypted).toEqual({ ...credentials, refresh_token: expect.any(String) });
+          expect(decrypted.refresh_token).not.toBe(credentials.refresh_token);
+          expect(stored).not.toContain(decrypted.refresh_token);
+        } else {
+          expect(decryptJson(stored, KEY)).toEqual(credentials);
+        }
         expect((await row(res.body.id)).credentials_hint).toBe(credentials[HINT_FROM[provider]].slice(-4));
       }
     });
@@ -318,6 +329,7 @@ describe('integrations', () => {
       autotask: ['username', 'secret', 'integration_code'],
       halopsa: ['instance_url', 'client_id', 'client_secret'],
       microsoft365: ['tenant_id', 'client_id', 'client_secret', 'mailbox'],
+      partner_center: ['tenant_id', 'client_id', 'client_secret', 'refresh_token'],
     };
 
     it.each(PROVIDERS)('%s: each missing field is parameter_missing naming credentials[field]', async (provider) => {
@@ -516,7 +528,15 @@ describe('integrations', () => {
       expect(res.body).toMatchObject({ object: 'list', has_more: false, next_cursor: null });
       expect(res.body.data.map((i: Integration) => i.id)).toEqual(made.map((i) => i.id));
       for (const item of res.body.data as Integration[]) expect(Object.keys(item).sort()).toEqual(INTEGRATION_KEYS);
-      expect(res.body.data.map((i: Integration) => i.status)).toEqual(['connected', 'disconnected', 'connected', 'connected', 'disconnected', 'connected']);
+      expect(res.body.data.map((i: Integration) => i.status)).toEqual([
+        'connected',
+        'connected',
+        'disconnected',
+        'connected',
+        'connected',
+        'disconnected',
+        'connected',
+      ]);
     });
 
     it('filters by status, type and provider', async () => {
@@ -525,11 +545,11 @@ describe('integrations', () => {
         expect(res.status).toBe(200);
         return res.body.data.map((i: Integration) => i.provider);
       };
-      expect(await providers('?status=connected')).toEqual(['microsoft365', 'autotask', 'connectwise', 'salesforce']);
+      expect(await providers('?status=connected')).toEqual(['partner_center', 'microsoft365', 'autotask', 'connectwise', 'salesforce']);
       expect(await providers('?status=disconnected')).toEqual(['halopsa', 'hubspot']);
       expect(await providers('?type=psa')).toEqual(['halopsa', 'autotask', 'connectwise']);
       expect(await providers('?type=crm&status=connected')).toEqual(['salesforce']);
-      expect(await providers('?type=m365')).toEqual(['microsoft365']);
+      expect(await providers('?type=m365')).toEqual(['partner_center', 'microsoft365']);
       expect(await providers('?provider=hubspot')).toEqual(['hubspot']);
       expect(await providers('?type=m365&status=disconnected')).toEqual([]);
     });
@@ -552,7 +572,7 @@ describe('integrations', () => {
       };
       const all = await walk('');
       expect(all.seen).toEqual(made.map((i) => i.id));
-      expect(all.pages).toBe(3);
+      expect(all.pages).toBe(4);
       const connectedOnly = await walk('&status=connected');
       expect(connectedOnly.seen).toEqual(made.filter((i) => !['hubspot', 'halopsa'].includes(i.provider)).map((i) => i.id));
       const first = await list(key, '?limit=1');

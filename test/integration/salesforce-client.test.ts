@@ -12,7 +12,7 @@ import {
 } from '../../src/modules/integrations/providers/crm-client';
 import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
 import { createSalesforceClient } from '../../src/modules/integrations/providers/salesforce-client';
-import { systemResolver } from '../../src/modules/webhooks/url-guard';
+import { providerSettings } from '../helpers/provider-settings';
 import { FakeSalesforce } from '../helpers/fakes';
 import { waitFor } from '../helpers/wait';
 
@@ -31,19 +31,7 @@ const secret = (prefix: string) => {
   return value;
 };
 
-function settings(fake: FakeSalesforce, timeoutMs = 5_000): ProviderSettings {
-  return {
-    hubspotApiUrl: 'http://127.0.0.1:9',
-    salesforceLoginUrl: fake.url,
-    microsoftLoginUrl: 'http://127.0.0.1:9',
-    microsoftGraphUrl: 'http://127.0.0.1:9',
-    timeoutMs,
-    allowPrivateUrls: true,
-    autotaskZoneUrl: 'http://127.0.0.1:9',
-    resolve: systemResolver,
-    guardConfiguredUrls: false,
-  };
-}
+const settings = (fake: FakeSalesforce, timeoutMs = 5_000): ProviderSettings => providerSettings({ salesforceLoginUrl: fake.url }, timeoutMs);
 
 const leadFields = (overrides: Partial<CrmLeadFields> = {}): CrmLeadFields => ({
   company: 'Analytical Engines Ltd',

@@ -1,10 +1,14 @@
-import { CO_SELL_MIN_VALUE_MINOR, CoSellFacts, coSellProblems } from '../../src/modules/deals/co-sell';
+import { CO_SELL_MIN_VALUE_MINOR, CoSellFacts, coSellProblems, contactNameParts, countryCode } from '../../src/modules/deals/co-sell';
+import { coSellStatusOf, referralBody } from '../../src/modules/deals/co-sell-referral';
+import { CoSellStatus } from '../../src/modules/deals/deal.entity';
 import { DealStage } from '../../src/modules/deals/deal-stage';
 
 /**
  * Co-sell eligibility (CONTRACT §6) as a pure function: an open stage at or past qualification,
  * a value of at least 1,000.00, a linked lead with company and contact email, and a connected
- * Microsoft 365 integration. Every failed rule is reported, each once.
+ * Microsoft 365 integration. Every failed rule is reported, each once. In live mode the
+ * registration becomes a Partner Center referral, so the integration is partner_center and what a
+ * referral requires is judged too.
  */
 
 const eligible: CoSellFacts = {
@@ -93,5 +97,114 @@ describe('co-sell eligibility', () => {
       'lead',
       'm365_integration',
     ]);
+  });
+});
+
+describe('co-sell eligibility in live mode (Partner Center)', () => {
+  const live: CoSellFacts = {
+    stage: DealStage.negotiation,
+    valueMinor: 250_000,
+    lead: { company: 'Contoso', contactEmail: 'buyer@contoso.test', contactName: 'Ada Lovelace', country: 'gb' },
+    livemode: true,
+    m365Connected: false,
+    partnerCenterConnected: true,
+    expectedCloseDate: '2099-06-30',
+  };
+
+  it('an eligible live deal has no problems, and needs no microsoft365 integration', () => {
+    expect(coSellProblems(live)).toEqual([]);
+  });
+
+  it('names every field Partner Center requires that the deal lacks, and the integration, at once', () => {
+    const problems = coSellProblems({
+      ...live,
+      partnerCenterConnected: false,
+      expectedCloseDate: null,
+      lead: { company: 'Contoso', contactEmail: 'buyer@contoso.test', contactName: 'Cher', country: 'Atlantis' },
+    });
+    expect(problems.map((p) => p.rule)).toEqual(['partner_center_integration', 'expected_close_date', 'contact_name', 'country']);
+    expect(new Set(problems.map((p) => p.message)).size).toBe(4);
+    for (const problem of problems) expect(problem.message).toMatch(/Partner Center/);
+  });
+
+  it('keeps the test-mode rules before the live ones, and judges the lead only when one is linked', () => {
+    expect(coSellProblems({ ...live, stage: DealStage.prospecting, valueMinor: 0, lead: null, partnerCenterConnected: false }).map((p) => p.rule)).toEqual([
+      'stage',
+      'value',
+      'lead',
+      'partner_center_integration',
+    ]);
+    // A test-mode deal is never asked for what a referral needs.
+    expect(coSellProblems({ ...eligible, expectedCloseDate: null, lead: { company: 'Contoso', contactEmail: 'a@b.test' } })).toEqual([]);
+  });
+
+  it.each([
+    ['Ada Lovelace', { firstName: 'Ada', lastName: 'Lovelace' }],
+    ['  Ada   King  Lovelace ', { firstName: 'Ada King', lastName: 'Lovelace' }],
+    ['Cher', null],
+    ['   ', null],
+    [null, null],
+  ])('splits the contact name %p into first and last name', (name, parts) => {
+    expect(contactNameParts(name)).toEqual(parts);
+  });
+
+  it.each([
+    ['US', 'US'],
+    [' de ', 'DE'],
+    ['uk', 'GB'],
+    ['United States', null],
+    ['QQ', null],
+    ['ZZ', null],
+    ['EU', null],
+    ['', null],
+    [null, null],
+  ])('takes the country %p as the ISO code %p', (country, code) => {
+    expect(countryCode(country)).toBe(code);
+  });
+});
+
+describe('a referral and its status (Partner Center)', () => {
+  it.each([
+    ['New', 'Pending', CoSellStatus.submitted],
+    ['New', 'Received', CoSellStatus.submitted],
+    ['Active', 'Accepted', CoSellStatus.accepted],
+    ['Active', 'Engaged', CoSellStatus.accepted],
+    ['Closed', 'Won', CoSellStatus.won],
+    ['Closed', 'Lost', CoSellStatus.rejected],
+    ['Closed', 'Declined', CoSellStatus.rejected],
+    ['Closed', 'Expired', CoSellStatus.expired],
+    ['Closed', 'None', null],
+    ['Archived', 'Pending', null],
+  ])('maps %s/%s onto %p', (status, substatus, mapped) => {
+    expect(coSellStatusOf({ status, substatus })).toBe(mapped);
+  });
+
+  it('makes a Shared referral with the customer, the consent, the deal details and our registration id', () => {
+    const body = referralBody({
+      registrationId: 'cosell_01J0000000000000000000000',
+      deal: { id: 'deal_1', name: 'Contoso rollout', valueMinor: 1_250_050, currency: 'EUR', expectedCloseDate: '2099-06-30' },
+      lead: { company: 'Contoso', contactEmail: 'ada@contoso.test', contactName: 'Ada King Lovelace', country: 'de' },
+    });
+    expect(body).toEqual({
+      name: 'Contoso rollout',
+      externalReferenceId: 'cosell_01J0000000000000000000000',
+      type: 'Shared',
+      status: 'New',
+      substatus: 'Pending',
+      customerProfile: { name: 'Contoso', address: { country: 'DE' }, team: [{ firstName: 'Ada King', lastName: 'Lovelace', email: 'ada@contoso.test' }] },
+      consent: { consentToToShareInfoWithOthers: true, consentToContact: true, consentToShareReferralWithMicrosoftSellers: true },
+      details: { dealValue: 12500.5, currency: 'EUR', closingDateTime: '2099-06-30T00:00:00Z', notes: expect.stringContaining('deal_1') },
+    });
+  });
+
+  it('refuses to make a referral the lead no longer has the fields for', () => {
+    const source = {
+      registrationId: 'cosell_x',
+      deal: { id: 'deal_1', name: 'D', valueMinor: 100_000, currency: 'USD', expectedCloseDate: '2099-06-30' },
+      lead: { company: 'Contoso', contactEmail: 'ada@contoso.test', contactName: 'Ada Lovelace', country: 'US' },
+    };
+    expect(() => referralBody({ ...source, lead: { ...source.lead, contactName: 'Ada' } })).toThrow(/contact name/);
+    expect(() => referralBody({ ...source, lead: { ...source.lead, country: null } })).toThrow(/country/);
+    expect(() => referralBody({ ...source, deal: { ...source.deal, expectedCloseDate: null } })).toThrow(/close date/);
   });
 });

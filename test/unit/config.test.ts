@@ -40,6 +40,7 @@ describe('loadConfig', () => {
         salesforceLoginUrl: 'https://login.salesforce.com',
         microsoftLoginUrl: 'https://login.microsoftonline.com',
         microsoftGraphUrl: 'https://graph.microsoft.com',
+        partnerCenterApiUrl: 'https://api.partner.microsoft.com',
         timeoutMs: 8_000,
         allowPrivateUrls: false,
         autotaskZoneUrl: 'https://webservices.autotask.net',
@@ -56,6 +57,7 @@ describe('loadConfig', () => {
       SALESFORCE_LOGIN_URL: 'https://test.salesforce.com',
       MICROSOFT_LOGIN_URL: 'http://127.0.0.1:4011',
       MICROSOFT_GRAPH_URL: 'http://127.0.0.1:4012/',
+      PARTNER_CENTER_API_URL: 'http://127.0.0.1:4013/',
       INTEGRATION_TIMEOUT_MS: '300',
     };
     expect(loadConfig({ ...env, INTEGRATION_ALLOW_PRIVATE_URLS: 'true' }).providers).toEqual({
@@ -63,6 +65,7 @@ describe('loadConfig', () => {
       salesforceLoginUrl: 'https://test.salesforce.com',
       microsoftLoginUrl: 'http://127.0.0.1:4011',
       microsoftGraphUrl: 'http://127.0.0.1:4012',
+      partnerCenterApiUrl: 'http://127.0.0.1:4013',
       timeoutMs: 300,
       allowPrivateUrls: true,
       autotaskZoneUrl: 'https://webservices.autotask.net',
@@ -78,6 +81,9 @@ describe('loadConfig', () => {
       'MICROSOFT_LOGIN_URL may point elsewhere than https://login.microsoftonline.com only outside production',
     );
     expect(configError({ ...production, MICROSOFT_GRAPH_URL: 'https://graph.microsoft.us' }).message).toContain('MICROSOFT_GRAPH_URL');
+    expect(configError({ ...production, PARTNER_CENTER_API_URL: 'http://127.0.0.1:4013' }).message).toBe(
+      'PARTNER_CENTER_API_URL may point elsewhere than https://api.partner.microsoft.com only outside production',
+    );
     expect(loadConfig({ ...production, HUBSPOT_API_URL: 'https://api.hubapi.com' }).providers.hubspotApiUrl).toBe('https://api.hubapi.com');
     expect(configError({ HUBSPOT_API_URL: 'ftp://example.com' }).message).toContain('HUBSPOT_API_URL');
     expect(configError({ INTEGRATION_TIMEOUT_MS: '0' }).message).toContain('INTEGRATION_TIMEOUT_MS');
@@ -216,6 +222,14 @@ describe('loadConfig', () => {
       const message = configError({ METRICS_TOKEN: bad }).message;
       expect(message).toMatch(/^METRICS_TOKEN must be at least 16 printable characters/);
       expect(message).not.toContain(bad);
+    }
+  });
+
+  it('polls co-sell referrals every CO_SELL_POLL_INTERVAL_MS, 5 minutes by default', () => {
+    expect(loadConfig({}).coSell).toEqual({ pollIntervalMs: 300_000 });
+    expect(loadConfig({ CO_SELL_POLL_INTERVAL_MS: '250' }).coSell).toEqual({ pollIntervalMs: 250 });
+    for (const bad of ['0', 'often', '3600001']) {
+      expect(configError({ CO_SELL_POLL_INTERVAL_MS: bad }).message).toMatch(/^CO_SELL_POLL_INTERVAL_MS must be a whole number of milliseconds/);
     }
   });
 

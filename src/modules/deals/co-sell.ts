@@ -3,22 +3,73 @@ import { DealStage, isClosed, stageRank } from './deal-stage';
 /** At least this value, in hundredths (1,000.00 in the deal's currency). */
 export const CO_SELL_MIN_VALUE_MINOR = 100_000;
 
+export interface CoSellLead {
+  company?: string | null;
+  contactEmail?: string | null;
+  contactName?: string | null;
+  country?: string | null;
+}
+
 export interface CoSellFacts {
   stage: DealStage;
   valueMinor: number;
-  lead: { company?: string | null; contactEmail?: string | null } | null;
+  lead: CoSellLead | null;
+  /**
+   * Live registrations become Partner Center referrals, so live mode asks for what a referral
+   * needs too; test mode has no partner program behind it and keeps the four rules of CONTRACT §6.
+   */
+  livemode?: boolean;
+  /** Test mode: a connected microsoft365 integration. */
   m365Connected: boolean;
+  /** Live mode: a connected partner_center integration, which the referral goes through. */
+  partnerCenterConnected?: boolean;
+  expectedCloseDate?: string | null;
 }
 
+export type CoSellRule = 'stage' | 'value' | 'lead' | 'm365_integration' | 'partner_center_integration' | 'expected_close_date' | 'contact_name' | 'country';
+
 export interface CoSellProblem {
-  rule: 'stage' | 'value' | 'lead' | 'm365_integration';
+  rule: CoSellRule;
   message: string;
 }
 
 /**
- * The eligibility rules of CONTRACT §6, all checked so a client learns every reason at once: an
+ * The contact's first and last name as Partner Center's customer team member takes them: the last
+ * word is the last name, the words before it the first name ("Ada King Lovelace" → "Ada King" /
+ * "Lovelace"); a name of one word has no last name to give (null).
+ */
+export function contactNameParts(contactName: string | null | undefined): { firstName: string; lastName: string } | null {
+  const words = (contactName ?? '').trim().split(/\s+/).filter(Boolean);
+  if (words.length < 2) return null;
+  const lastName = words.pop()!;
+  return { firstName: words.join(' '), lastName };
+}
+
+const REGIONS = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
+/** Codes ICU names that are no country: the unknown region, the EU, the eurozone, the UN, outlying Oceania. */
+const NOT_COUNTRIES = new Set(['ZZ', 'EU', 'EZ', 'UN', 'QO']);
+
+/**
+ * The lead's country as Partner Center's customer address takes it: an ISO 3166-1 alpha-2 code
+ * (`US`, `de` → `DE`; `UK`, reserved for the United Kingdom, → `GB`), or null when the lead's
+ * country is missing or not such a code.
+ */
+export function countryCode(country: string | null | undefined): string | null {
+  const code = (country ?? '').trim().toUpperCase();
+  if (!/^[A-Z]{2}$/.test(code) || NOT_COUNTRIES.has(code)) return null;
+  if (code === 'UK') return 'GB';
+  return REGIONS.of(code) ? code : null;
+}
+
+/**
+ * The eligibility rules, all checked so a client learns every reason at once. CONTRACT §6: an
  * open stage at or past qualification, a value of at least 1,000, a linked lead with company and
- * contact email, and a connected Microsoft 365 integration in the same mode.
+ * contact email, and a connected integration in the same mode. In test mode that is the
+ * microsoft365 integration and nothing more. In live mode the registration becomes a Partner
+ * Center referral, so the integration is partner_center (also of type m365), and what a referral
+ * requires that the deal lacks is a reason too: the closing date (`expected_close_date`), the
+ * customer contact's first and last name (`contact_name`), and the customer's country as an ISO
+ * code (`country`). The lead's own fields are judged only when a lead is linked.
  */
 export function coSellProblems(facts: CoSellFacts): CoSellProblem[] {
   const problems: CoSellProblem[] = [];
@@ -33,8 +84,32 @@ export function coSellProblems(facts: CoSellFacts): CoSellProblem[] {
   } else if (!facts.lead.company?.trim() || !facts.lead.contactEmail?.trim()) {
     problems.push({ rule: 'lead', message: 'the linked lead must have a company and a contact email' });
   }
-  if (!facts.m365Connected) {
-    problems.push({ rule: 'm365_integration', message: 'a Microsoft 365 integration must be connected in this mode' });
+  if (!facts.livemode) {
+    if (!facts.m365Connected) {
+      problems.push({ rule: 'm365_integration', message: 'a Microsoft 365 integration must be connected in this mode' });
+    }
+    return problems;
+  }
+  if (!facts.partnerCenterConnected) {
+    problems.push({
+      rule: 'partner_center_integration',
+      message: 'a Partner Center integration (provider partner_center) must be connected in live mode: live registrations become Partner Center referrals',
+    });
+  }
+  if (!facts.expectedCloseDate) {
+    problems.push({ rule: 'expected_close_date', message: 'the deal must have an expected close date: Partner Center requires the closing date' });
+  }
+  if (facts.lead && !contactNameParts(facts.lead.contactName)) {
+    problems.push({
+      rule: 'contact_name',
+      message: "the linked lead must have a contact name with a first and a last name: Partner Center requires both for the customer's contact",
+    });
+  }
+  if (facts.lead && !countryCode(facts.lead.country)) {
+    problems.push({
+      rule: 'country',
+      message: "the linked lead's country must be a two-letter ISO 3166 code such as US or DE: Partner Center requires the customer's country",
+    });
   }
   return problems;
 }

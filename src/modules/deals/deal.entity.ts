@@ -6,12 +6,27 @@ import { TenantEntity } from '../../db/base.entity';
 import { Lead } from '../leads/lead.entity';
 import { DealStage, STAGE_PROBABILITY } from './deal-stage';
 
+/**
+ * Where a registration stands. Test mode accepts at once. A live registration is a Partner Center
+ * referral, whose status and substatus map onto these (src/modules/deals/co-sell-referral.ts):
+ * New/Pending and New/Received are submitted, Active/Accepted accepted, Closed/Won won,
+ * Closed/Declined and Closed/Lost rejected, Closed/Expired expired.
+ */
 export enum CoSellStatus {
   submitted = 'submitted',
   accepted = 'accepted',
   rejected = 'rejected',
+  expired = 'expired',
+  won = 'won',
 }
-registerEnumType(CoSellStatus, { name: 'CoSellStatus', description: 'submitted, then accepted or rejected by the partner program.' });
+registerEnumType(CoSellStatus, {
+  name: 'CoSellStatus',
+  description:
+    'submitted, then accepted or rejected by the partner program; a live referral may also expire (expired) or be closed as won with Microsoft (won, after accepted).',
+});
+
+/** The co-sell statuses a live registration can still leave: the worker keeps reading their referral. */
+export const OPEN_CO_SELL_STATUSES: readonly CoSellStatus[] = [CoSellStatus.submitted, CoSellStatus.accepted];
 
 /** The deal's co-sell registration (CONTRACT §6), stored on the deal row. */
 @ObjectType({ simpleResolvers: true })
@@ -29,13 +44,29 @@ export class CoSellRegistration {
   @Property({ type: 'datetime', length: 3 })
   submittedAt!: Date;
 
-  @Field(() => Date, { nullable: true })
+  @Field(() => Date, { nullable: true, description: 'When the registration first left submitted; null while submitted.' })
   @Property({ type: 'datetime', length: 3, nullable: true })
   decidedAt?: Date | null;
 
-  @Field({ description: 'The integration the registration went through.' })
+  @Field({ description: 'The integration the registration went through: microsoft365 in test mode, partner_center in live mode.' })
   @Property({ type: 'text' })
   integrationId!: string;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The Partner Center referral's id, once the referral exists (live mode; it is created in the background, so a registration answers with null first). Always null in test mode.",
+  })
+  @Property({ type: 'text', nullable: true })
+  referralId?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Why the registration stands where it does, when there is a reason: the status reason Partner Center gives a referral (why it was declined or lost), the validation error Partner Center refused the referral with (then status is rejected), or that the Partner Center integration was disconnected.',
+  })
+  @Property({ type: 'text', nullable: true })
+  statusReason?: string | null;
 }
 
 /** The cost of the external ids and their fields: a column of the deal's own row, printed as it is (a page of 100 deals fits the cost limit). */

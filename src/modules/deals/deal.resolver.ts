@@ -53,7 +53,15 @@ export class DealResolver {
   }
 
   @RequiresPermission('deals:write')
-  @Mutation(() => Deal, { complexity: MUTATION_COST, description: 'Registers the deal for co-sell through the Microsoft 365 integration.' })
+  @Mutation(() => Deal, {
+    complexity: MUTATION_COST,
+    description:
+      'Registers the deal for co-sell, answering at once with the deal and its coSell. Test mode: through the microsoft365 integration, accepted at once, nothing sent anywhere. ' +
+      'Live mode: through the partner_center integration; the registration answers submitted (with referralId null) and a Partner Center referral is created in the background ' +
+      "(a Shared referral with the customer, consent and deal details, and the registration's id as its external reference id), whose status is then read every CO_SELL_POLL_INTERVAL_MS: " +
+      'each change of coSell after registering (its referralId arriving, its status, its statusReason) records deal.co_sell_updated and deal.updated. ' +
+      'Not eligible is deal_not_eligible listing every failed rule (stage, value, lead, m365_integration in test mode; in live mode partner_center_integration, expected_close_date, contact_name and country instead of m365_integration).',
+  })
   @OperationLimited('registerDeal', { windowS: 60, max: 10 })
   registerDeal(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.register(id);
@@ -62,7 +70,7 @@ export class DealResolver {
   @RequiresPermission('deals:read')
   @Query(() => CoSellEligibility, {
     description:
-      'Whether the deal may be registered for co-sell now, and every reason it may not (the reasons registerDeal would refuse with), without registering.',
+      'Whether the deal may be registered for co-sell now, and every reason it may not (the reasons registerDeal would refuse with, the live-mode rules of Partner Center included), without registering.',
   })
   dealCoSellEligibility(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.deals.coSellEligibility(id);

@@ -12,7 +12,9 @@ import type { IntegrationService } from '../integrations/integration.service';
 import { Lead } from '../leads/lead.entity';
 import { LeadStatus } from '../leads/lead-status';
 import { Proposal } from '../proposals/proposal.entity';
+import { outboxSignal } from '../../events/outbox.subscriber';
 import { coSellProblems } from './co-sell';
+import { CoSellSync } from './co-sell-sync.entity';
 import { CoSellRegistration, CoSellStatus, Deal, DealStageChange } from './deal.entity';
 import { DealCreateInput, DealListInput, DEAL_SORTS, DealUpdateInput } from './deal.inputs';
 import { canMoveDeal, DealStage, OPEN_STAGES, STAGE_PROBABILITY } from './deal-stage';
@@ -165,13 +167,19 @@ export class DealService {
    * Registers the deal for co-sell (CONTRACT §6). Every failed rule is reported at once (422).
    * The deal row is locked for the check and the write, in one transaction with the events: of
    * two concurrent requests exactly one registers, and the other then sees the registration (409).
+   *
+   * Test mode has no partner program behind it: it accepts at once, and nothing is sent anywhere.
+   * A live registration answers at once too, `submitted`, without waiting on Microsoft: the same
+   * transaction owes the CoSellWorker a CoSellSync, which creates the Partner Center referral in
+   * the background and then follows its status (src/modules/deals/co-sell-worker.ts).
    */
   async register(id: string): Promise<Deal> {
     await this.get(id); // 404 before anything else
-    return this.em.transactional(async () => {
+    const { livemode } = tenantOf(this.em);
+    const deal = await this.em.transactional(async () => {
       const deal = await this.em.findOneOrFail(Deal, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (deal.coSell) throw new ApiError('already_registered', `Deal ${deal.id} is already registered for co-sell (${deal.coSell.id})`);
-      const { problems, m365 } = await this.coSellCheck(deal);
+      const { problems, integration } = await this.coSellCheck(deal);
       if (problems.length) {
         throw new ApiError('deal_not_eligible', `The deal is not eligible for co-sell: ${problems.map((p) => p.message).join('; ')}`, {
           details: { reasons: problems },
@@ -179,20 +187,23 @@ export class DealService {
       }
       const before = this.events.snapshot(deal);
       const now = new Date();
-      // Test mode has no partner program behind it: it accepts at once. Live registrations stay
-      // submitted until the program decides.
-      const accepted = !tenantOf(this.em).livemode;
       deal.coSell = Object.assign(new CoSellRegistration(), {
         id: newId('cosell'),
-        status: accepted ? CoSellStatus.accepted : CoSellStatus.submitted,
+        status: livemode ? CoSellStatus.submitted : CoSellStatus.accepted,
         submittedAt: now,
-        decidedAt: accepted ? now : null,
-        integrationId: m365!.id,
+        decidedAt: livemode ? null : now,
+        integrationId: integration!.id,
+        referralId: null,
+        statusReason: null,
       });
+      if (livemode) createScoped(this.em, CoSellSync, { id: deal.coSell.id, deal, integrationId: integration!.id, dueAt: now });
       this.events.record('deal.updated', deal, before);
       this.events.record('deal.registered', deal, before);
       return deal;
     });
+    // The worker looks now rather than at its next poll (inside a request's own transaction, the poll finds it once committed).
+    if (livemode) outboxSignal.emit('work');
+    return deal;
   }
 
   /** What registering now would answer, without registering: every rule the deal fails (GET …/co_sell_eligibility). */
@@ -202,11 +213,24 @@ export class DealService {
     return Object.assign(new CoSellEligibility(), { dealId: deal.id, eligible: problems.length === 0, reasons: problems, registered: !!deal.coSell });
   }
 
-  /** The facts the co-sell rules judge, read once for the check and the registration alike. */
+  /**
+   * The facts the co-sell rules judge, read once for the check and the registration alike, and the
+   * integration the registration goes through: microsoft365 in test mode, partner_center in live mode.
+   */
   private async coSellCheck(deal: Deal) {
+    const { livemode } = tenantOf(this.em);
     const lead = deal.lead ? await this.em.findOne(Lead, { id: deal.lead.id }) : null;
-    const m365 = await this.integrations.connectedIntegration(IntegrationProvider.microsoft365);
-    return { m365, problems: coSellProblems({ stage: deal.stage, valueMinor: deal.valueMinor, lead, m365Connected: m365 !== null }) };
+    const integration = await this.integrations.connectedIntegration(livemode ? IntegrationProvider.partner_center : IntegrationProvider.microsoft365);
+    const problems = coSellProblems({
+      stage: deal.stage,
+      valueMinor: deal.valueMinor,
+      lead,
+      livemode,
+      m365Connected: !livemode && integration !== null,
+      partnerCenterConnected: livemode && integration !== null,
+      expectedCloseDate: deal.expectedCloseDate,
+    });
+    return { integration, problems };
   }
 
   private async lead(id: string): Promise<Lead> {

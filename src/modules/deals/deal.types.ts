@@ -29,7 +29,10 @@ export class PipelineStageSummary {
 
 @ObjectType({ simpleResolvers: true, description: 'One rule of co-sell eligibility a deal fails.' })
 export class CoSellReason {
-  @Field({ description: 'stage, value, lead or m365_integration.' })
+  @Field({
+    description:
+      'stage, value, lead, and m365_integration (test mode) or, in live mode, partner_center_integration, expected_close_date, contact_name and country (what a Partner Center referral requires).',
+  })
   rule!: string;
 
   @Field()

@@ -1,9 +1,20 @@
 import { defineModule } from '../module';
+import { CoSellSync } from './co-sell-sync.entity';
 import { CoSellRegistration, Deal, DealStageChange } from './deal.entity';
 import { DealResolver } from './deal.resolver';
 import { DealService } from './deal.service';
 
-const DEAL_EVENTS = ['deal.created', 'deal.updated', 'deal.deleted', 'deal.stage_changed', 'deal.won', 'deal.lost', 'deal.registered'] as const;
+const DEAL_EVENTS = [
+  'deal.created',
+  'deal.updated',
+  'deal.deleted',
+  'deal.stage_changed',
+  'deal.won',
+  'deal.lost',
+  'deal.registered',
+  // A live registration's co_sell changed after registering (its Partner Center referral was created, or moved), with deal.updated.
+  'deal.co_sell_updated',
+] as const;
 
 declare module '../../events/event-catalog' {
   interface EventTypes extends Record<(typeof DEAL_EVENTS)[number], true> {}
@@ -17,7 +28,7 @@ declare module '../module' {
 
 export const dealsModule = defineModule({
   name: 'deals',
-  entities: [Deal, CoSellRegistration, DealStageChange],
+  entities: [Deal, CoSellRegistration, DealStageChange, CoSellSync],
   events: DEAL_EVENTS,
   resolvers: [DealResolver],
   routes: [

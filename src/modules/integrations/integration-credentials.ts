@@ -74,6 +74,18 @@ export const CREDENTIALS_BY_PROVIDER: Record<IntegrationProvider, ProviderCreden
     ],
     hintFrom: 'client_secret',
   },
+  // Partner Center's referrals API takes app+user authentication only: an Entra ID app registered
+  // in Partner Center, and a refresh token of a user with the Referrals admin (or user) role that
+  // the app redeems for access tokens (the token endpoint rotates it; the newest is kept).
+  partner_center: {
+    fields: [
+      { name: 'tenant_id', kind: 'guid' },
+      { name: 'client_id', kind: 'guid' },
+      { name: 'client_secret', kind: 'secret' },
+      { name: 'refresh_token', kind: 'token' },
+    ],
+    hintFrom: 'client_secret',
+  },
 };
 
 export const MAX_CREDENTIAL_LENGTH = 2000;

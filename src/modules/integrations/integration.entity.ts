@@ -18,6 +18,8 @@ export enum IntegrationProvider {
   autotask = 'autotask',
   halopsa = 'halopsa',
   microsoft365 = 'microsoft365',
+  /** Microsoft Partner Center's referrals API, where live co-sell registrations go (type m365: it is Microsoft's, like microsoft365). */
+  partner_center = 'partner_center',
 }
 registerEnumType(IntegrationProvider, { name: 'IntegrationProvider' });
 
@@ -33,11 +35,13 @@ registerEnumType(IntegrationStatus, { name: 'IntegrationStatus' });
 export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> = {
   crm: [IntegrationProvider.salesforce, IntegrationProvider.hubspot],
   psa: [IntegrationProvider.connectwise, IntegrationProvider.autotask, IntegrationProvider.halopsa],
-  m365: [IntegrationProvider.microsoft365],
+  // Partner Center sits beside Microsoft 365 under m365 (CONTRACT §9's set of types stays as it is):
+  // the one-per-provider index lets an account hold both.
+  m365: [IntegrationProvider.microsoft365, IntegrationProvider.partner_center],
 };
 
 /**
- * A connection to a CRM, PSA or Microsoft 365. Credentials are stored only encrypted
+ * A connection to a CRM, PSA, Microsoft 365 or Partner Center. Credentials are stored only encrypted
  * (AES-256-GCM under ENCRYPTION_KEY), never returned, and destroyed on disconnect. A partial
  * unique index allows one integration that is not disconnected (connected or in error) per
  * provider, account and mode.

@@ -35,16 +35,18 @@ export class IntegrationService {
   /**
    * One integration that is not disconnected per provider, account and mode: the partial unique
    * index integrations_connected_provider_unique refuses a second (409 resource_conflict),
-   * race-free. The credentials of a provider in VERIFIERS (the CRMs, the PSAs, Microsoft 365)
-   * are proven with it first (422 integration_auth_failed, 502 integration_unreachable, nothing
+   * race-free. The credentials of a provider in VERIFIERS (the CRMs, the PSAs, Microsoft 365,
+   * Partner Center) are proven with it first (422 integration_auth_failed, 502 integration_unreachable, nothing
    * stored).
    */
   async connect(input: IntegrationConnectInput): Promise<Integration> {
-    const { credentials, hint } = validateCredentials(input.type, input.provider, input.credentials);
+    const { credentials: given, hint } = validateCredentials(input.type, input.provider, input.credentials);
+    let credentials = given;
     const verify = VERIFIERS[input.provider];
     if (verify) {
       if (!this.providers) throw new Error('IntegrationService has no provider settings: credentials cannot be verified');
-      await verify(credentials, this.providers);
+      // A provider that replaced a credential while proving it (a rotated refresh token) gets the new one stored.
+      credentials = (await verify(given, this.providers)) ?? given;
     }
     const name = input.name?.trim();
     const syncing = isSyncProvider(input.provider) ? input.provider : null;
@@ -174,7 +176,21 @@ export class IntegrationService {
     return integration;
   }
 
-  /** The provider's connected integration in this account and mode, or null (co-sell needs microsoft365). */
+  /**
+   * Stores credentials the provider replaced since they were given (Partner Center's token endpoint
+   * rotates the refresh token at each grant), encrypted like the first ones. Not a change a client
+   * sees (nothing about credentials is shown but the hint, which names the client secret), so no
+   * event and no updated_at; a disconnected integration's destroyed credentials stay destroyed.
+   */
+  async replaceCredentials(integration: Integration, credentials: Record<string, string>): Promise<void> {
+    await this.em.nativeUpdate(
+      Integration,
+      { id: integration.id, status: { $ne: IntegrationStatus.disconnected } },
+      { credentialsEncrypted: encryptJson(credentials, this.key) },
+    );
+  }
+
+  /** The provider's connected integration in this account and mode, or null (co-sell needs microsoft365 in test mode, partner_center in live mode). */
   connectedIntegration(provider: IntegrationProvider): Promise<Integration | null> {
     return this.em.findOne(Integration, { provider, status: IntegrationStatus.connected });
   }

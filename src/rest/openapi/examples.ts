@@ -35,6 +35,9 @@ const BY_NAME: Record<string, unknown> = {
   site: 'na.myconnectwise.net',
   username: 'api@acme-robotics.example',
   expected_close_date: '2026-12-31',
+  // Partner Center's own id of a referral is a GUID, not one of ours.
+  referral_id: '4111fffc-f9ee-4d53-bba6-569135228642',
+  status_reason: 'Customer has chosen another vendor',
 };
 
 /** Values for a string by what its schema asks, tried in order. */
@@ -62,6 +65,7 @@ function stringExample(schema: JsonSchema, name: string, holder: string): string
     if (fitsString(schema, kind)) return kind;
   }
   if (name === 'id' || name.endsWith('_id')) {
+    if (fitsString(schema, BY_NAME[name])) return BY_NAME[name];
     const what = (name === 'id' ? holder : name.slice(0, -3)).toLowerCase();
     const id = `${PREFIXES[what] ?? what}_${ID_BODY}`;
     if (fitsString(schema, id)) return id;

@@ -33,6 +33,21 @@ const READ_USERS = ['User.ReadBasic.All', 'User.Read.All', 'User.ReadWrite.All',
 const TOKEN_PATH = /^\/([^/]+)\/oauth2\/v2\.0\/token$/;
 const USER_PATH = /^\/v1\.0\/users\/([^/]+)$/;
 const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
+/** Partner Center's API: its delegated scope, and the audience of the tokens issued for it. */
+export const PARTNER_CENTER_AUDIENCE = 'https://api.partner.microsoft.com';
+const PARTNER_CENTER_SCOPES = [`${PARTNER_CENTER_AUDIENCE}/user_impersonation`, `${PARTNER_CENTER_AUDIENCE}/.default`];
+
+/** A user's delegated grant to an app: what a refresh token stands for. */
+interface RefreshGrant {
+  tenantId: string;
+  clientId: string;
+  userPrincipalName: string;
+}
+
+/** An access token issued for Partner Center's API on a user's behalf (the Partner Center fake asks who it stands for). */
+export interface DelegatedToken extends RefreshGrant {
+  audience: string;
+}
 
 /**
  * Microsoft 365 as Microsoft's documents describe it, playing both hosts (MICROSOFT_LOGIN_URL and
@@ -55,6 +70,15 @@ const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
  *   throttling is 429 TooManyRequests with Retry-After ("Microsoft Graph throttling guidance").
  * - The mailbox's Outlook drafts and To Do tasks (fake-microsoft-mailbox.ts), with the same tokens,
  *   permissions and errors; `drafts()` and `tasks()` read what a mailbox holds.
+ * - The refresh-token grant of a user's delegated consent (grant_type=refresh_token, client_id,
+ *   client_secret, refresh_token, scope), as Partner Center's app+user authentication uses it
+ *   ("Microsoft identity platform and OAuth 2.0 authorization code flow", Refresh the access
+ *   token): {token_type, scope, expires_in, ext_expires_in, access_token, refresh_token}, a new
+ *   refresh token with every grant. This fake spends the one redeemed (Entra ID may accept it a
+ *   while longer), so a client that does not keep the newest fails here rather than in
+ *   production. Refusals are 400 invalid_grant: AADSTS50173 (revoked, or already redeemed),
+ *   AADSTS70008 (expired), AADSTS9002313 (not a refresh token of this tenant and app); a scope
+ *   without Partner Center's API is 400 invalid_scope (AADSTS70011).
  *
  * Keeps state: tenants and their app registrations, their users, and the tokens it issued (each
  * knows its tenant and app). With `acceptAny`, any tenant, app and mailbox it does not know is
@@ -68,6 +92,10 @@ export class FakeMicrosoft extends FakeProvider {
   private readonly mailboxes = new FakeGraphMailboxes((request, user, permissions) => this.mailboxAccess(request, user, permissions));
   /** Graph requests (not token grants) still to be answered 429, or a 5xx, before normal answers resume. */
   private scripted: Array<{ count: number; answer: () => FakeAnswer }> = [];
+  private readonly refreshGrants = new Map<string, RefreshGrant>();
+  /** Refresh tokens no longer redeemable, and why: AADSTS50173 (revoked, spent) or AADSTS70008 (expired). */
+  private readonly deadRefreshTokens = new Map<string, 50173 | 70008>();
+  private readonly delegatedTokens = new Map<string, DelegatedToken>();
 
   constructor(private readonly options: { acceptAny?: boolean } = {}) {
     super();
@@ -117,6 +145,35 @@ export class FakeMicrosoft extends FakeProvider {
   /** Every token issued so far stops working (Graph answers 401 InvalidAuthenticationToken until a new grant). */
   revokeTokens(): void {
     this.tokens.clear();
+    this.delegatedTokens.clear();
+  }
+
+  /** A user of the tenant consents to the app once (interactively, with MFA): the refresh token the app redeems from then on. */
+  grantRefreshToken(grant: RefreshGrant): string {
+    const token = refreshToken();
+    this.refreshGrants.set(token, { ...grant });
+    return token;
+  }
+
+  /** The user's refresh tokens and the access tokens issued on them stop working (Revoke-MgUserSignInSession): AADSTS50173 until the user consents again. */
+  revokeUserGrants(userPrincipalName: string): void {
+    const user = userPrincipalName.toLowerCase();
+    for (const [token, grant] of this.refreshGrants) {
+      if (grant.userPrincipalName.toLowerCase() !== user) continue;
+      this.refreshGrants.delete(token);
+      this.deadRefreshTokens.set(token, 50173);
+    }
+    for (const [token, issued] of this.delegatedTokens) if (issued.userPrincipalName.toLowerCase() === user) this.delegatedTokens.delete(token);
+  }
+
+  /** The refresh tokens of the user that can be redeemed now (after rotation, only the newest). */
+  liveRefreshTokens(userPrincipalName: string): string[] {
+    return [...this.refreshGrants].filter(([, grant]) => grant.userPrincipalName.toLowerCase() === userPrincipalName.toLowerCase()).map(([token]) => token);
+  }
+
+  /** Who an access token for Partner Center stands for, or undefined when this fake did not issue it (or it was revoked). */
+  delegatedToken(accessToken: string): DelegatedToken | undefined {
+    return this.delegatedTokens.get(accessToken);
   }
 
   /** The next `count` Graph requests (token grants excepted) are throttled: 429 TooManyRequests with this Retry-After. */
@@ -180,7 +237,8 @@ export class FakeMicrosoft extends FakeProvider {
     const secret = form.get('client_secret');
     const scope = form.get('scope') ?? '';
     const permissive = this.options.acceptAny === true;
-    if (form.get('grant_type') !== 'client_credentials') {
+    const grantType = form.get('grant_type');
+    if (grantType !== 'client_credentials' && grantType !== 'refresh_token') {
       return entraError(400, 'unsupported_grant_type', 70003, 'The app requested an unsupported grant type.');
     }
     if (!this.tenants.has(tenantId.toLowerCase()) && !permissive) {
@@ -218,6 +276,7 @@ export class FakeMicrosoft extends FakeProvider {
         `The provided client secret keys for app '${clientId}' are expired. Visit the Azure portal to create new keys for your app.`,
       );
     }
+    if (grantType === 'refresh_token') return this.refreshGrant(form, tenantId, clientId);
     if (scope !== GRAPH_SCOPE) {
       return entraError(
         400,
@@ -231,6 +290,67 @@ export class FakeMicrosoft extends FakeProvider {
     const accessToken = `eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${randomBytes(32).toString('base64url')}`;
     this.tokens.set(accessToken, { tenantId, clientId, permissions });
     return { status: 200, body: { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: accessToken } };
+  }
+
+  /** The refresh-token grant, once the app and its secret passed: the user's delegated token for Partner Center, and the next refresh token. */
+  private refreshGrant(form: URLSearchParams, tenantId: string, clientId: string): FakeAnswer {
+    const redeemed = form.get('refresh_token');
+    if (!redeemed) return entraError(400, 'invalid_request', 900144, "The request body must contain the following parameter: 'refresh_token'.");
+    const scopes = (form.get('scope') ?? '').split(/\s+/).filter(Boolean);
+    if (!scopes.some((scope) => PARTNER_CENTER_SCOPES.includes(scope))) {
+      return entraError(
+        400,
+        'invalid_scope',
+        70011,
+        `The provided value for the input parameter 'scope' is not valid. The scope ${scopes.join(' ')} is not valid.`,
+      );
+    }
+    const dead = this.deadRefreshTokens.get(redeemed);
+    if (dead === 50173) {
+      return entraError(
+        400,
+        'invalid_grant',
+        50173,
+        'The provided grant has expired due to it being revoked, a fresh auth token is needed. The user might have changed or reset their password.',
+      );
+    }
+    if (dead === 70008) {
+      return entraError(
+        400,
+        'invalid_grant',
+        70008,
+        'The provided authorization code or refresh token has expired due to inactivity. Send a new interactive authorization request for this user and resource.',
+      );
+    }
+    let grant = this.refreshGrants.get(redeemed);
+    if (!grant && this.options.acceptAny) grant = { tenantId, clientId, userPrincipalName: `referrals-admin@${tenantId}.onmicrosoft.com` };
+    if (!grant || grant.tenantId.toLowerCase() !== tenantId.toLowerCase() || grant.clientId.toLowerCase() !== clientId.toLowerCase()) {
+      return entraError(400, 'invalid_grant', 9002313, 'Invalid request. Request is malformed or invalid.');
+    }
+    this.refreshGrants.delete(redeemed);
+    this.deadRefreshTokens.set(redeemed, 50173);
+    const next = refreshToken();
+    this.refreshGrants.set(next, grant);
+    const claims = { aud: PARTNER_CENTER_AUDIENCE, tid: tenantId, appid: clientId, upn: grant.userPrincipalName, scp: 'user_impersonation' };
+    const accessToken = `eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${randomBytes(32).toString('base64url')}`;
+    this.delegatedTokens.set(accessToken, { ...grant, audience: PARTNER_CENTER_AUDIENCE });
+    return {
+      status: 200,
+      body: {
+        token_type: 'Bearer',
+        scope: `${PARTNER_CENTER_AUDIENCE}/user_impersonation`,
+        expires_in: 3599,
+        ext_expires_in: 3599,
+        access_token: accessToken,
+        refresh_token: next,
+      },
+    };
+  }
+
+  /** A refresh token expires (90 days unused): AADSTS70008 from then on. */
+  expireRefreshToken(token: string): void {
+    this.refreshGrants.delete(token);
+    this.deadRefreshTokens.set(token, 70008);
   }
 
   private user(request: SeenRequest, idOrPrincipalName: string): FakeAnswer {
@@ -298,6 +418,9 @@ export class FakeMicrosoft extends FakeProvider {
       : graphError(status, 'generalException', 'An unspecified error has occurred.');
   }
 }
+
+/** Entra ID's refresh tokens are opaque, long and URL-safe. */
+const refreshToken = () => `0.AX${randomBytes(48).toString('base64url')}`;
 
 const appKey = (tenantId: string, clientId: string) => `${tenantId.toLowerCase()}/${clientId.toLowerCase()}`;
 

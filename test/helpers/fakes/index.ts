@@ -3,6 +3,7 @@ import { FakeConnectWise } from './fake-connectwise';
 import { FakeHaloPsa } from './fake-halopsa';
 import { FakeHubSpot } from './fake-hubspot';
 import { FakeMicrosoft } from './fake-microsoft';
+import { FakePartnerCenter } from './fake-partner-center';
 import { FakeSalesforce } from './fake-salesforce';
 
 export { FakeAutotask } from './fake-autotask';
@@ -10,6 +11,7 @@ export { FakeConnectWise } from './fake-connectwise';
 export { FakeHaloPsa } from './fake-halopsa';
 export { FakeHubSpot } from './fake-hubspot';
 export { FakeMicrosoft } from './fake-microsoft';
+export { FakePartnerCenter } from './fake-partner-center';
 export { FakeSalesforce } from './fake-salesforce';
 
 export interface FakeCrms {
@@ -20,15 +22,17 @@ export interface FakeCrms {
   halopsa: FakeHaloPsa;
   /** Microsoft's login endpoint and Graph, both played by one server. */
   microsoft: FakeMicrosoft;
+  /** Partner Center's referrals API; its app+user tokens come from `microsoft`'s refresh-token grant. */
+  partnerCenter: FakePartnerCenter;
   /** The configuration that points a service at them (loopback: private addresses allowed). */
   env: Record<string, string>;
   close(): Promise<void>;
 }
 
 /**
- * A loopback HubSpot and Salesforce, the PSAs (ConnectWise, Autotask, HaloPSA) and Microsoft 365;
- * `acceptAny` for tests that connect them with made-up credentials. Every ConnectWise site and
- * HaloPSA instance is reached at its fake (CONNECTWISE_SITE_URL, HALOPSA_INSTANCE_URL), whatever
+ * A loopback HubSpot and Salesforce, the PSAs (ConnectWise, Autotask, HaloPSA), Microsoft 365 and
+ * Partner Center; `acceptAny` for tests that connect them with made-up credentials. Every
+ * ConnectWise site and HaloPSA instance is reached at its fake (CONNECTWISE_SITE_URL, HALOPSA_INSTANCE_URL), whatever
  * host the credentials name, so no test calls a real one.
  */
 export async function startFakeCrms(options: { acceptAny?: boolean } = {}): Promise<FakeCrms> {
@@ -38,6 +42,7 @@ export async function startFakeCrms(options: { acceptAny?: boolean } = {}): Prom
   const autotask = await new FakeAutotask(options).start();
   const halopsa = await new FakeHaloPsa(options).start();
   const microsoft = await new FakeMicrosoft(options).start();
+  const partnerCenter = await new FakePartnerCenter(microsoft, options).start();
   return {
     hubspot,
     salesforce,
@@ -45,6 +50,7 @@ export async function startFakeCrms(options: { acceptAny?: boolean } = {}): Prom
     autotask,
     halopsa,
     microsoft,
+    partnerCenter,
     env: {
       HUBSPOT_API_URL: hubspot.url,
       SALESFORCE_LOGIN_URL: salesforce.url,
@@ -53,10 +59,19 @@ export async function startFakeCrms(options: { acceptAny?: boolean } = {}): Prom
       HALOPSA_INSTANCE_URL: halopsa.url,
       MICROSOFT_LOGIN_URL: microsoft.url,
       MICROSOFT_GRAPH_URL: microsoft.url,
+      PARTNER_CENTER_API_URL: partnerCenter.url,
       INTEGRATION_ALLOW_PRIVATE_URLS: 'true',
     },
     close: async () => {
-      await Promise.all([hubspot.close(), salesforce.close(), connectwise.close(), autotask.close(), halopsa.close(), microsoft.close()]);
+      await Promise.all([
+        hubspot.close(),
+        salesforce.close(),
+        connectwise.close(),
+        autotask.close(),
+        halopsa.close(),
+        microsoft.close(),
+        partnerCenter.close(),
+      ]);
     },
   };
 }

@@ -1,0 +1,25 @@
+import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
+import { systemResolver } from '../../src/modules/webhooks/url-guard';
+
+/** A port nothing listens on: a provider a test does not use is never reached by accident. */
+const UNUSED = 'http://127.0.0.1:9';
+
+/**
+ * Provider settings for a client test: every provider's URL unused but the ones given (the fake
+ * under test), private addresses allowed (the fakes are on loopback), and a deadline per call.
+ */
+export function providerSettings(urls: Partial<ProviderSettings>, timeoutMs = 5_000): ProviderSettings {
+  return {
+    hubspotApiUrl: UNUSED,
+    salesforceLoginUrl: UNUSED,
+    microsoftLoginUrl: UNUSED,
+    microsoftGraphUrl: UNUSED,
+    autotaskZoneUrl: UNUSED,
+    partnerCenterApiUrl: UNUSED,
+    timeoutMs,
+    allowPrivateUrls: true,
+    guardConfiguredUrls: false,
+    resolve: systemResolver,
+    ...urls,
+  };
+}
