@@ -268,17 +268,20 @@ describe('Microsoft 365 delivers agents’ follow-ups', () => {
     expect(graphCalls(credentials)).toEqual([]);
   });
 
-  it('waits out Graph throttling (429 with Retry-After) within the run: still exactly one draft', async () => {
+  it('waits out Graph throttling (429 with Retry-After) and a 503 within the run, and writes again after a 504 that wrote nothing: exactly one draft', async () => {
     const credentials = registered();
     await connect(credentials);
     await idleDeal('Throttled deal');
     const agentId = await followUpAgent('outlook_draft');
-    crms.microsoft.throttleNext(2, 1);
+    crms.microsoft.failNext(1, 503, 'GET');
+    crms.microsoft.throttleNext(2, 1, 'GET');
+    crms.microsoft.failNext(1, 504, 'POST');
     const run = await scanIdle(agentId);
     await delivered(agentId, run.id, 1);
     expect(crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox)).toHaveLength(1);
-    // Asked twice, told to wait twice, then heard.
-    expect(graphCalls(credentials).filter((call) => call.method === 'GET' && call.path.includes('/messages?'))).toHaveLength(3);
+    // The lookup: 503, 429, 429, then heard; the write: 504 (nothing written), looked for again, written.
+    const calls = graphCalls(credentials).map((call) => `${call.method} ${call.path.split('?')[0].replace(/^.*\/v1\.0\/users\/[^/]+/, '')}`);
+    expect(calls).toEqual(['GET /messages', 'GET /messages', 'GET /messages', 'GET /messages', 'POST /messages', 'GET /messages', 'POST /messages']);
   });
 
   it('a throttle longer than the client waits fails the run with a backoff (integration still connected); the next run delivers once', async () => {
@@ -303,6 +306,28 @@ describe('Microsoft 365 delivers agents’ follow-ups', () => {
     expect((await api('POST', `/v1/integrations/${integrationId}/sync`)).status).toBe(202);
     await delivered(agentId, run.id, 1);
     expect(crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox)).toHaveLength(1);
+  });
+
+  it('a follow-up whose deal is deleted before it is delivered fails for itself, on the run and in the sync run; nothing is written', async () => {
+    const credentials = registered();
+    const integrationId = await connect(credentials);
+    const deal = await idleDeal('Gone deal');
+    const agentId = await followUpAgent('outlook_draft');
+    crms.microsoft.throttleNext(1_000, 120);
+    const run = await scanIdle(agentId);
+    await settled(integrationId);
+    expect((await api('DELETE', `/v1/deals/${deal.id}`)).status).toBe(200);
+    crms.microsoft.recover();
+    expect((await api('POST', `/v1/integrations/${integrationId}/sync`)).status).toBe(202);
+    const [delivery] = await waitFor('the delivery to fail', async () => {
+      const deliveries = await deliveriesOf(agentId, run.id);
+      return deliveries[0]?.status === 'failed' && deliveries;
+    });
+    expect(delivery).toMatchObject({ kind: 'outlook_draft', graphId: null, error: `the deal ${deal.id} was deleted before its follow-up was delivered` });
+    const [last] = await settled(integrationId);
+    expect(last).toMatchObject({ status: 'succeeded', trigger: 'manual', pushed: 0, failed: 1 });
+    expect(await owedRows()).toEqual([]);
+    expect(crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox)).toEqual([]);
   });
 
   it('a create whose answer is lost (the connection breaks after Graph wrote it) is found, not written again', async () => {

@@ -34,6 +34,11 @@ const UNSTATABLE_400: Array<{ operation: string; message: RegExp; why: string }>
   { operation: 'createAgent', message: /disqualify_below must not be above qualify_at/, why: 'one setting bounded by another' },
   { operation: 'createWebhook', message: /at most 16 enabled webhook subscriptions/, why: 'a limit on the stored subscriptions' },
   { operation: 'updateWebhook', message: /at most 16 enabled webhook subscriptions/, why: 'a limit on the stored subscriptions' },
+  ...['connectIntegration', 'updateIntegration'].map((operation) => ({
+    operation,
+    message: /applies to [\w ]+ integrations|cannot be '\w+': \w+ takes/,
+    why: "a setting of some providers only (stage_map, delivery_record, sales_rep) against the integration's provider",
+  })),
   { operation: 'resendWebhookEvent', message: /does not receive [\w.]+ events/, why: "the stored event's type against the stored endpoint's events" },
 ];
 

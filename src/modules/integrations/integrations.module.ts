@@ -59,7 +59,7 @@ export const integrationsModule = defineModule({
     {
       method: 'POST',
       path: '/v1/integrations/:id',
-      summary: "Update an integration's name or settings (stage_map)",
+      summary: "Update an integration's name or settings (stage_map, delivery_record, sales_rep)",
       operation: { type: 'mutation', field: 'updateIntegration', body: 'input' },
       errors: ['resource_conflict'],
     },

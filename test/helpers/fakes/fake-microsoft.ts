@@ -91,7 +91,7 @@ export class FakeMicrosoft extends FakeProvider {
   private readonly tokens = new Map<string, { tenantId: string; clientId: string; permissions: string[] }>();
   private readonly mailboxes = new FakeGraphMailboxes((request, user, permissions) => this.mailboxAccess(request, user, permissions));
   /** Graph requests (not token grants) still to be answered 429, or a 5xx, before normal answers resume. */
-  private scripted: Array<{ count: number; answer: () => FakeAnswer }> = [];
+  private scripted: Array<{ count: number; method?: string; answer: () => FakeAnswer }> = [];
   private readonly refreshGrants = new Map<string, RefreshGrant>();
   /** Refresh tokens no longer redeemable, and why: AADSTS50173 (revoked, spent) or AADSTS70008 (expired). */
   private readonly deadRefreshTokens = new Map<string, 50173 | 70008>();
@@ -176,14 +176,14 @@ export class FakeMicrosoft extends FakeProvider {
     return this.delegatedTokens.get(accessToken);
   }
 
-  /** The next `count` Graph requests (token grants excepted) are throttled: 429 TooManyRequests with this Retry-After. */
-  throttleNext(count: number, retryAfterS: number): void {
-    this.scripted.push({ count, answer: () => this.rateLimitedAnswer(retryAfterS) });
+  /** The next `count` Graph requests (token grants excepted; of `method` only, when given) are throttled: 429 TooManyRequests with this Retry-After. */
+  throttleNext(count: number, retryAfterS: number, method?: 'GET' | 'POST'): void {
+    this.scripted.push({ count, method, answer: () => this.rateLimitedAnswer(retryAfterS) });
   }
 
-  /** The next `count` Graph requests (token grants excepted) answer this 5xx (503 serviceNotAvailable, 504 gatewayTimeout…). */
-  failNext(count: number, status = 503): void {
-    this.scripted.push({ count, answer: () => this.failureAnswer(status) });
+  /** The next `count` Graph requests (token grants excepted; of `method` only, when given) answer this 5xx without carrying anything out. */
+  failNext(count: number, status = 503, method?: 'GET' | 'POST'): void {
+    this.scripted.push({ count, method, answer: () => this.failureAnswer(status) });
   }
 
   /** The next `count` creates (a message or a task) are carried out, and then the connection breaks before the answer. */
@@ -216,7 +216,7 @@ export class FakeMicrosoft extends FakeProvider {
     const path = request.path.split('?')[0];
     const token = TOKEN_PATH.exec(path);
     if (token && request.method === 'POST') return this.token(request, decodeURIComponent(token[1]));
-    const script = path.startsWith('/v1.0/') ? this.scripted.find((step) => step.count > 0) : undefined;
+    const script = path.startsWith('/v1.0/') ? this.scripted.find((step) => step.count > 0 && (!step.method || step.method === request.method)) : undefined;
     if (script) {
       script.count -= 1;
       return script.answer();
@@ -415,7 +415,9 @@ export class FakeMicrosoft extends FakeProvider {
   protected failureAnswer(status: number): FakeAnswer {
     return status === 503
       ? graphError(503, 'serviceNotAvailable', 'The service is temporarily unavailable. Please retry later.')
-      : graphError(status, 'generalException', 'An unspecified error has occurred.');
+      : status === 504
+        ? graphError(504, 'gatewayTimeout', 'The gateway did not receive a timely response from the upstream server.')
+        : graphError(status, 'generalException', 'An unspecified error has occurred.');
   }
 }
 

@@ -185,9 +185,7 @@ class GraphMailboxClient implements MailboxClient {
     return (this.defaultList = found.id as string);
   }
 
-  /** The first item a lookup found. A lookup Graph cannot take (400) is no fault of one item: deliveries stop until it is fixed. */
   private firstId(response: ProviderResponse, doing: string): string | null {
-    if (response.status === 400) throw new CrmSetupIncomplete(`Microsoft Graph refused ${doing}: ${this.session.clean(graphReason(response))}`);
     const value = (jsonOf(this.expect(response, doing)) as { value?: Array<{ id?: unknown }> } | undefined)?.value;
     if (!Array.isArray(value)) throw new CrmUnavailable(`Microsoft Graph's answer to ${doing} had no value list`);
     const id = value.find((item) => typeof item.id === 'string')?.id;
@@ -195,21 +193,24 @@ class GraphMailboxClient implements MailboxClient {
   }
 
   private idOf(response: ProviderResponse, doing: string): string {
-    const id = (jsonOf(this.expect(response, doing)) as { id?: unknown } | undefined)?.id;
+    const id = (jsonOf(this.expect(response, doing, true)) as { id?: unknown } | undefined)?.id;
     if (typeof id !== 'string' || id === '') throw new GraphOutcomeUnknown(`Microsoft Graph's answer to ${doing} had no id`);
     return id;
   }
 
   /**
    * A success, or why not: 404 (no such mailbox, or no mailbox for REST) stops deliveries until
-   * someone fixes it, as a setup problem (the integration goes to error); 400 refuses this item only.
+   * someone fixes it, as a setup problem (the integration goes to error). A 400 refuses the item
+   * when it answers a write of it (`ofItem`); answering a read or a lookup, it is no fault of one
+   * item, and stops deliveries the same way, so nothing owed is given up for it.
    */
-  private expect(response: ProviderResponse, doing: string): ProviderResponse {
+  private expect(response: ProviderResponse, doing: string, ofItem = false): ProviderResponse {
     if (response.status >= 200 && response.status < 300) return response;
     const reason = this.session.clean(graphReason(response));
     if (response.status === 404) throw new CrmSetupIncomplete(`Microsoft Graph found no mailbox to use ${doing} (${reason}); check the integration's mailbox`);
     if (response.status === 400 || response.status === 413 || response.status === 422) {
-      throw new GraphItemRefused(`Microsoft Graph refused ${doing}: ${reason}`, response.status);
+      if (ofItem) throw new GraphItemRefused(`Microsoft Graph refused ${doing}: ${reason}`, response.status);
+      throw new CrmSetupIncomplete(`Microsoft Graph refused ${doing}: ${reason}`);
     }
     throw new CrmUnavailable(`Microsoft Graph answered ${response.status} to ${doing} (${reason})`);
   }

@@ -11,7 +11,7 @@ import { parseActionId } from './action-fan-out';
 import type { RunCounts } from './sync-execution';
 import { SyncDirection, SyncFailure, SyncLink, SyncRun } from './sync.entities';
 
-/** Actions taken per step (each is delivered and committed on its own; the step stores the progress). */
+/** Owed actions read at once (each is then delivered and committed on its own). */
 const STEP = 20;
 
 /** What the execution needs from the worker that claimed the run. */
@@ -65,7 +65,12 @@ export class ActionExecution {
         .orderBy([{ column: 'changed_at' }, { column: 'object_id' }])
         .limit(STEP);
       if (owed.length === 0) return;
-      for (const row of owed) await this.deliver(row);
+      for (const row of owed) {
+        await this.deliver(row);
+        // Stored after each one: a run that lost its lease to another instance stops before its next write.
+        this.counts.toPush = Math.max(0, this.counts.toPush - 1);
+        await this.host.progress(this.counts);
+      }
       this.counts.toPush = await this.owedCount();
       await this.host.progress(this.counts);
     }

@@ -19,7 +19,8 @@ export class SyncResolver {
   @RequiresPermission('integrations:write')
   @Mutation(() => Integration, {
     complexity: MUTATION_COST,
-    description: 'Changes the name or the settings (stage_map: every stage mapped). A disconnected integration is 409.',
+    description:
+      "Changes the name or the settings (stage_map: every stage mapped; a PSA's delivery_record; ConnectWise's sales_rep). A disconnected integration is 409.",
   })
   updateIntegration(@Arg('id', () => ID) id: string, @Arg('input', () => IntegrationUpdateInput) input: IntegrationUpdateInput, @Ctx() ctx: RequestContext) {
     return ctx.services.integrations.update(id, input);
@@ -29,7 +30,7 @@ export class SyncResolver {
   @Mutation(() => SyncRun, {
     complexity: MUTATION_COST,
     description:
-      "Starts a sync run now: pushes what is owed to the CRM, then pulls what changed there (Microsoft 365: delivers the agents' follow-ups owed to the mailbox). 409 while a run is running.",
+      "Starts a sync run now: from a CRM, pulls what changed there, then pushes what is owed; to a PSA, pushes what is owed; to Microsoft 365, delivers the agents' follow-ups owed to the mailbox. 409 while a run is running or for a disconnected integration.",
   })
   @OperationLimited('syncIntegration', { windowS: 60, max: 10 })
   syncIntegration(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
