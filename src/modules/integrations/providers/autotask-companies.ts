@@ -1,5 +1,6 @@
 import type { AutotaskHttp, Made } from './autotask-http';
-import { COMPANY_TYPE_PROSPECT, domainOf, domainsOf, eq, fit, MAX, PHONE_NOT_GIVEN } from './autotask-mapping';
+import { companyDomains, domainOfWebsite } from './company-domains';
+import { COMPANY_TYPE_PROSPECT, eq, fit, MAX, PHONE_NOT_GIVEN } from './autotask-mapping';
 import type { CrmLeadFields } from './crm-client';
 
 interface CompanyRow {
@@ -38,10 +39,10 @@ export class AutotaskCompanies {
       return preferred(rows.filter((row) => row.companyName?.trim().toLowerCase() === key))?.id;
     };
     let id = await findByName();
-    for (const domain of id === undefined ? domainsOf(fields) : []) {
+    for (const domain of id === undefined ? companyDomains(fields) : []) {
       const rows = await this.http.query<CompanyRow>('Companies', [{ op: 'contains', field: 'webAddress', value: domain }]);
       // `contains` finds notacme.com for acme.com too: only the same host counts.
-      id = preferred(rows.filter((row) => domainOf(row.webAddress) === domain))?.id;
+      id = preferred(rows.filter((row) => domainOfWebsite(row.webAddress) === domain))?.id;
       if (id !== undefined) break;
     }
     if (id === undefined) {

@@ -19,25 +19,6 @@ export const OPEN_PROBABILITY = 50;
 /** Field lengths Autotask allows: a longer value is refused, so it is cut here. */
 export const MAX = { companyName: 100, webAddress: 255, title: 128, recordName: 100, chargeName: 100, description: 2000 } as const;
 
-/** Contacts at these domains tell nothing about their company: their e-mail domain is never matched. */
-const PERSONAL_MAIL_DOMAINS = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'yahoo.com',
-  'icloud.com',
-  'me.com',
-  'aol.com',
-  'proton.me',
-  'protonmail.com',
-  'gmx.com',
-  'gmx.de',
-  'web.de',
-]);
-
 /** A value cut to Autotask's length for its field. */
 export const fit = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
@@ -50,27 +31,6 @@ export function addDays(date: string, days: number): string {
   const day = new Date(`${date}T00:00:00Z`);
   day.setUTCDate(day.getUTCDate() + days);
   return day.toISOString().slice(0, 10);
-}
-
-/** The host of a web address without `www.`, lower case ("https://www.Acme.com/about" → "acme.com"); undefined when there is none. */
-export function domainOf(webAddress: string | null | undefined): string | undefined {
-  if (!webAddress?.trim()) return undefined;
-  const text = webAddress.trim();
-  try {
-    const host = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`).hostname.toLowerCase();
-    const domain = host.replace(/^www\./, '');
-    return domain.includes('.') ? domain : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The domains a lead's company may be known by at Autotask: its website's, then its contact's e-mail's (unless a personal mailbox). */
-export function domainsOf(fields: { website: string | null; contactEmail: string }): string[] {
-  const domains = [domainOf(fields.website)];
-  const mailDomain = fields.contactEmail.split('@')[1]?.trim().toLowerCase();
-  if (mailDomain && !PERSONAL_MAIL_DOMAINS.has(mailDomain)) domains.push(domainOf(mailDomain));
-  return [...new Set(domains.filter((domain): domain is string => Boolean(domain)))];
 }
 
 /** A filter expression: the field equals the value (the REST API ANDs a filter's top-level expressions). */

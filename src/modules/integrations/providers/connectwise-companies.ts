@@ -1,3 +1,4 @@
+import { companyDomains, domainOfWebsite } from './company-domains';
 import { randomBytes } from 'node:crypto';
 import type { CrmLeadFields, OutboundLead, PushOutcome } from './crm-client';
 import { ConnectwiseHttp, quoted } from './connectwise-http';
@@ -15,34 +16,6 @@ const WEBSITE_MAX = 255;
 const IDENTIFIER_MAX = 25;
 /** Numbered identifiers tried (AcmeLtd2, AcmeLtd3…) before one with a random ending (a name of no Latin letters has them all taken soon). */
 const NUMBERED_ATTEMPTS = 4;
-
-/** Mail providers whose domain says nothing about the company a person works for. */
-const PERSONAL_MAIL = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'yahoo.com',
-  'icloud.com',
-  'me.com',
-  'aol.com',
-  'proton.me',
-  'protonmail.com',
-  'gmx.com',
-  'gmx.de',
-  'web.de',
-]);
-
-/** The host of a website or the part after @, lower case and without `www.`; null when there is none. */
-export function domainOf(value: string | null | undefined): string | null {
-  const text = (value ?? '').trim().toLowerCase();
-  if (!text) return null;
-  const host = text.includes('@') ? text.split('@').pop()! : text.replace(/^[a-z][a-z0-9+.-]*:\/\//, '').split(/[/?#:]/)[0];
-  const domain = host.replace(/^www\./, '');
-  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain) ? domain : null;
-}
 
 function splitName(fields: CrmLeadFields): { firstName: string; lastName?: string } {
   const words = (fields.contactName ?? '').trim().split(/\s+/).filter(Boolean);
@@ -83,16 +56,14 @@ export class ConnectwiseCompanies {
       pageSize: '1',
     });
     if (byName) return byName.id;
-    const email = domainOf(fields.contactEmail);
-    const domains = [domainOf(fields.website), email && !PERSONAL_MAIL.has(email) ? email : null].filter((domain): domain is string => !!domain);
-    for (const domain of new Set(domains)) {
+    for (const domain of companyDomains(fields)) {
       // `like` narrows the search; the host itself must be the domain (acme.com is not notacme.com).
       const candidates = await this.http.list<Company>('/company/companies', {
         conditions: `website like ${quoted(`%${domain}%`)} and deletedFlag=false`,
         orderBy: 'id asc',
         pageSize: '100',
       });
-      const found = candidates.find((candidate) => domainOf(candidate.website) === domain);
+      const found = candidates.find((candidate) => domainOfWebsite(candidate.website) === domain);
       if (found) return found.id;
     }
     return null;

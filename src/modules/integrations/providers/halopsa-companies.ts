@@ -1,6 +1,7 @@
 import type { CrmLeadFields } from './crm-client';
 import type { HaloPsaHttp } from './halopsa-http';
-import { clientBody, companyDomains, domainOfWebsite, HaloClient, nameKey } from './halopsa-mapping';
+import { companyDomains, domainOfWebsite } from './company-domains';
+import { clientBody, HaloClient, nameKey } from './halopsa-mapping';
 
 /** At most this many pages of a client search are read (100 each): a company name or domain that matches more is not one company. */
 const MAX_SEARCH_PAGES = 5;

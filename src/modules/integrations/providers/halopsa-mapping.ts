@@ -1,4 +1,5 @@
 import { defaultStageMap, type StageMap } from '../sync/stage-map';
+import { domainOfWebsite } from './company-domains';
 import type { CrmDealFields, CrmLeadFields, DeliveryOrder } from './crm-client';
 
 /**
@@ -47,49 +48,6 @@ export interface HaloContract {
 
 /** The lower-case name a company is matched by (HaloPSA keeps a customer's name as typed). */
 export const nameKey = (name: string): string => name.trim().replace(/\s+/g, ' ').toLowerCase();
-
-/** The host of a website (`https://www.acme.com/about` → `acme.com`), or null when it is not one. */
-export function domainOfWebsite(website: string | null | undefined): string | null {
-  const text = website?.trim();
-  if (!text) return null;
-  try {
-    const host = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `https://${text}`).hostname.toLowerCase();
-    const bare = host.replace(/^www\./, '');
-    return bare.includes('.') ? bare : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Mailbox providers many companies' people use: their domain names no company. */
-const SHARED_MAIL_DOMAINS = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'yahoo.com',
-  'icloud.com',
-  'me.com',
-  'aol.com',
-  'proton.me',
-  'protonmail.com',
-  'gmx.com',
-  'gmx.de',
-  'web.de',
-  'mail.com',
-]);
-
-/** The domains a lead's company may be known by at HaloPSA: its website's, then its contact's e-mail's (unless a shared mailbox provider). */
-export function companyDomains(fields: CrmLeadFields): string[] {
-  const domains: string[] = [];
-  const website = domainOfWebsite(fields.website);
-  if (website) domains.push(website);
-  const email = fields.contactEmail.split('@')[1]?.trim().toLowerCase();
-  if (email && email.includes('.') && !SHARED_MAIL_DOMAINS.has(email) && !domains.includes(email)) domains.push(email);
-  return domains;
-}
 
 /** A new client: its name and website (HaloPSA keeps addresses, and so the country, on the client's sites). */
 export function clientBody(fields: CrmLeadFields): Record<string, unknown> {
