@@ -519,7 +519,7 @@ describe('agents', () => {
       expectError(await deploy(agent.id, { config: { idle_days: { proposal: 3 } } }), 422, 'agent_config_invalid', 'config[idle_days]', ['problems']);
       // Not an object at all is the request's shape, not the config's content: 400.
       expectError(await deploy(agent.id, { config: [1] }), 400, 'parameter_invalid', 'config');
-      expectError(await deploy(agent.id, { version: 7 }), 400, 'parameter_unknown', 'version');
+      expectError(await deploy(agent.id, { revision: 7 }), 400, 'parameter_unknown', 'revision');
 
       const drafter = await newAgent('proposal_drafter');
       expectError(await deploy(drafter.id, { config: { valid_days: 0 } }), 422, 'agent_config_invalid', 'config[valid_days]', ['problems']);
@@ -584,6 +584,73 @@ describe('agents', () => {
 
       const live = await newAgent('proposal_drafter', undefined, owner.liveKey);
       expect(await deployed(live.id, undefined, owner.liveKey)).toMatchObject({ version: 1, livemode: true });
+    });
+  });
+
+  describe('pause, resume and rollback', () => {
+    const post = (id: string, action: 'pause' | 'resume') => app.request('POST', `/v1/agents/${id}/${action}`, { key: owner.testKey });
+
+    it('a paused agent acts on nothing until resumed; pausing or resuming twice changes nothing; a draft is 409', async () => {
+      const agent = await deployedAgent('lead_qualifier');
+      const paused = await post(agent.id, 'pause');
+      expect(paused.status).toBe(200);
+      expect(paused.body).toMatchObject({ id: agent.id, status: 'paused', version: 1 });
+      expect((await post(agent.id, 'pause')).body.status).toBe('paused');
+
+      const ignored = await createLead(hotLead());
+      await settled();
+      expect(await runsOf(agent.id)).toEqual([]);
+      expect((await getLead(ignored.id)).status).toBe('new');
+      expect((await listAgents(owner.testKey, { status: 'paused' })).body.data.map((a: Agent) => a.id)).toEqual([agent.id]);
+      // A paused agent keeps its history: only a draft may be deleted.
+      expect((await app.request('DELETE', `/v1/agents/${agent.id}`, { key: owner.testKey })).status).toBe(409);
+
+      const resumed = await post(agent.id, 'resume');
+      expect(resumed.status).toBe(200);
+      expect(resumed.body).toMatchObject({ status: 'deployed', version: 1 });
+      expect((await post(agent.id, 'resume')).body.status).toBe('deployed');
+      const judged = await createLead(hotLead());
+      await eventually(async () => expect((await getLead(judged.id)).status).toBe('qualified'), BOUND_MS);
+      expect(await waitForRuns(agent.id, 1)).toEqual([expect.objectContaining({ version: 1, outcome: 'acted' })]);
+
+      // One event per move, none for the moves that changed nothing.
+      expect((await eventsOfType('agent.paused')).map((event) => event.data.object)).toEqual([expect.objectContaining({ id: agent.id, status: 'paused' })]);
+      expect((await eventsOfType('agent.resumed')).map((event) => event.data.object)).toEqual([expect.objectContaining({ id: agent.id, status: 'deployed' })]);
+
+      const draft = await newAgent('lead_qualifier');
+      for (const action of ['pause', 'resume'] as const) {
+        const refused = await post(draft.id, action);
+        expect(refused.status).toBe(409);
+        expect(refused.body.error.code).toBe('resource_conflict');
+      }
+      expect((await post('agent_00000000000000000000000000', 'pause')).status).toBe(404);
+    });
+
+    it('deploying an earlier version again rolls back as a new version; an unknown version or one with a config is 400', async () => {
+      const agent = await newAgent('lead_qualifier', { qualify_at: 80 });
+      await deployed(agent.id);
+      await deployed(agent.id, { config: { qualify_at: 95 } });
+      const rolledBack = await deployed(agent.id, { version: 1 });
+      expect(rolledBack).toMatchObject({ status: 'deployed', version: 3 });
+      expect(rolledBack.config).toStrictEqual({ ...DEFAULTS.lead_qualifier, qualify_at: 80 });
+      const versions = await sql<{ version: number; config: Json }>('select version, config from agent_versions where agent_id = ? order by version', [
+        agent.id,
+      ]);
+      expect(versions.map((row) => [row.version, row.config.qualify_at])).toEqual([
+        [1, 80],
+        [2, 95],
+        [3, 80],
+      ]);
+
+      const unknown = await deploy(agent.id, { version: 9 });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error).toMatchObject({ code: 'parameter_invalid', param: 'version' });
+      expect(unknown.body.error.message).toContain('its versions are 1 to 3');
+      const both = await deploy(agent.id, { version: 1, config: { qualify_at: 70 } });
+      expect(both.status).toBe(400);
+      expect(both.body.error.param).toBe('version');
+      expect((await deploy(agent.id, { version: 0 })).status).toBe(400);
+      expect((await app.request('GET', `/v1/agents/${agent.id}`, { key: owner.testKey })).body.version).toBe(3);
     });
   });
 

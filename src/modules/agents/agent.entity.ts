@@ -11,8 +11,10 @@ registerEnumType(AgentType, { name: 'AgentType', description: 'lead_qualifier, d
 export enum AgentStatus {
   draft = 'draft',
   deployed = 'deployed',
+  /** Deployed, then paused: keeps its version and history, acts on nothing until resumed. */
+  paused = 'paused',
 }
-registerEnumType(AgentStatus, { name: 'AgentStatus', description: 'draft until deployed; only deployed agents act.' });
+registerEnumType(AgentStatus, { name: 'AgentStatus', description: 'draft until deployed; only deployed agents act; a paused agent waits to be resumed.' });
 
 export enum RunOutcome {
   acted = 'acted',

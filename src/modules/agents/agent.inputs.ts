@@ -1,6 +1,6 @@
-import { IsIn, IsObject, IsOptional, Length, Matches } from 'class-validator';
+import { IsIn, IsInt, IsObject, IsOptional, Length, Matches, Min } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, InputType } from 'type-graphql';
+import { Field, InputType, Int } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
 import { NOT_BLANK, rules } from '../../common/validation';
 import { JsonSchema, RefineSchema, SchemaRefinement } from '../../common/json-schema';
@@ -70,9 +70,18 @@ export class AgentUpdateInput extends AgentConfigField {
   name?: string | null;
 }
 
-@InputType({ description: 'Deploys the working config as a new version; a config given here replaces it first.' })
+@InputType({
+  description:
+    "Deploys the working config as a new version; a config given here replaces it first. `version` deploys an earlier version's config again instead (a rollback), as a new version.",
+})
 @RefineSchema(configOfAnyType)
-export class AgentDeployInput extends AgentConfigField {}
+export class AgentDeployInput extends AgentConfigField {
+  @Field(() => Int, { nullable: true, description: 'An earlier deployed version (1, 2, …) whose config to deploy again; not with config.' })
+  @IsOptional()
+  @IsInt({ message: '$property must be an integer' })
+  @Min(1, { message: '$property must be at least 1' })
+  version?: number | null;
+}
 
 @InputType({ description: 'Pagination and filters for listing agents, newest first.' })
 export class AgentListInput extends PageInput {

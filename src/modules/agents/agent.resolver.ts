@@ -45,7 +45,10 @@ export class AgentResolver {
   }
 
   @RequiresPermission('agents:write')
-  @Mutation(() => Agent, { complexity: MUTATION_COST, description: 'Deploys the config as a new version; 422 agent_config_invalid when it does not hold.' })
+  @Mutation(() => Agent, {
+    complexity: MUTATION_COST,
+    description: "Deploys the config (or an earlier version's, with version) as a new version; 422 agent_config_invalid when it does not hold.",
+  })
   @OperationLimited('deployAgent', { windowS: 60, max: 10 })
   deployAgent(
     @Arg('id', () => ID) id: string,
@@ -53,6 +56,26 @@ export class AgentResolver {
     @Ctx() ctx: RequestContext,
   ) {
     return ctx.services.agents.deploy(id, input);
+  }
+
+  @RequiresPermission('agents:write')
+  @Mutation(() => Agent, {
+    complexity: MUTATION_COST,
+    description: 'Pauses a deployed agent: it acts on nothing until resumed (a paused agent is answered as it is; a draft is 409).',
+  })
+  @OperationLimited('pauseAgent', { windowS: 60, max: 30 })
+  pauseAgent(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.pause(id);
+  }
+
+  @RequiresPermission('agents:write')
+  @Mutation(() => Agent, {
+    complexity: MUTATION_COST,
+    description: 'Resumes a paused agent with its deployed version (a deployed agent is answered as it is; a draft is 409).',
+  })
+  @OperationLimited('resumeAgent', { windowS: 60, max: 30 })
+  resumeAgent(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
+    return ctx.services.agents.resume(id);
   }
 
   @RequiresPermission('agents:write')

@@ -53,7 +53,8 @@ export class AgentService {
    */
   async deploy(id: string, input: AgentDeployInput = {}): Promise<Agent> {
     const agent = await this.get(id);
-    const { config, problems } = checkAgentConfig(agent.type, input.config ?? agent.config);
+    const given = input.version != null ? await this.versionConfig(agent, input) : (input.config ?? agent.config);
+    const { config, problems } = checkAgentConfig(agent.type, given);
     if (problems.length) {
       throw new ApiError('agent_config_invalid', `The config cannot be deployed: ${problems.map((p) => p.message).join('; ')}`, {
         param: `config.${problems[0].field}`,
@@ -72,6 +73,46 @@ export class AgentService {
     return agent;
   }
 
+  /** The config of an earlier version, for a rollback: deployed again as a new version, so history only grows. */
+  private async versionConfig(agent: Agent, input: AgentDeployInput): Promise<Record<string, unknown>> {
+    if (input.config) throw new ApiError('parameter_invalid', 'Give either config or version, not both', { param: 'version' });
+    const earlier = await this.em.findOne(AgentVersion, { agent: agent.id, version: input.version! });
+    if (!earlier) {
+      const known = agent.version === 0 ? 'it has never been deployed' : `its versions are 1 to ${agent.version}`;
+      throw new ApiError('parameter_invalid', `Agent ${agent.id} has no version ${input.version}: ${known}`, { param: 'version' });
+    }
+    return earlier.config;
+  }
+
+  /**
+   * Pauses a deployed agent: it acts on nothing (no runs for events or schedules, queued runs end
+   * without acting) until resumed, and keeps its version and history. Pausing a paused agent
+   * answers it as it is; a draft has nothing to pause (409).
+   */
+  pause(id: string): Promise<Agent> {
+    return this.move(id, AgentStatus.deployed, AgentStatus.paused, 'agent.paused');
+  }
+
+  /** Resumes a paused agent with the version it had; resuming a deployed agent answers it as it is; a draft is deployed instead (409). */
+  resume(id: string): Promise<Agent> {
+    return this.move(id, AgentStatus.paused, AgentStatus.deployed, 'agent.resumed');
+  }
+
+  private async move(id: string, from: AgentStatus, to: AgentStatus, event: 'agent.paused' | 'agent.resumed'): Promise<Agent> {
+    await this.get(id); // 404 before anything else
+    return this.em.transactional(async () => {
+      const agent = await this.em.findOneOrFail(Agent, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (agent.status === to) return agent;
+      if (agent.status !== from) {
+        throw new ApiError('resource_conflict', `Agent ${agent.id} is a draft; deploy it first (POST /v1/agents/${agent.id}/deploy)`);
+      }
+      const before = this.events.snapshot(agent);
+      agent.status = to;
+      this.events.record(event, agent, before);
+      return agent;
+    });
+  }
+
   /**
    * Deletes an agent that does not act: a deployed one may be running or about to run on events,
    * so it is kept (409). The row is locked for the check and the delete, so a deploy at the same
@@ -81,8 +122,8 @@ export class AgentService {
     await this.get(id); // 404 before anything else
     return this.em.transactional(async () => {
       const agent = await this.em.findOneOrFail(Agent, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-      if (agent.status === AgentStatus.deployed) {
-        throw new ApiError('resource_conflict', `Agent ${agent.id} is deployed and cannot be deleted; only a draft agent can be deleted`);
+      if (agent.status !== AgentStatus.draft) {
+        throw new ApiError('resource_conflict', `Agent ${agent.id} is ${agent.status} and cannot be deleted; only a draft agent can be deleted`);
       }
       this.events.record('agent.deleted', agent);
       this.em.remove(agent);

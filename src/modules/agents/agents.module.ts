@@ -3,7 +3,7 @@ import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from './agent
 import { AgentResolver } from './agent.resolver';
 import { AgentService } from './agent.service';
 
-const AGENT_EVENTS = ['agent.deployed', 'agent.deleted', 'agent.action'] as const;
+const AGENT_EVENTS = ['agent.deployed', 'agent.paused', 'agent.resumed', 'agent.deleted', 'agent.action'] as const;
 
 declare module '../../events/event-catalog' {
   interface EventTypes extends Record<(typeof AGENT_EVENTS)[number], true> {}
@@ -40,9 +40,23 @@ export const agentsModule = defineModule({
     {
       method: 'POST',
       path: '/v1/agents/:id/deploy',
-      summary: 'Deploy an agent to production',
+      summary: 'Deploy an agent to production (or an earlier version again)',
       operation: { type: 'mutation', field: 'deployAgent', body: 'input' },
       errors: ['agent_config_invalid'],
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/:id/pause',
+      summary: 'Pause a deployed agent',
+      operation: { type: 'mutation', field: 'pauseAgent' },
+      errors: ['resource_conflict'],
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/:id/resume',
+      summary: 'Resume a paused agent',
+      operation: { type: 'mutation', field: 'resumeAgent' },
+      errors: ['resource_conflict'],
     },
     {
       method: 'GET',
