@@ -59,6 +59,11 @@ export class FakeChatCompletions extends FakeProvider {
     this.script.push(...steps);
   }
 
+  /** Forgets what was scripted and not yet answered (between tests). */
+  clearScript(): void {
+    this.script.length = 0;
+  }
+
   /** The chat completions received, oldest first. */
   chats(): SeenChat[] {
     return this.requests.flatMap((request) => {

@@ -13,6 +13,9 @@ function openaiReason(response: ProviderResponse): string {
   return typeof body?.detail === 'string' ? body.detail : `answered ${response.status}`;
 }
 
+/** The key is the one secret: the deployment and the base URL are identifiers the reason may name. */
+const secretsOf = (credentials: Record<string, string>) => ({ api_key: credentials.api_key });
+
 /**
  * OpenAI and compatible servers: `GET {base}/models` with the key as a bearer token ("List
  * models"), the cheapest authenticated read, which costs no tokens. 401 (a wrong or revoked key)
@@ -23,15 +26,16 @@ function verifyModels(provider: 'openai' | 'openai_compatible') {
     const name = LLM_NAMES[provider];
     const endpoint = llmEndpoint(provider, credentials, settings);
     const options = callOptions(settings, Date.now() + settings.timeoutMs, endpoint.host);
+    const secrets = secretsOf(credentials);
     const models = await verificationCall(
       name,
       { method: 'GET', url: `${endpoint.url}/models`, headers: { authorization: `Bearer ${credentials.api_key}` } },
       options,
-      credentials,
+      secrets,
     );
     if (isSuccess(models)) return;
-    if (models.status === 401 || models.status === 403) throw refused(name, openaiReason(models), credentials);
-    throw notUsable(name, models, credentials);
+    if (models.status === 401 || models.status === 403) throw refused(name, openaiReason(models), secrets);
+    throw notUsable(name, models, secrets);
   };
 }
 
@@ -48,6 +52,7 @@ async function verifyAzureOpenai(credentials: Record<string, string>, settings: 
   const endpoint = llmEndpoint('azure_openai', credentials, settings);
   const options = callOptions(settings, Date.now() + settings.timeoutMs, endpoint.host);
   const deployment = credentials.deployment;
+  const secrets = secretsOf(credentials);
   const completion = await verificationCall(
     name,
     {
@@ -57,13 +62,13 @@ async function verifyAzureOpenai(credentials: Record<string, string>, settings: 
       body: JSON.stringify({ messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 }),
     },
     options,
-    credentials,
+    secrets,
   );
   if (isSuccess(completion)) return;
-  if (completion.status === 401 || completion.status === 403) throw refused(name, openaiReason(completion), credentials);
-  if (completion.status === 404) throw refused(name, `the deployment ${deployment} was not found (${openaiReason(completion)})`, credentials);
-  if (completion.status === 400) throw refused(name, `the deployment ${deployment} refused a chat completion (${openaiReason(completion)})`, credentials);
-  throw notUsable(name, completion, credentials);
+  if (completion.status === 401 || completion.status === 403) throw refused(name, openaiReason(completion), secrets);
+  if (completion.status === 404) throw refused(name, `the deployment ${deployment} was not found (${openaiReason(completion)})`, secrets);
+  if (completion.status === 400) throw refused(name, `the deployment ${deployment} refused a chat completion (${openaiReason(completion)})`, secrets);
+  throw notUsable(name, completion, secrets);
 }
 
 export const LLM_VERIFIERS: Record<LlmProvider, (credentials: Record<string, string>, settings: ProviderSettings) => Promise<void>> = {
