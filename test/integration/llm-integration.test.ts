@@ -184,7 +184,7 @@ describe('model providers', () => {
       const crm = await connect({ type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-0123456789' }, settings: { model: 'gpt-4o' } });
       expect(crm.status).toBe(400);
       expect(crm.body.error).toMatchObject({ code: 'parameter_invalid', param: 'settings[model]' });
-      expect(crm.body.error.message).toBe('settings[model] applies to model provider (llm) integrations, not crm');
+      expect(crm.body.error.message).toBe('settings[model] applies to llm integrations, not crm');
       const rep = await connect(openai(goodKey(), { sales_rep: 'jdoe' }));
       expect(rep.body.error).toMatchObject({ code: 'parameter_invalid', param: 'settings[sales_rep]' });
       const record = await connect(openai(goodKey(), { delivery_record: 'project' }));

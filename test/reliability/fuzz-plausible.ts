@@ -177,14 +177,19 @@ export function integrationBody(): fc.Arbitrary<Record<string, unknown>> {
     email: fc.constantFrom('api-user@acme.example', 'sync@example.com'),
     guid: fc.uuid(),
     user_principal_name: fc.constantFrom('sales@contoso.com', "o'neil.j@contoso.onmicrosoft.com"),
+    // A model server on loopback where nothing listens: the connect is tried and answers 502.
+    http_url: fc.constantFrom('http://127.0.0.1:9/v1', 'http://localhost:9'),
+    deployment_name: fc.constantFrom('gpt-4o-mini', 'prod-chat_1.0'),
   };
   const pairs = Object.entries(PROVIDERS_BY_TYPE).flatMap(([type, providers]) => (providers as readonly string[]).map((provider) => [type, provider] as const));
   return fc.constantFrom(...pairs).chain(([type, provider]) => {
     const fields = CREDENTIALS_BY_PROVIDER[provider as keyof typeof CREDENTIALS_BY_PROVIDER].fields;
     const credentials = fc.record(Object.fromEntries(fields.map((f) => [f.name, valueFor[f.kind]])));
+    // A compatible model server has no default model: its connect names one.
+    const settings = provider === 'openai_compatible' ? fc.constant({ model: 'llama3.1:8b' }) : fc.constant(undefined);
     return fc.record(
-      { type: fc.constant(type), provider: fc.constant(provider), name: fc.option(text, { nil: undefined }), credentials },
-      { requiredKeys: ['type', 'provider', 'credentials'] },
+      { type: fc.constant(type), provider: fc.constant(provider), name: fc.option(text, { nil: undefined }), credentials, settings },
+      { requiredKeys: ['type', 'provider', 'credentials', 'settings'] },
     );
   });
 }

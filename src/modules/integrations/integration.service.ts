@@ -114,7 +114,7 @@ export class IntegrationService {
     const provider: SyncProvider | null = isSyncProvider(integrationProvider) ? integrationProvider : null;
     if (type === IntegrationType.llm) return { model: this.modelFor(integrationProvider, given, defaultModelName) };
     if (given.model) {
-      throw new ApiError('parameter_invalid', `settings.model applies to model provider (llm) integrations, not ${type}`, { param: 'settings.model' });
+      throw new ApiError('parameter_invalid', `settings.model applies to llm integrations, not ${type}`, { param: 'settings.model' });
     }
     if (!provider) {
       if (given.stageMap) throw new ApiError('parameter_invalid', `settings.stage_map applies to CRM and PSA integrations, not ${type}`, { param: 'settings' });
