@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import {
   LlmAuthError,
@@ -347,6 +349,24 @@ describe('model providers', () => {
       expect(missing).toBeInstanceOf(LlmRequestRejected);
       expect(missing).toMatchObject({ status: 404 });
       expect(sleeps).toEqual([]);
+    });
+
+    it('a 200 that is no chat completion (a proxy page) is unavailable, not a crash', async () => {
+      const proxy = http.createServer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('<html>502 Bad Gateway</html>');
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
+      try {
+        const { port } = proxy.address() as AddressInfo;
+        const error = await failure(client('openai_compatible', { base_url: `http://127.0.0.1:${port}/v1`, api_key: goodKey() }, 'llama3.1:8b').complete(ASK));
+        expect(error).toBeInstanceOf(LlmUnavailable);
+        expect(error.message).toBe('The model server answered something that is not a chat completion');
+        expect(sleeps).toEqual([1_000, 2_000]);
+      } finally {
+        proxy.closeAllConnections();
+        await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      }
     });
 
     it('refuses a private address unless private addresses are allowed (the guard sits under the SDK)', async () => {

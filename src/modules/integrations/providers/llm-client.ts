@@ -157,6 +157,10 @@ export class LlmClient {
       if (error.status >= 500) return new LlmUnavailable(`${this.name} failed: ${reason}`, error.status);
       return new LlmRequestRejected(`${this.name} rejected the request: ${reason}`, error.status);
     }
+    // A 200 whose body is no chat completion (a proxy's HTML page): the server is not usable as a model now.
+    // By name: the Fetch API's Response.json() may throw another realm's SyntaxError.
+    if ((error as { name?: unknown } | null)?.name === 'SyntaxError')
+      return new LlmUnavailable(`${this.name} answered something that is not a chat completion`);
     return error instanceof Error ? error : new Error(String(error));
   }
 
