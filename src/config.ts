@@ -53,6 +53,10 @@ export interface ProviderConfig {
   connectwiseSiteUrl?: string;
   /** HALOPSA_INSTANCE_URL, outside production only: every HaloPSA instance is reached here instead of its instance_url. */
   halopsaInstanceUrl?: string;
+  /** OPENAI_API_URL: OpenAI's API, where an `openai` integration's model is called (`/models`, `/chat/completions`). */
+  openaiApiUrl: string;
+  /** AZURE_OPENAI_ENDPOINT_URL, outside production only: every Azure OpenAI resource is reached here instead of its endpoint. */
+  azureOpenaiEndpointUrl?: string;
 }
 
 /** How the CRM sync engine runs. */
@@ -75,6 +79,7 @@ export const DEFAULT_AUTOTASK_ZONE_URL = 'https://webservices.autotask.net';
 export const DEFAULT_MICROSOFT_LOGIN_URL = 'https://login.microsoftonline.com';
 export const DEFAULT_MICROSOFT_GRAPH_URL = 'https://graph.microsoft.com';
 export const DEFAULT_PARTNER_CENTER_API_URL = 'https://api.partner.microsoft.com';
+export const DEFAULT_OPENAI_API_URL = 'https://api.openai.com/v1';
 
 export class ConfigError extends Error {}
 
@@ -197,6 +202,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       autotaskZoneUrl: parseProviderUrl('AUTOTASK_ZONE_URL', env.AUTOTASK_ZONE_URL, DEFAULT_AUTOTASK_ZONE_URL, isProduction),
       connectwiseSiteUrl: parseCustomerHostOverride('CONNECTWISE_SITE_URL', env.CONNECTWISE_SITE_URL, isProduction),
       halopsaInstanceUrl: parseCustomerHostOverride('HALOPSA_INSTANCE_URL', env.HALOPSA_INSTANCE_URL, isProduction),
+      openaiApiUrl: parseProviderUrl('OPENAI_API_URL', env.OPENAI_API_URL, DEFAULT_OPENAI_API_URL, isProduction),
+      azureOpenaiEndpointUrl: parseCustomerHostOverride('AZURE_OPENAI_ENDPOINT_URL', env.AZURE_OPENAI_ENDPOINT_URL, isProduction),
     },
     sync: {
       intervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),

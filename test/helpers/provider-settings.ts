@@ -16,6 +16,7 @@ export function providerSettings(urls: Partial<ProviderSettings>, timeoutMs = 5_
     microsoftGraphUrl: UNUSED,
     autotaskZoneUrl: UNUSED,
     partnerCenterApiUrl: UNUSED,
+    openaiApiUrl: UNUSED,
     timeoutMs,
     allowPrivateUrls: true,
     guardConfiguredUrls: false,

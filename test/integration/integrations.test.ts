@@ -57,7 +57,7 @@ interface Integration {
   connected_at: string;
   disconnected_at: string | null;
   livemode: boolean;
-  settings: { stage_map: Record<string, string> | null; delivery_record: string | null; sales_rep: string | null };
+  settings: { stage_map: Record<string, string> | null; delivery_record: string | null; sales_rep: string | null; model: string | null };
   created_at: string;
   updated_at: string;
 }
@@ -86,6 +86,9 @@ const TYPE_OF: Record<IntegrationProvider, string> = {
   halopsa: 'psa',
   microsoft365: 'm365',
   partner_center: 'm365',
+  openai: 'llm',
+  azure_openai: 'llm',
+  openai_compatible: 'llm',
 };
 const PROVIDERS = Object.keys(TYPE_OF) as IntegrationProvider[];
 /** The field whose last 4 characters are the hint. */
@@ -97,6 +100,9 @@ const HINT_FROM: Record<IntegrationProvider, string> = {
   halopsa: 'client_secret',
   microsoft365: 'client_secret',
   partner_center: 'client_secret',
+  openai: 'api_key',
+  azure_openai: 'api_key',
+  openai_compatible: 'api_key',
 };
 
 /** Fresh, valid credentials as each provider's docs name them. */
@@ -119,13 +125,25 @@ const CREDENTIALS: Record<IntegrationProvider, () => Record<string, string>> = {
   halopsa: () => ({ instance_url: 'https://acme.halopsa.com', client_id: unique('halo-client-'), client_secret: unique('halo-secret-') }),
   microsoft365: () => ({ tenant_id: guid(), client_id: guid(), client_secret: unique('m365~secret-'), mailbox: 'sales@contoso.onmicrosoft.com' }),
   partner_center: () => ({ tenant_id: guid(), client_id: guid(), client_secret: unique('pc~secret-'), refresh_token: unique('0.AXrefresh-') }),
+  openai: () => ({ api_key: unique('sk-proj-') }),
+  // The endpoint is Azure's shape; AZURE_OPENAI_ENDPOINT_URL sends every resource to the fake.
+  azure_openai: () => ({ api_key: unique('azure-key-'), endpoint: 'https://acme.openai.azure.com', deployment: 'gpt-4o-mini' }),
+  // A compatible server's base URL is the account's own: here the fake's, on loopback (private addresses are allowed in tests).
+  openai_compatible: () => ({ base_url: `${chatUrl}/v1`, api_key: unique('local-key-') }),
 };
+/** Where the fake model server listens (set once the app starts). */
+let chatUrl = 'http://127.0.0.1:9';
+/** Settings a provider cannot connect without: a compatible server's model has no default. */
+const REQUIRED_SETTINGS: Partial<Record<IntegrationProvider, Record<string, unknown>>> = { openai_compatible: { model: 'llama3.1:8b' } };
+/** What each model provider's settings.model is unless told: OpenAI's small model, the Azure deployment, the one a compatible server was given. */
+const DEFAULT_MODEL: Partial<Record<IntegrationProvider, string>> = { openai: 'gpt-4o-mini', azure_openai: 'gpt-4o-mini', openai_compatible: 'llama3.1:8b' };
 const credentialsFor = (provider: IntegrationProvider | `${IntegrationProvider}`) => CREDENTIALS[provider as IntegrationProvider]();
 
 const bodyFor = (provider: IntegrationProvider, extra: Record<string, unknown> = {}) => ({
   type: TYPE_OF[provider],
   provider,
   credentials: credentialsFor(provider),
+  ...(REQUIRED_SETTINGS[provider] ? { settings: REQUIRED_SETTINGS[provider] } : {}),
   ...extra,
 });
 
@@ -151,8 +169,10 @@ function expectIntegration(body: Integration, provider: IntegrationProvider, sen
   expect(body.object).toBe('integration');
   expect(body.type).toBe(TYPE_OF[provider]);
   // CRMs and PSAs hold their provider's default stage map, PSAs also their default delivery record; Microsoft 365 has nothing to map.
-  if (TYPE_OF[provider] === 'm365') expect(body.settings).toEqual({ stage_map: null, delivery_record: null, sales_rep: null });
-  else expect(Object.keys(body.settings.stage_map ?? {}).sort()).toEqual(STAGE_KEYS);
+  if (TYPE_OF[provider] === 'm365') expect(body.settings).toEqual({ stage_map: null, delivery_record: null, sales_rep: null, model: null });
+  else if (TYPE_OF[provider] === 'llm') {
+    expect(body.settings).toEqual({ stage_map: null, delivery_record: null, sales_rep: null, model: DEFAULT_MODEL[provider] });
+  } else expect(Object.keys(body.settings.stage_map ?? {}).sort()).toEqual(STAGE_KEYS);
   if (TYPE_OF[provider] === 'psa') expect(body.settings.delivery_record).toBe(DEFAULT_DELIVERY_RECORD[provider]);
   if (TYPE_OF[provider] === 'crm') expect(body.settings.delivery_record).toBeNull();
   expect(body.provider).toBe(provider);
@@ -196,6 +216,7 @@ describe('integrations', () => {
       operationLimits: { ...OPERATION_LIMITS, connectIntegration: { windowS: 60, max: 1_000_000 } },
       logStream: { write: (line: string) => void LOG_LINES.push(line) },
     });
+    chatUrl = app.crms.chat.url;
   });
   beforeEach(() => app.reset());
   afterAll(() => app.close());
@@ -205,7 +226,7 @@ describe('integrations', () => {
       const { testKey } = await app.createAccount();
       const credentials = credentialsFor(provider);
       const before = Date.now();
-      const res = await connect(testKey, { type: TYPE_OF[provider], provider, name: `  Acme ${provider}  `, credentials });
+      const res = await connect(testKey, { ...bodyFor(provider), name: `  Acme ${provider}  `, credentials });
       expect(res.status).toBe(201);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       const body = res.body as Integration;
@@ -224,7 +245,7 @@ describe('integrations', () => {
       const { testKey } = await app.createAccount();
       for (const provider of PROVIDERS) {
         const credentials = credentialsFor(provider);
-        const res = await connect(testKey, { type: TYPE_OF[provider], provider, credentials });
+        const res = await connect(testKey, { ...bodyFor(provider), credentials });
         expect(res.status).toBe(201);
         const stored = (await row(res.body.id)).credentials_encrypted as string;
         expect(stored).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
@@ -330,6 +351,9 @@ describe('integrations', () => {
       halopsa: ['instance_url', 'client_id', 'client_secret'],
       microsoft365: ['tenant_id', 'client_id', 'client_secret', 'mailbox'],
       partner_center: ['tenant_id', 'client_id', 'client_secret', 'refresh_token'],
+      openai: ['api_key'],
+      azure_openai: ['api_key', 'endpoint', 'deployment'],
+      openai_compatible: ['base_url', 'api_key'],
     };
 
     it.each(PROVIDERS)('%s: each missing field is parameter_missing naming credentials[field]', async (provider) => {
@@ -367,10 +391,10 @@ describe('integrations', () => {
     it.each(PROVIDERS)('%s: an unknown field is parameter_unknown', async (provider) => {
       const credentials = credentialsFor(provider);
       expectError(
-        await connect(testKey, { type: TYPE_OF[provider], provider, credentials: { ...credentials, api_key: 'x' } }),
+        await connect(testKey, { type: TYPE_OF[provider], provider, credentials: { ...credentials, password: 'x' } }),
         400,
         'parameter_unknown',
-        'credentials[api_key]',
+        'credentials[password]',
       );
       // A camelCase key is named in the message, not turned into a misleading snake_case param.
       const camel = await connect(testKey, { type: TYPE_OF[provider], provider, credentials: { ...credentials, clientSecret: 'x' } });
@@ -410,6 +434,16 @@ describe('integrations', () => {
         ['microsoft365', 'mailbox', 'sales team@contoso.com'],
         ['microsoft365', 'mailbox', '$sales@contoso.com'],
         ['microsoft365', 'mailbox', `${'s'.repeat(65)}@contoso.com`],
+        ['openai', 'api_key', 'sk-1'],
+        ['openai', 'api_key', 'sk-proj with spaces'],
+        ['azure_openai', 'endpoint', 'http://acme.openai.azure.com'],
+        ['azure_openai', 'endpoint', 'acme.openai.azure.com'],
+        ['azure_openai', 'deployment', 'gpt/../4o'],
+        ['azure_openai', 'deployment', 'my deployment'],
+        ['openai_compatible', 'base_url', 'ftp://models.acme.example.com/v1'],
+        ['openai_compatible', 'base_url', 'http://300.1.1.1:11434/v1'],
+        ['openai_compatible', 'base_url', 'http://models.acme.example.com/v1?key=1'],
+        ['openai_compatible', 'api_key', 'ollama'],
       ];
       for (const [provider, field, value] of cases) {
         const res = await connect(testKey, { type: TYPE_OF[provider], provider, credentials: { ...credentialsFor(provider), [field]: value } });
@@ -427,6 +461,8 @@ describe('integrations', () => {
         ['psa', IntegrationProvider.salesforce],
         ['m365', IntegrationProvider.salesforce],
         ['m365', IntegrationProvider.halopsa],
+        ['llm', IntegrationProvider.hubspot],
+        ['crm', IntegrationProvider.openai],
       ];
       for (const [type, provider] of cases) {
         const res = await connect(testKey, { type, provider, credentials: credentialsFor(provider) });
@@ -507,7 +543,7 @@ describe('integrations', () => {
 
   describe('GET /v1/integrations', () => {
     let key: string;
-    /** Newest first: microsoft365, halopsa (disconnected), autotask, connectwise, hubspot (disconnected), salesforce. */
+    /** Newest first: the model providers, partner_center, microsoft365, halopsa (disconnected), autotask, connectwise, hubspot (disconnected), salesforce. */
     let made: Integration[];
 
     beforeEach(async () => {
@@ -531,6 +567,9 @@ describe('integrations', () => {
       expect(res.body.data.map((i: Integration) => i.status)).toEqual([
         'connected',
         'connected',
+        'connected',
+        'connected',
+        'connected',
         'disconnected',
         'connected',
         'connected',
@@ -545,13 +584,23 @@ describe('integrations', () => {
         expect(res.status).toBe(200);
         return res.body.data.map((i: Integration) => i.provider);
       };
-      expect(await providers('?status=connected')).toEqual(['partner_center', 'microsoft365', 'autotask', 'connectwise', 'salesforce']);
+      expect(await providers('?status=connected')).toEqual([
+        'openai_compatible',
+        'azure_openai',
+        'openai',
+        'partner_center',
+        'microsoft365',
+        'autotask',
+        'connectwise',
+        'salesforce',
+      ]);
       expect(await providers('?status=disconnected')).toEqual(['halopsa', 'hubspot']);
       expect(await providers('?type=psa')).toEqual(['halopsa', 'autotask', 'connectwise']);
       expect(await providers('?type=crm&status=connected')).toEqual(['salesforce']);
       expect(await providers('?type=m365')).toEqual(['partner_center', 'microsoft365']);
       expect(await providers('?provider=hubspot')).toEqual(['hubspot']);
       expect(await providers('?type=m365&status=disconnected')).toEqual([]);
+      expect(await providers('?type=llm')).toEqual(['openai_compatible', 'azure_openai', 'openai']);
     });
 
     it('pages with limit and cursor, each row exactly once, also under a filter', async () => {
@@ -572,7 +621,7 @@ describe('integrations', () => {
       };
       const all = await walk('');
       expect(all.seen).toEqual(made.map((i) => i.id));
-      expect(all.pages).toBe(4);
+      expect(all.pages).toBe(5);
       const connectedOnly = await walk('&status=connected');
       expect(connectedOnly.seen).toEqual(made.filter((i) => !['hubspot', 'halopsa'].includes(i.provider)).map((i) => i.id));
       const first = await list(key, '?limit=1');
@@ -604,6 +653,8 @@ describe('integrations', () => {
         ['?credentials=1', 'parameter_unknown', 'credentials'],
       ];
       for (const [query, code, param] of cases) expectError(await list(key, query), 400, code, param);
+      // The largest page, every field selected, keeps within the GraphQL cost limit.
+      expect((await list(key, '?limit=100')).status).toBe(200);
     });
   });
 

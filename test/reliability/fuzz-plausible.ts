@@ -165,8 +165,11 @@ export function plausibleObject(type: GraphQLInputObjectType, fixtures: FixtureI
   return fc.record(model, { requiredKeys: required }) as fc.Arbitrary<Record<string, unknown>>;
 }
 
-/** Valid connect bodies: a provider of the type, with exactly its credential fields. */
-export function integrationBody(): fc.Arbitrary<Record<string, unknown>> {
+/**
+ * Valid connect bodies: a provider of the type, with exactly its credential fields. A compatible
+ * model server's base_url is `modelServerUrl` (the test app's fake), since no setting sends it elsewhere.
+ */
+export function integrationBody(modelServerUrl: string): fc.Arbitrary<Record<string, unknown>> {
   const valueFor: Record<string, fc.Arbitrary<string>> = {
     text: fc.stringMatching(/^[A-Za-z0-9]{4,20}$/),
     secret: fc.stringMatching(/^[A-Za-z0-9_-]{12,40}$/),
@@ -177,14 +180,18 @@ export function integrationBody(): fc.Arbitrary<Record<string, unknown>> {
     email: fc.constantFrom('api-user@acme.example', 'sync@example.com'),
     guid: fc.uuid(),
     user_principal_name: fc.constantFrom('sales@contoso.com', "o'neil.j@contoso.onmicrosoft.com"),
+    http_url: fc.constantFrom(modelServerUrl, `${modelServerUrl}/`),
+    deployment_name: fc.constantFrom('gpt-4o-mini', 'prod-chat_1.0'),
   };
   const pairs = Object.entries(PROVIDERS_BY_TYPE).flatMap(([type, providers]) => (providers as readonly string[]).map((provider) => [type, provider] as const));
   return fc.constantFrom(...pairs).chain(([type, provider]) => {
     const fields = CREDENTIALS_BY_PROVIDER[provider as keyof typeof CREDENTIALS_BY_PROVIDER].fields;
     const credentials = fc.record(Object.fromEntries(fields.map((f) => [f.name, valueFor[f.kind]])));
+    // A compatible model server has no default model: its connect names one.
+    const settings = provider === 'openai_compatible' ? fc.constant({ model: 'llama3.1:8b' }) : fc.constant(undefined);
     return fc.record(
-      { type: fc.constant(type), provider: fc.constant(provider), name: fc.option(text, { nil: undefined }), credentials },
-      { requiredKeys: ['type', 'provider', 'credentials'] },
+      { type: fc.constant(type), provider: fc.constant(provider), name: fc.option(text, { nil: undefined }), credentials, settings },
+      { requiredKeys: ['type', 'provider', 'credentials', 'settings'] },
     );
   });
 }

@@ -177,7 +177,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
   function seedFor(route: RestRoute): fc.Arbitrary<Record<string, unknown>> | undefined {
     const input = arb.inputObjectOf(argType(route, route.operation.body));
     if (!input) return undefined;
-    if (route.operation.field === 'connectIntegration') return arb.integrationBody();
+    if (route.operation.field === 'connectIntegration') return arb.integrationBody(`${app.crms.chat.url}/v1`);
     return arb.plausibleObject(input, fixtures);
   }
 

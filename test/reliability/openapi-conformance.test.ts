@@ -37,7 +37,12 @@ const UNSTATABLE_400: Array<{ operation: string; message: RegExp; why: string }>
   ...['connectIntegration', 'updateIntegration'].map((operation) => ({
     operation,
     message: /applies to [\w ]+ integrations|cannot be '\w+': \w+ takes/,
-    why: "a setting of some providers only (stage_map, delivery_record, sales_rep) against the integration's provider",
+    why: "a setting of some providers only (stage_map, delivery_record, sales_rep, model) against the integration's provider",
+  })),
+  ...['connectIntegration', 'updateIntegration'].map((operation) => ({
+    operation,
+    message: /settings(\.|\[)model\]? is required for openai_compatible/,
+    why: 'a setting optional for every provider but a compatible model server, which has no default model',
   })),
   { operation: 'resendWebhookEvent', message: /does not receive [\w.]+ events/, why: "the stored event's type against the stored endpoint's events" },
 ];

@@ -46,6 +46,8 @@ describe('loadConfig', () => {
         autotaskZoneUrl: 'https://webservices.autotask.net',
         connectwiseSiteUrl: undefined,
         halopsaInstanceUrl: undefined,
+        openaiApiUrl: 'https://api.openai.com/v1',
+        azureOpenaiEndpointUrl: undefined,
       },
     });
     expect(config.dataDir).toBe(path.resolve('.data'));
@@ -71,6 +73,8 @@ describe('loadConfig', () => {
       autotaskZoneUrl: 'https://webservices.autotask.net',
       connectwiseSiteUrl: undefined,
       halopsaInstanceUrl: undefined,
+      openaiApiUrl: 'https://api.openai.com/v1',
+      azureOpenaiEndpointUrl: undefined,
     });
     const production = { NODE_ENV: 'production', ENCRYPTION_KEY: 'a'.repeat(64) };
     expect(configError({ ...production, HUBSPOT_API_URL: 'http://127.0.0.1:4010' }).message).toBe(
@@ -88,6 +92,21 @@ describe('loadConfig', () => {
     expect(configError({ HUBSPOT_API_URL: 'ftp://example.com' }).message).toContain('HUBSPOT_API_URL');
     expect(configError({ INTEGRATION_TIMEOUT_MS: '0' }).message).toContain('INTEGRATION_TIMEOUT_MS');
     expect(configError({ INTEGRATION_ALLOW_PRIVATE_URLS: 'maybe' }).message).toContain('INTEGRATION_ALLOW_PRIVATE_URLS');
+  });
+
+  it('points the model providers elsewhere only outside production', () => {
+    expect(loadConfig({ OPENAI_API_URL: 'http://127.0.0.1:4014/v1/', AZURE_OPENAI_ENDPOINT_URL: 'http://127.0.0.1:4015' }).providers).toMatchObject({
+      openaiApiUrl: 'http://127.0.0.1:4014/v1',
+      azureOpenaiEndpointUrl: 'http://127.0.0.1:4015',
+    });
+    const production = { NODE_ENV: 'production', ENCRYPTION_KEY: 'a'.repeat(64) };
+    expect(configError({ ...production, OPENAI_API_URL: 'http://127.0.0.1:4014/v1' }).message).toBe(
+      'OPENAI_API_URL may point elsewhere than https://api.openai.com/v1 only outside production',
+    );
+    expect(loadConfig({ ...production, OPENAI_API_URL: 'https://api.openai.com/v1' }).providers.openaiApiUrl).toBe('https://api.openai.com/v1');
+    expect(configError({ ...production, AZURE_OPENAI_ENDPOINT_URL: 'https://acme.openai.azure.com' }).message).toContain(
+      'AZURE_OPENAI_ENDPOINT_URL may be set only outside production',
+    );
   });
 
   it('points the PSA providers elsewhere only outside production', () => {

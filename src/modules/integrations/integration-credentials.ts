@@ -8,7 +8,7 @@ import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integ
  * credentials are opaque client JSON, so the REST adapter passes their keys through unchanged and
  * GraphQL and REST take the same names.
  */
-type FieldKind = 'text' | 'secret' | 'token' | 'header' | 'https_url' | 'hostname' | 'email' | 'guid' | 'user_principal_name';
+type FieldKind = 'text' | 'secret' | 'token' | 'header' | 'https_url' | 'http_url' | 'deployment_name' | 'hostname' | 'email' | 'guid' | 'user_principal_name';
 
 interface CredentialField {
   name: string;
@@ -86,6 +86,28 @@ export const CREDENTIALS_BY_PROVIDER: Record<IntegrationProvider, ProviderCreden
     ],
     hintFrom: 'client_secret',
   },
+  // An OpenAI API key (a project or service-account key), sent as a bearer token.
+  openai: { fields: [{ name: 'api_key', kind: 'token' }], hintFrom: 'api_key' },
+  // One of an Azure OpenAI resource's two keys (sent in its api-key header), the resource's endpoint
+  // (https://{resource}.openai.azure.com) and the name of a model deployment in it.
+  azure_openai: {
+    fields: [
+      { name: 'api_key', kind: 'token' },
+      { name: 'endpoint', kind: 'https_url' },
+      { name: 'deployment', kind: 'deployment_name' },
+    ],
+    hintFrom: 'api_key',
+  },
+  // A Chat Completions server's base URL (the part before /chat/completions, e.g.
+  // http://ollama.internal:11434/v1) and its bearer key. Every field is required, so a server
+  // without authentication (Ollama, llama.cpp's server) takes any value of 8 or more characters.
+  openai_compatible: {
+    fields: [
+      { name: 'base_url', kind: 'http_url' },
+      { name: 'api_key', kind: 'token' },
+    ],
+    hintFrom: 'api_key',
+  },
 };
 
 export const MAX_CREDENTIAL_LENGTH = 2000;
@@ -105,6 +127,8 @@ const HOSTNAME = `(?:${LABEL}\\.)+[a-zA-Z](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?`;
  */
 const UPN_CHAR = "[A-Za-z0-9'_!#^~-]";
 const USER_PRINCIPAL_NAME = `^${UPN_CHAR}(?:[A-Za-z0-9'._!#^~-]{0,62}${UPN_CHAR})?@${HOSTNAME}$`;
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const IPV4 = `(?:${OCTET}\\.){3}${OCTET}`;
 const PORT = '(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|\\d{1,4})';
 
 /** Every credential: a string, not blank, at most MAX_CREDENTIAL_LENGTH characters; each kind narrows it. */
@@ -127,6 +151,16 @@ const KINDS: Record<FieldKind, { schema: JsonSchema; expected: string }> = {
   https_url: {
     schema: { ...TEXT, format: 'uri', pattern: `^[hH][tT][tT][pP][sS]://${HOSTNAME}(?::${PORT})?(?:/[^\\s?#]*)?$` },
     expected: 'an https URL such as https://acme.example.com (no credentials, query or fragment)',
+  },
+  // A server the account runs itself (a model server on its own network) may speak plain http, at a host name or an IP address.
+  http_url: {
+    schema: { ...TEXT, format: 'uri', pattern: `^[hH][tT][tT][pP][sS]?://(?:${HOSTNAME}|${IPV4}|localhost)(?::${PORT})?(?:/[^\\s?#]*)?$` },
+    expected: 'an http or https URL such as http://ollama.internal:11434/v1 (no credentials, query or fragment)',
+  },
+  // An Azure OpenAI deployment's name, which goes into the request path (/openai/deployments/{deployment}/…) as it is.
+  deployment_name: {
+    schema: { ...TEXT, maxLength: 64, pattern: '^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,63})$' },
+    expected: 'a deployment name such as gpt-4o-mini (letters, digits, . _ -, at most 64 characters)',
   },
   hostname: { schema: { ...TEXT, maxLength: 253, pattern: `^${HOSTNAME}$` }, expected: 'a host name such as na.myconnectwise.net (no scheme or path)' },
   // ASCII only: Autotask's user name travels in its UserName header.

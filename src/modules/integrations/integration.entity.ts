@@ -8,6 +8,8 @@ export enum IntegrationType {
   crm = 'crm',
   psa = 'psa',
   m365 = 'm365',
+  /** A model provider the account brings: its own key, its own model, for the agents that write. */
+  llm = 'llm',
 }
 registerEnumType(IntegrationType, { name: 'IntegrationType' });
 
@@ -20,6 +22,12 @@ export enum IntegrationProvider {
   microsoft365 = 'microsoft365',
   /** Microsoft Partner Center's referrals API, where live co-sell registrations go (type m365: it is Microsoft's, like microsoft365). */
   partner_center = 'partner_center',
+  /** OpenAI's API (OPENAI_API_URL). */
+  openai = 'openai',
+  /** A model deployment of an Azure OpenAI resource. */
+  azure_openai = 'azure_openai',
+  /** Any server speaking OpenAI's Chat Completions API at a base URL the account names (Ollama, vLLM, llama.cpp's server, LM Studio). */
+  openai_compatible = 'openai_compatible',
 }
 registerEnumType(IntegrationProvider, { name: 'IntegrationProvider' });
 
@@ -38,15 +46,16 @@ export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> =
   // Partner Center sits beside Microsoft 365 under m365 (CONTRACT §9's set of types stays as it is):
   // the one-per-provider index lets an account hold both.
   m365: [IntegrationProvider.microsoft365, IntegrationProvider.partner_center],
+  llm: [IntegrationProvider.openai, IntegrationProvider.azure_openai, IntegrationProvider.openai_compatible],
 };
 
 /**
- * A connection to a CRM, PSA, Microsoft 365 or Partner Center. Credentials are stored only encrypted
+ * A connection to a CRM, PSA, Microsoft 365, Partner Center or a model provider. Credentials are stored only encrypted
  * (AES-256-GCM under ENCRYPTION_KEY), never returned, and destroyed on disconnect. A partial
  * unique index allows one integration that is not disconnected (connected or in error) per
  * provider, account and mode.
  */
-@ObjectType({ simpleResolvers: true, description: 'A connected CRM, PSA or Microsoft 365 tenant.' })
+@ObjectType({ simpleResolvers: true, description: 'A connected CRM, PSA, Microsoft 365 tenant or model provider.' })
 @Entity({ tableName: 'integrations' })
 @Index({ name: 'integrations_list', properties: ['account', 'livemode', 'createdAt', 'id'] })
 @Index({

@@ -15,6 +15,16 @@ import { SyncRun, SyncTrigger } from './sync/sync.entities';
 import type { ProviderSettings } from './providers/crm-verification';
 import { VERIFIERS } from './providers/verification';
 
+/** The model a model provider's requests name unless settings.model says otherwise. */
+function defaultModel(provider: IntegrationProvider, credentials: Record<string, string>): string | undefined {
+  if (provider === IntegrationProvider.openai) return DEFAULT_OPENAI_MODEL;
+  if (provider === IntegrationProvider.azure_openai) return credentials.deployment;
+  return undefined;
+}
+
+/** OpenAI's small, cheap model with structured outputs. */
+export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
+
 /** At most this much of a provider's reason is kept in last_error. */
 const MAX_LAST_ERROR = 1000;
 
@@ -36,11 +46,13 @@ export class IntegrationService {
    * One integration that is not disconnected per provider, account and mode: the partial unique
    * index integrations_connected_provider_unique refuses a second (409 resource_conflict),
    * race-free. The credentials of a provider in VERIFIERS (the CRMs, the PSAs, Microsoft 365,
-   * Partner Center) are proven with it first (422 integration_auth_failed, 502 integration_unreachable, nothing
+   * Partner Center, the model providers) are proven with it first (422 integration_auth_failed, 502 integration_unreachable, nothing
    * stored).
    */
   async connect(input: IntegrationConnectInput): Promise<Integration> {
     const { credentials: given, hint } = validateCredentials(input.type, input.provider, input.credentials);
+    // Settings are checked before the provider is called: a refused setting costs no call.
+    const settings = this.settingsFor(input.type, input.provider, input.settings ?? {}, defaultModel(input.provider, given));
     let credentials = given;
     const verify = VERIFIERS[input.provider];
     if (verify) {
@@ -58,7 +70,7 @@ export class IntegrationService {
       credentialsEncrypted: encryptJson(credentials, this.key),
       credentialsHint: hint,
       connectedAt: new Date(),
-      settings: this.settingsFor(input.type, syncing, input.settings ?? {}),
+      settings,
     });
     this.events.record('integration.connected', integration);
     // The first run pushes what exists (and, from a CRM, pulls what it has): the backfill.
@@ -77,8 +89,10 @@ export class IntegrationService {
     const before = this.events.snapshot(integration);
     if (input.name !== undefined) integration.name = input.name?.trim() || null;
     if (input.settings) {
-      const syncing = isSyncProvider(integration.provider) ? integration.provider : null;
-      integration.settings = this.settingsFor(integration.type, syncing, { ...integration.settings, ...input.settings });
+      // Azure's default model is the deployment, which only the credentials name.
+      const given = { ...integration.settings, ...input.settings };
+      const credentials = integration.provider === IntegrationProvider.azure_openai && !given.model ? await this.credentialsOf(integration) : {};
+      integration.settings = this.settingsFor(integration.type, integration.provider, given, defaultModel(integration.provider, credentials));
     }
     this.events.record('integration.updated', integration, before);
     await this.em.flush();
@@ -88,9 +102,20 @@ export class IntegrationService {
   /**
    * CRMs and PSAs always hold a stage map (the provider's default unless given), PSAs also the
    * kind of delivery record (their default unless given), ConnectWise the fallback sales rep;
-   * Microsoft 365 has none of them.
+   * model providers hold the model (`defaultModel` unless given; none for a compatible server,
+   * which must be told); Microsoft 365 has none of them.
    */
-  private settingsFor(type: IntegrationType, provider: SyncProvider | null, given: IntegrationSettings): IntegrationSettings {
+  private settingsFor(
+    type: IntegrationType,
+    integrationProvider: IntegrationProvider,
+    given: IntegrationSettings,
+    defaultModelName?: string,
+  ): IntegrationSettings {
+    const provider: SyncProvider | null = isSyncProvider(integrationProvider) ? integrationProvider : null;
+    if (type === IntegrationType.llm) return { model: this.modelFor(integrationProvider, given, defaultModelName) };
+    if (given.model) {
+      throw new ApiError('parameter_invalid', `settings.model applies to llm integrations, not ${type}`, { param: 'settings.model' });
+    }
     if (!provider) {
       if (given.stageMap) throw new ApiError('parameter_invalid', `settings.stage_map applies to CRM and PSA integrations, not ${type}`, { param: 'settings' });
     }
@@ -111,6 +136,23 @@ export class IntegrationService {
     if (!records) return { stageMap };
     const psa = { stageMap, deliveryRecord: given.deliveryRecord ?? records[0] };
     return provider === 'connectwise' ? { ...psa, salesRep: given.salesRep?.trim() || null } : psa;
+  }
+
+  /** A model provider's model: the one given, else the provider's default; settings that apply to other types are refused. */
+  private modelFor(provider: IntegrationProvider, given: IntegrationSettings, fallback: string | undefined): string {
+    if (given.stageMap) throw new ApiError('parameter_invalid', 'settings.stage_map applies to CRM and PSA integrations, not llm', { param: 'settings' });
+    if (given.deliveryRecord) {
+      throw new ApiError('parameter_invalid', `settings.delivery_record cannot be '${given.deliveryRecord}': it applies to PSA integrations, not llm`, {
+        param: 'settings.delivery_record',
+      });
+    }
+    if (given.salesRep) {
+      throw new ApiError('parameter_invalid', `settings.sales_rep applies to ConnectWise integrations, not ${provider}`, { param: 'settings.sales_rep' });
+    }
+    const model = given.model?.trim() || fallback;
+    if (!model)
+      throw new ApiError('parameter_missing', `settings.model is required for ${provider}: name the model the server should run`, { param: 'settings.model' });
+    return model;
   }
 
   /** Connected and disconnected integrations alike: a disconnected one is kept as history. */

@@ -51,7 +51,7 @@ export const integrationsModule = defineModule({
     {
       method: 'POST',
       path: '/v1/integrations',
-      summary: 'Connect an integration (CRM, PSA or M365)',
+      summary: 'Connect an integration (CRM, PSA, M365 or a model provider)',
       operation: { type: 'mutation', field: 'connectIntegration', body: 'input' },
       errors: ['resource_conflict', 'integration_auth_failed', 'integration_unreachable'],
       status: 201,
@@ -59,7 +59,7 @@ export const integrationsModule = defineModule({
     {
       method: 'POST',
       path: '/v1/integrations/:id',
-      summary: "Update an integration's name or settings (stage_map, delivery_record, sales_rep)",
+      summary: "Update an integration's name or settings (stage_map, delivery_record, sales_rep, model)",
       operation: { type: 'mutation', field: 'updateIntegration', body: 'input' },
       errors: ['resource_conflict'],
     },

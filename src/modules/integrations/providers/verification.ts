@@ -3,6 +3,7 @@ import { verifyAutotask } from './autotask-verification';
 import { verifyConnectwise } from './connectwise-verification';
 import { ProviderSettings, verifyCrmCredentials } from './crm-verification';
 import { verifyHalopsa } from './halopsa-verification';
+import { LLM_VERIFIERS } from './llm-verification';
 import { verifyMicrosoft365Credentials } from './m365-verification';
 import { verifyPartnerCenter } from './partner-center-verification';
 
@@ -24,4 +25,5 @@ export const VERIFIERS: Partial<Record<IntegrationProvider, CredentialVerifier>>
   halopsa: verifyHalopsa,
   microsoft365: verifyMicrosoft365Credentials,
   partner_center: verifyPartnerCenter,
+  ...LLM_VERIFIERS,
 };

@@ -84,6 +84,18 @@ export class IntegrationSettings {
   @IsOptional()
   @Length(1, 100, { message: '$property must be 1 to 100 characters' })
   salesRep?: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    // A key of the row's own settings JSON, read with it: free, so a full page of 100 integrations keeps within the cost limit.
+    complexity: 0,
+    description:
+      'Model providers: the model each request names. openai defaults to `gpt-4o-mini`; azure_openai to the deployment (Azure answers with the model deployed there); openai_compatible has no default and needs one (e.g. `llama3.1:8b`). null sets the default again.',
+  })
+  @IsOptional()
+  @Length(1, 200, { message: '$property must be 1 to 200 characters' })
+  @Matches(/^[\x21-\x7e]+$/, { message: '$property must be printable ASCII characters without spaces' })
+  model?: string | null;
 }
 
 /**
