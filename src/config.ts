@@ -57,6 +57,8 @@ export interface ProviderConfig {
   openaiApiUrl: string;
   /** AZURE_OPENAI_ENDPOINT_URL, outside production only: every Azure OpenAI resource is reached here instead of its endpoint. */
   azureOpenaiEndpointUrl?: string;
+  /** LLM_TIMEOUT_MS: the deadline of each request of an agent to the account's model (a model writes slower than a CRM reads). */
+  llmTimeoutMs: number;
 }
 
 /** How the CRM sync engine runs. */
@@ -204,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       halopsaInstanceUrl: parseCustomerHostOverride('HALOPSA_INSTANCE_URL', env.HALOPSA_INSTANCE_URL, isProduction),
       openaiApiUrl: parseProviderUrl('OPENAI_API_URL', env.OPENAI_API_URL, DEFAULT_OPENAI_API_URL, isProduction),
       azureOpenaiEndpointUrl: parseCustomerHostOverride('AZURE_OPENAI_ENDPOINT_URL', env.AZURE_OPENAI_ENDPOINT_URL, isProduction),
+      llmTimeoutMs: parseMilliseconds('LLM_TIMEOUT_MS', env.LLM_TIMEOUT_MS, 60_000),
     },
     sync: {
       intervalMs: parseMilliseconds('SYNC_INTERVAL_MS', env.SYNC_INTERVAL_MS, 300_000),

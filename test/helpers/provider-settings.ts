@@ -18,6 +18,7 @@ export function providerSettings(urls: Partial<ProviderSettings>, timeoutMs = 5_
     partnerCenterApiUrl: UNUSED,
     openaiApiUrl: UNUSED,
     timeoutMs,
+    llmTimeoutMs: timeoutMs,
     allowPrivateUrls: true,
     guardConfiguredUrls: false,
     resolve: systemResolver,

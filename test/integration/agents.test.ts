@@ -111,7 +111,16 @@ const BOUND_MS = CONDITION_TIMEOUT_MS;
 const DEFAULTS: Record<string, Json> = {
   lead_qualifier: { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: 'qualification', deal_value: 0 },
   deal_follow_up: { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 }, deliver_to: 'none' },
-  proposal_drafter: { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null },
+  proposal_drafter: { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null, cover_note: false, daily_token_budget: 50000, instructions: null },
+  follow_up_writer: {
+    idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 },
+    on_lead_qualified: true,
+    suggestion_ttl_days: 7,
+    act_without_approval: [],
+    daily_token_budget: 50000,
+    instructions: null,
+  },
+  lead_researcher: { suggestion_ttl_days: 7, act_without_approval: [], daily_token_budget: 50000, instructions: null },
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -316,7 +325,15 @@ describe('agents', () => {
       expect(followUp.config).toStrictEqual({ idle_days: { prospecting: 14, qualification: 14, proposal: 3, negotiation: 30 }, deliver_to: 'none' });
 
       const drafter = await newAgent('proposal_drafter', { valid_days: 14, discount_percent: 12.5, tax_percent: 8.125, notes: 'Net 30' });
-      expect(drafter.config).toStrictEqual({ valid_days: 14, discount_percent: 12.5, tax_percent: 8.125, notes: 'Net 30' });
+      expect(drafter.config).toStrictEqual({
+        valid_days: 14,
+        discount_percent: 12.5,
+        tax_percent: 8.125,
+        notes: 'Net 30',
+        cover_note: false,
+        daily_token_budget: 50000,
+        instructions: null,
+      });
 
       // The boundaries are accepted: qualify_at may equal disqualify_below, 0 and 100 are valid.
       expect((await newAgent('lead_qualifier', { qualify_at: 0, disqualify_below: 0 })).config).toMatchObject({ qualify_at: 0, disqualify_below: 0 });

@@ -9,7 +9,7 @@ import { AgentType, checkAgentConfig } from '../../src/modules/agents/agent-conf
 
 const QUALIFIER_DEFAULTS = { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: 'qualification', deal_value: 0 };
 const FOLLOW_UP_DEFAULTS = { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 }, deliver_to: 'none' };
-const DRAFTER_DEFAULTS = { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null };
+const DRAFTER_DEFAULTS = { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null, cover_note: false, daily_token_budget: 50000, instructions: null };
 
 const fields = (type: AgentType, raw: Record<string, unknown>) => checkAgentConfig(type, raw).problems.map((problem) => problem.field);
 
@@ -30,7 +30,7 @@ describe('checkAgentConfig', () => {
     (merged.config as { idle_days: Record<string, number> }).idle_days.negotiation = 99;
     expect(checkAgentConfig(AgentType.deal_follow_up, {}).config).toEqual(FOLLOW_UP_DEFAULTS);
     expect(checkAgentConfig(AgentType.proposal_drafter, { notes: 'Thanks', discount_percent: 12.125, tax_percent: 100, valid_days: 365 })).toEqual({
-      config: { valid_days: 365, discount_percent: 12.125, tax_percent: 100, notes: 'Thanks' },
+      config: { ...DRAFTER_DEFAULTS, valid_days: 365, discount_percent: 12.125, tax_percent: 100, notes: 'Thanks' },
       problems: [],
     });
     expect(checkAgentConfig(AgentType.proposal_drafter, { notes: null }).problems).toEqual([]);

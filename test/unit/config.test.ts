@@ -48,6 +48,7 @@ describe('loadConfig', () => {
         halopsaInstanceUrl: undefined,
         openaiApiUrl: 'https://api.openai.com/v1',
         azureOpenaiEndpointUrl: undefined,
+        llmTimeoutMs: 60000,
       },
     });
     expect(config.dataDir).toBe(path.resolve('.data'));
@@ -75,6 +76,7 @@ describe('loadConfig', () => {
       halopsaInstanceUrl: undefined,
       openaiApiUrl: 'https://api.openai.com/v1',
       azureOpenaiEndpointUrl: undefined,
+      llmTimeoutMs: 60000,
     });
     const production = { NODE_ENV: 'production', ENCRYPTION_KEY: 'a'.repeat(64) };
     expect(configError({ ...production, HUBSPOT_API_URL: 'http://127.0.0.1:4010' }).message).toBe(

@@ -1,42 +1,33 @@
-import { EntityManager, LockMode } from '@mikro-orm/postgresql';
-import { ApiError } from '../../common/api-error';
+import { LockMode } from '@mikro-orm/postgresql';
 import { validInput } from '../../common/validation';
 import type { Event } from '../../events/event.entity';
 import type { Services } from '../module';
 import { DealCreateInput } from '../deals/deal.inputs';
-import { Deal } from '../deals/deal.entity';
 import { DealStage } from '../deals/deal-stage';
 import { Lead } from '../leads/lead.entity';
 import { LeadUpdateInput } from '../leads/lead.inputs';
 import { LeadStatus } from '../leads/lead-status';
 import { ProposalCreateInput } from '../proposals/proposal.inputs';
 import { AgentType, DealFollowUpConfig, LeadQualifierConfig, ProposalDrafterConfig } from './agent-config';
-import type { Agent, AgentAction } from './agent.entity';
+import type { AgentAction } from './agent.entity';
+import type { Written } from './agent-writer';
+import { coverNote, CoverNote } from './agent-writings';
+import { followUpWriter, leadResearcher } from './agent-writers';
+import { AgentWork, Behaviour, behaviour, idleDeals, isMissing, PrepareWork, raiseOnce, subject } from './agent-work';
 
-export interface AgentWork {
-  /** The run's transaction, scoped to the agent's account and mode. */
-  em: EntityManager;
-  services: Services;
-  agent: Agent;
-  config: Record<string, unknown>;
-  /** The event that started the run; null for a scheduled scan. */
-  event: Event | null;
-  now: Date;
-}
-
-/** Which events start a run of each type; deal_follow_up runs on a schedule instead. */
+/** Which events start a run of each type; deal_follow_up runs on a schedule instead, follow_up_writer on both. */
 export const TRIGGERS: Record<AgentType, readonly string[]> = {
   // lead.scored comes with every new lead and every change to what the score reads.
   lead_qualifier: ['lead.scored'],
   proposal_drafter: ['deal.created', 'deal.stage_changed'],
   deal_follow_up: [],
+  // A lead that has just become qualified (its status in previous_attributes).
+  follow_up_writer: ['lead.updated'],
+  lead_researcher: ['lead.created'],
 };
 
-const DAY_MS = 86_400_000;
-const isMissing = (error: unknown) => error instanceof ApiError && error.errorCode === 'resource_missing';
-
-/** The object an event is about, as it was then. */
-const subject = (event: Event | null) => event?.data.object as { id: string; stage?: string } | undefined;
+/** Types that also run on a schedule: a scan for idle deals each interval. */
+export const SCHEDULED: readonly AgentType[] = [AgentType.deal_follow_up, AgentType.follow_up_writer];
 
 /**
  * Qualifies a new or rescored lead by its score: at or above qualify_at it becomes qualified (and,
@@ -66,23 +57,41 @@ async function qualifyLead({ em, services, config, event }: AgentWork): Promise<
   return actions;
 }
 
-/** Drafts a proposal, with the configured terms, for a deal that has entered the proposal stage. */
-async function draftProposal({ services, config, event }: AgentWork): Promise<AgentAction[]> {
-  const settings = config as unknown as ProposalDrafterConfig;
+const NOTES_MAX = 5000;
+const inProposal = async (services: Services, event: Event | null) => {
   const deal = subject(event);
-  if (!deal || deal.stage !== DealStage.proposal) return [];
+  if (!deal || deal.stage !== DealStage.proposal) return null;
   const current = await services.deals.get(deal.id).catch((error: unknown) => (isMissing(error) ? null : Promise.reject(error)));
-  if (!current || current.stage !== DealStage.proposal) return []; // it has moved on since
+  return current?.stage === DealStage.proposal ? current : null; // null: it has moved on since
+};
+
+/** With cover_note, the note is written first (by the model, or the template), outside the run's transaction. */
+async function writeCoverNote({ services, config, event, writer }: PrepareWork): Promise<Written<CoverNote> | null> {
+  const settings = config as unknown as ProposalDrafterConfig;
+  if (!settings.cover_note) return null;
+  const deal = await inProposal(services, event);
+  if (!deal) return null;
+  const lead = deal.lead ? await deal.lead.load() : null;
+  return writer.write(coverNote(deal, lead, { validDays: settings.valid_days }));
+}
+
+/** Drafts a proposal, with the configured terms (and the cover note heading its notes), for a deal that has entered the proposal stage. */
+async function draftProposal({ services, config, event }: AgentWork, note: Written<CoverNote> | null): Promise<AgentAction[]> {
+  const settings = config as unknown as ProposalDrafterConfig;
+  const current = await inProposal(services, event);
+  if (!current) return [];
+  const notes = [note?.value.cover_note, settings.notes].filter(Boolean).join('\n\n').slice(0, NOTES_MAX) || null;
   const proposal = await services.proposals.create(
     await validInput(ProposalCreateInput, {
       dealId: current.id,
       validDays: settings.valid_days,
       discountPercent: settings.discount_percent,
       taxPercent: settings.tax_percent,
-      notes: settings.notes,
+      notes,
     }),
   );
-  return [{ kind: 'proposal_drafted', object_id: proposal.id, deal_id: current.id, number: proposal.number }];
+  const written = note ? { cover_note: true, generated_by: note.generatedBy } : {};
+  return [{ kind: 'proposal_drafted', object_id: proposal.id, deal_id: current.id, number: proposal.number, ...written }];
 }
 
 /**
@@ -91,33 +100,18 @@ async function draftProposal({ services, config, event }: AgentWork): Promise<Ag
  */
 async function followUpIdleDeals({ em, agent, config, now }: AgentWork): Promise<AgentAction[]> {
   const settings = config as unknown as DealFollowUpConfig;
-  const stages = Object.keys(settings.idle_days) as DealStage[];
-  const deals = await em.find(Deal, { stage: { $in: stages } }, { orderBy: { stageChangedAt: 'asc', id: 'asc' } });
   const actions: AgentAction[] = [];
-  for (const deal of deals) {
-    const idleDays = settings.idle_days[deal.stage];
-    if (now.getTime() - deal.stageChangedAt.getTime() < idleDays * DAY_MS) continue;
-    const inserted = await em.getConnection().execute(
-      `insert into agent_follow_ups (agent_id, deal_id, stage_changed_at, created_at) values (?, ?, ?, ?)
-       on conflict do nothing returning deal_id`,
-      [agent.id, deal.id, deal.stageChangedAt, now],
-      'all',
-      em.getTransactionContext(),
-    );
-    if (inserted.length === 0) continue;
-    actions.push({
-      kind: 'deal_idle',
-      object_id: deal.id,
-      stage: deal.stage,
-      idle_days: Math.floor((now.getTime() - deal.stageChangedAt.getTime()) / DAY_MS),
-      threshold_days: idleDays,
-    });
+  for (const idle of await idleDeals(em, settings.idle_days, now)) {
+    if (!(await raiseOnce(em, agent, idle.deal, now))) continue;
+    actions.push({ kind: 'deal_idle', object_id: idle.deal.id, stage: idle.deal.stage, idle_days: idle.idleDays, threshold_days: idle.thresholdDays });
   }
   return actions;
 }
 
-export const BEHAVIOURS: Record<AgentType, (work: AgentWork) => Promise<AgentAction[]>> = {
-  lead_qualifier: qualifyLead,
-  proposal_drafter: draftProposal,
-  deal_follow_up: followUpIdleDeals,
+export const BEHAVIOURS: Record<AgentType, Behaviour> = {
+  lead_qualifier: { act: qualifyLead },
+  proposal_drafter: behaviour({ prepare: writeCoverNote, act: draftProposal }),
+  deal_follow_up: { act: followUpIdleDeals },
+  follow_up_writer: followUpWriter,
+  lead_researcher: leadResearcher,
 };

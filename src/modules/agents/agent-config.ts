@@ -2,12 +2,17 @@ import type { JsonSchema } from '../../common/json-schema';
 import { DealStage, OPEN_STAGES } from '../deals/deal-stage';
 import { MAX_VALUE } from '../deals/money';
 
-/** The three kinds of agent (CONTRACT §8). */
+/** The kinds of agent: CONTRACT §8's three rule-based ones, and the writers (suggestions for people to approve). */
 export enum AgentType {
   lead_qualifier = 'lead_qualifier',
   deal_follow_up = 'deal_follow_up',
   proposal_drafter = 'proposal_drafter',
+  follow_up_writer = 'follow_up_writer',
+  lead_researcher = 'lead_researcher',
 }
+
+/** What writers propose (agent-suggestion.entity.ts SuggestionKind), by the writer that proposes it. */
+export const SUGGESTION_KINDS = { follow_up_writer: ['follow_up_email'], lead_researcher: ['lead_brief'] } as const;
 
 export interface LeadQualifierConfig {
   /** Leads scoring at least this become qualified. */
@@ -34,14 +39,39 @@ export interface DealFollowUpConfig {
   deliver_to: DeliverTo;
 }
 
-export interface ProposalDrafterConfig {
+/** What every agent that calls the account's model takes. */
+export interface ModelConfig {
+  /** Tokens (prompt and completion) the agent may spend per UTC day; past it, the built-in template writes. */
+  daily_token_budget: number;
+  /** The account's own guidance added to the model's instructions (tone, signature, offer); null for none. */
+  instructions: string | null;
+}
+
+export interface ProposalDrafterConfig extends ModelConfig {
   valid_days: number;
   discount_percent: number;
   tax_percent: number;
   notes: string | null;
+  /** Whether the drafted proposal gets a written cover note (its notes: the cover note, then `notes`). */
+  cover_note: boolean;
 }
 
-export type AgentConfig = LeadQualifierConfig | DealFollowUpConfig | ProposalDrafterConfig;
+/** What writers share: how long a suggestion waits for a person, and the kinds they may act on without one. */
+export interface WriterConfig extends ModelConfig {
+  suggestion_ttl_days: number;
+  act_without_approval: string[];
+}
+
+export interface FollowUpWriterConfig extends WriterConfig {
+  /** Days a deal may sit in each open stage before an e-mail is drafted (as deal_follow_up's). */
+  idle_days: Record<string, number>;
+  /** Whether a lead that has just become qualified gets an e-mail drafted. */
+  on_lead_qualified: boolean;
+}
+
+export type LeadResearcherConfig = WriterConfig;
+
+export type AgentConfig = LeadQualifierConfig | DealFollowUpConfig | ProposalDrafterConfig | FollowUpWriterConfig | LeadResearcherConfig;
 
 export interface ConfigProblem {
   /** The key inside `config`, e.g. `qualify_at` or `idle_days.proposal`. */
@@ -52,7 +82,16 @@ export interface ConfigProblem {
 export const DEFAULT_CONFIG: Record<AgentType, AgentConfig> = {
   lead_qualifier: { qualify_at: 70, disqualify_below: 20, open_deal: false, deal_stage: DealStage.qualification, deal_value: 0 },
   deal_follow_up: { idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 }, deliver_to: 'none' },
-  proposal_drafter: { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null },
+  proposal_drafter: { valid_days: 30, discount_percent: 0, tax_percent: 0, notes: null, cover_note: false, daily_token_budget: 50_000, instructions: null },
+  follow_up_writer: {
+    idle_days: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 },
+    on_lead_qualified: true,
+    suggestion_ttl_days: 7,
+    act_without_approval: [],
+    daily_token_budget: 50_000,
+    instructions: null,
+  },
+  lead_researcher: { suggestion_ttl_days: 7, act_without_approval: [], daily_token_budget: 50_000, instructions: null },
 };
 
 type Check = (value: unknown) => string | null;
@@ -90,6 +129,13 @@ const text = (max: number): Setting => ({
   check: (value) => (value === null || (typeof value === 'string' && value.length <= max) ? null : `must be text of at most ${max} characters, or null`),
   schema: { type: ['string', 'null'], maxLength: max },
 });
+const someOf = (options: readonly string[]): Setting => ({
+  check: (value) =>
+    Array.isArray(value) && value.every((item) => typeof item === 'string' && options.includes(item)) && new Set(value).size === value.length
+      ? null
+      : `must be a list of distinct values from ${options.join(', ')}`,
+  schema: { type: 'array', items: { type: 'string', enum: options }, uniqueItems: true },
+});
 const IDLE_DAYS = integer(1, 365);
 const idleDays: Setting = {
   check: (value) => {
@@ -103,6 +149,13 @@ const idleDays: Setting = {
   schema: { type: 'object', properties: Object.fromEntries(OPEN_STAGES.map((stage) => [stage, IDLE_DAYS.schema])), additionalProperties: false },
 };
 
+const MODEL_FIELDS = { daily_token_budget: integer(0, 10_000_000), instructions: text(2000) };
+const writerFields = (type: keyof typeof SUGGESTION_KINDS) => ({
+  ...MODEL_FIELDS,
+  suggestion_ttl_days: integer(1, 90),
+  act_without_approval: someOf(SUGGESTION_KINDS[type]),
+});
+
 const FIELDS: Record<AgentType, Record<string, Setting>> = {
   lead_qualifier: {
     qualify_at: integer(0, 100),
@@ -112,7 +165,9 @@ const FIELDS: Record<AgentType, Record<string, Setting>> = {
     deal_value: amount,
   },
   deal_follow_up: { idle_days: idleDays, deliver_to: oneOf(DELIVER_TO) },
-  proposal_drafter: { valid_days: integer(1, 365), discount_percent: percent, tax_percent: percent, notes: text(5000) },
+  proposal_drafter: { valid_days: integer(1, 365), discount_percent: percent, tax_percent: percent, notes: text(5000), cover_note: boolean, ...MODEL_FIELDS },
+  follow_up_writer: { idle_days: idleDays, on_lead_qualified: boolean, ...writerFields('follow_up_writer') },
+  lead_researcher: writerFields('lead_researcher'),
 };
 
 /** The config an agent of `type` takes, as JSON Schema: its settings, each optional (defaults fill the rest), nothing else. */
@@ -143,7 +198,7 @@ export function checkAgentConfig(type: AgentType, raw: Record<string, unknown> |
   // A copy: a caller changing its config must never change the defaults.
   const defaults = structuredClone(DEFAULT_CONFIG[type]) as unknown as Record<string, unknown>;
   const config = { ...defaults, ...given } as Record<string, unknown>;
-  if (type === AgentType.deal_follow_up && given.idle_days && !problems.length) {
+  if ((type === AgentType.deal_follow_up || type === AgentType.follow_up_writer) && given.idle_days && !problems.length) {
     config.idle_days = { ...(defaults.idle_days as object), ...(given.idle_days as object) };
   }
   if (type === AgentType.lead_qualifier && !problems.length && (config.disqualify_below as number) > (config.qualify_at as number)) {

@@ -10,9 +10,10 @@ import { FanOutConsumer, fanOutPending } from '../../events/outbox-fan-out';
 import type { ServiceFactory } from '../module';
 import type { Logger } from '../../logger';
 import type { Metrics } from '../../http/metrics';
-import { AgentType } from './agent-config';
-import { BEHAVIOURS } from './agent-behaviours';
+import { newId } from '../../common/ids';
+import { BEHAVIOURS, SCHEDULED } from './agent-behaviours';
 import { Agent, AgentAction, AgentRun, AgentStatus, AgentVersion, RunOutcome, RunTrigger } from './agent.entity';
+import { AgentWriter, openWriter } from './agent-writer';
 
 export interface AgentRunnerOptions {
   orm: MikroORM;
@@ -75,16 +76,16 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
     return made;
   }
 
-  /** One scan task per deployed follow-up agent and interval; the slot makes it one across instances. */
+  /** One scan task per deployed agent of a scheduled type and interval; the slot makes it one across instances. */
   private async scheduleScans(): Promise<void> {
     const now = this.clock();
     const slot = Math.floor(now.getTime() / this.scanIntervalMs);
     await this.knex.raw(
       `insert into agent_tasks (id, created_at, updated_at, account_id, livemode, agent_id, agent_version, schedule_slot, attempt_count, next_attempt_at)
        select 'atask_' || replace(gen_random_uuid()::text, '-', ''), now(), now(), account_id, livemode, id, version, ?, 0, now()
-         from agents where status = ? and type = ?
+         from agents where status = ? and type in (${SCHEDULED.map(() => '?').join(', ')})
        on conflict (agent_id, schedule_slot) do nothing`,
-      [slot, AgentStatus.deployed, AgentType.deal_follow_up],
+      [slot, AgentStatus.deployed, ...SCHEDULED],
     );
   }
 
@@ -118,8 +119,12 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
       em.findOneOrFail(AgentVersion, { agent: agent.id, version: task.agent_version }),
       task.event_id ? em.findOne(Event, { id: task.event_id }) : Promise.resolve(null),
     ]);
+    const runId = newId('arun');
+    let writer: AgentWriter | undefined;
     const record = (runEm: typeof em, outcome: RunOutcome, actions: AgentAction[], error: string | null) => {
       const run = createScoped(runEm, AgentRun, {
+        id: runId,
+        usage: writer && writer.usage.calls > 0 ? { ...writer.usage } : null,
         agent: runEm.getReference(Agent, agent.id),
         version: task.agent_version,
         trigger: event ? RunTrigger.event : RunTrigger.schedule,
@@ -132,12 +137,21 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
       });
       return run;
     };
+    const behaviour = BEHAVIOURS[agent.type];
     let outcome: RunOutcome;
     try {
+      let prepared: unknown;
+      if (behaviour.prepare) {
+        // Reads and the model's writing, outside any transaction, on their own EntityManager.
+        const readEm = tenantFork(this.options.orm.em, scope);
+        const services = this.options.servicesFor(readEm);
+        writer = await openWriter(services, agent, frozen.config);
+        prepared = await behaviour.prepare({ em: readEm, services, agent, config: frozen.config, event, now: this.clock(), runId, writer });
+      }
       // The run and everything it does, one transaction: services on `em` follow it.
       outcome = await em.transactional(async () => {
         const services = this.options.servicesFor(em);
-        const actions = await BEHAVIOURS[agent.type]({ em, services, agent, config: frozen.config, event, now: this.clock() });
+        const actions = await behaviour.act({ em, services, agent, config: frozen.config, event, now: this.clock(), runId }, prepared);
         const run = record(em, actions.length ? RunOutcome.acted : RunOutcome.no_action, actions, null);
         if (actions.length) services.recorder.record('agent.action', run);
         await em.flush();

@@ -5,8 +5,12 @@ import { newId } from '../../common/ids';
 import { TenantEntity } from '../../db/base.entity';
 import { Event } from '../../events/event.entity';
 import { AgentType } from './agent-config';
+import type { RunUsage } from './agent-writer';
 
-registerEnumType(AgentType, { name: 'AgentType', description: 'lead_qualifier, deal_follow_up or proposal_drafter (CONTRACT §8).' });
+registerEnumType(AgentType, {
+  name: 'AgentType',
+  description: 'lead_qualifier, deal_follow_up or proposal_drafter (CONTRACT §8); follow_up_writer or lead_researcher (writers: suggestions to approve).',
+});
 
 export enum AgentStatus {
   draft = 'draft',
@@ -86,7 +90,7 @@ export class AgentVersion {
 
 /** One action an agent took, e.g. {kind: "lead_qualified", object_id: "lead_…"}. */
 export interface AgentAction {
-  kind: 'lead_qualified' | 'lead_disqualified' | 'deal_opened' | 'proposal_drafted' | 'deal_idle';
+  kind: 'lead_qualified' | 'lead_disqualified' | 'deal_opened' | 'proposal_drafted' | 'deal_idle' | 'follow_up_email' | 'lead_brief';
   object_id: string;
   [detail: string]: unknown;
 }
@@ -95,7 +99,7 @@ export interface AgentAction {
 @ObjectType({ simpleResolvers: true, description: 'One run of an agent.' })
 @Entity({ tableName: 'agent_runs' })
 @Index({ name: 'agent_runs_by_agent', properties: ['agent', 'createdAt', 'id'] })
-export class AgentRun extends TenantEntity<'object' | 'error' | 'eventId' | 'eventType' | 'agentId'> {
+export class AgentRun extends TenantEntity<'object' | 'error' | 'eventId' | 'eventType' | 'agentId' | 'usage'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('arun');
@@ -144,6 +148,13 @@ export class AgentRun extends TenantEntity<'object' | 'error' | 'eventId' | 'eve
   @Field(() => Int)
   @Property({ type: 'integer' })
   durationMs!: number;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'The model it used: {model, prompt_tokens, completion_tokens, calls, failures}; null when it asked the model nothing.',
+  })
+  @Property({ type: 'json', nullable: true })
+  usage?: RunUsage | null;
 }
 
 /**

@@ -15,7 +15,10 @@ const CONFIG_HELP =
   'open_deal (default false), deal_stage (prospecting | qualification), deal_value (default 0); deal_follow_up: ' +
   'idle_days ({stage: days}, defaults prospecting 14, qualification 14, proposal 7, negotiation 7), deliver_to (none | outlook_draft | ' +
   'todo_task, default none: a follow-up also becomes an Outlook draft or a To Do task in the Microsoft 365 mailbox); proposal_drafter: ' +
-  'valid_days (default 30), discount_percent, tax_percent (default 0), notes.';
+  'valid_days (default 30), discount_percent, tax_percent (default 0), notes, cover_note (default false: a written cover note heads the notes); ' +
+  'follow_up_writer: idle_days (as deal_follow_up), on_lead_qualified (default true); writers (follow_up_writer, lead_researcher): ' +
+  'suggestion_ttl_days (1–90, default 7), act_without_approval (kinds approved without a person: follow_up_email or lead_brief, default none); ' +
+  'agents that write (writers, proposal_drafter): daily_token_budget (tokens a UTC day, default 50000), instructions (your guidance to the model).';
 
 /** The agent's config, on create, update and deploy alike. An input type only so that it is inherited; not in the schema. */
 @InputType()

@@ -191,6 +191,18 @@ export class AgentService {
     };
   }
 
+  /** Tokens the agent's runs have spent since midnight UTC (prompt and completion), against its daily_token_budget. */
+  async tokensSpentToday(agentId: string): Promise<number> {
+    const [row] = await tenantQuery<{ tokens: string }>(
+      this.em,
+      `select coalesce(sum(cast(usage->>'prompt_tokens' as bigint) + cast(usage->>'completion_tokens' as bigint)), 0) as tokens
+         from {agent_runs} where agent_id = :agent and usage is not null
+          and created_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC'`,
+      { agent: agentId },
+    );
+    return Number(row.tokens);
+  }
+
   private validConfig(type: AgentType, raw: Record<string, unknown> | null | undefined): Record<string, unknown> {
     const { config, problems } = checkAgentConfig(type, raw);
     if (problems.length) {

@@ -2,12 +2,16 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { ListPage } from '../../common/pagination';
 import { Agent, AgentRun } from './agent.entity';
+import { AgentSuggestion } from './agent-suggestion.entity';
 
 @ObjectType({ simpleResolvers: true })
 export class AgentList extends ListPage(Agent) {}
 
 @ObjectType({ simpleResolvers: true })
 export class AgentRunList extends ListPage(AgentRun) {}
+
+@ObjectType({ simpleResolvers: true })
+export class AgentSuggestionList extends ListPage(AgentSuggestion) {}
 
 @ObjectType({ simpleResolvers: true, description: "What the agent did in the window, counted from its recorded runs and the pipeline's outcomes." })
 export class AgentOutcomes {

@@ -2,8 +2,20 @@ import { defineModule } from '../module';
 import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from './agent.entity';
 import { AgentResolver } from './agent.resolver';
 import { AgentService } from './agent.service';
+import { AgentSuggestion } from './agent-suggestion.entity';
+import { SuggestionResolver } from './suggestion.resolver';
+import { SuggestionService } from './suggestion.service';
 
-const AGENT_EVENTS = ['agent.deployed', 'agent.paused', 'agent.resumed', 'agent.deleted', 'agent.action'] as const;
+const AGENT_EVENTS = [
+  'agent.deployed',
+  'agent.paused',
+  'agent.resumed',
+  'agent.deleted',
+  'agent.action',
+  'agent.suggestion_created',
+  'agent.suggestion_approved',
+  'agent.suggestion_rejected',
+] as const;
 
 declare module '../../events/event-catalog' {
   interface EventTypes extends Record<(typeof AGENT_EVENTS)[number], true> {}
@@ -12,14 +24,15 @@ declare module '../../events/event-catalog' {
 declare module '../module' {
   interface Services {
     agents: AgentService;
+    suggestions: SuggestionService;
   }
 }
 
 export const agentsModule = defineModule({
   name: 'agents',
-  entities: [Agent, AgentVersion, AgentRun, AgentTask, AgentFollowUp],
+  entities: [Agent, AgentVersion, AgentRun, AgentTask, AgentFollowUp, AgentSuggestion],
   events: AGENT_EVENTS,
-  resolvers: [AgentResolver],
+  resolvers: [AgentResolver, SuggestionResolver],
   routes: [
     { method: 'GET', path: '/v1/agents', summary: 'List AI agents', operation: { type: 'query', field: 'agents', query: 'filter' } },
     {
@@ -64,6 +77,30 @@ export const agentsModule = defineModule({
       summary: 'Agent performance metrics',
       operation: { type: 'query', field: 'agentMetrics', query: 'filter' },
     },
+    {
+      method: 'GET',
+      path: '/v1/agents/:id/suggestions',
+      summary: "List an agent's suggestions",
+      operation: { type: 'query', field: 'agentSuggestions', query: 'filter' },
+    },
+    { method: 'GET', path: '/v1/suggestions/:id', summary: 'Retrieve a suggestion', operation: { type: 'query', field: 'suggestion' } },
+    {
+      method: 'POST',
+      path: '/v1/suggestions/:id/approve',
+      summary: 'Approve a suggestion (optionally edited) and perform it',
+      operation: { type: 'mutation', field: 'approveSuggestion', body: 'input' },
+      errors: ['resource_conflict'],
+    },
+    {
+      method: 'POST',
+      path: '/v1/suggestions/:id/reject',
+      summary: 'Reject a suggestion',
+      operation: { type: 'mutation', field: 'rejectSuggestion' },
+      errors: ['resource_conflict'],
+    },
   ],
-  services: { agents: ({ em, events }) => new AgentService(em, events) },
+  services: {
+    agents: ({ em, events }) => new AgentService(em, events),
+    suggestions: ({ em, events }) => new SuggestionService(em, events),
+  },
 });

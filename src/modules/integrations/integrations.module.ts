@@ -2,6 +2,7 @@ import { defineModule } from '../module';
 import { Integration } from './integration.entity';
 import { IntegrationResolver } from './integration.resolver';
 import { IntegrationService } from './integration.service';
+import { ModelService } from './model.service';
 import { providerSettingsOf } from './providers/crm-clients';
 import { ActionDeliveryService } from './sync/action-delivery';
 import { ActionDeliveryResolver } from './sync/action-delivery.resolver';
@@ -27,6 +28,7 @@ declare module '../module' {
     integrations: IntegrationService;
     integrationSyncs: SyncService;
     actionDeliveries: ActionDeliveryService;
+    models: ModelService;
   }
 }
 
@@ -85,5 +87,6 @@ export const integrationsModule = defineModule({
       new IntegrationService(em, settings.encryptionKey, events, providerSettingsOf(settings.config, settings.resolveHost)),
     integrationSyncs: ({ em, services }) => new SyncService(em, services.integrations),
     actionDeliveries: ({ em }) => new ActionDeliveryService(em),
+    models: ({ em, services, settings }) => new ModelService(em, services.integrations, providerSettingsOf(settings.config, settings.resolveHost)),
   },
 });

@@ -1,4 +1,5 @@
 import type { AgentAction } from '../../agents/agent.entity';
+import type { AgentSuggestion } from '../../agents/agent-suggestion.entity';
 import type { Deal } from '../../deals/deal.entity';
 import type { Lead } from '../../leads/lead.entity';
 import type { OutboundDraft, OutboundTask } from '../providers/m365-client';
@@ -64,5 +65,24 @@ export function taskFor(followUp: FollowUp): OutboundTask {
     text: [reason(followUp), `Value: ${money(deal.valueMinor, deal.currency)}`, `Contact: ${contact}`, `Deal: ${webUrl}`].join('\n'),
     webUrl,
     displayName: named(deal),
+  };
+}
+
+/**
+ * An approved follow_up_email suggestion as an Outlook draft to the lead's contact: the approved
+ * subject and body (plain text, each paragraph escaped), under a note that a person approved it.
+ * Never sent by us.
+ */
+export function approvedDraftFor(suggestion: AgentSuggestion, lead: Lead | null): OutboundDraft {
+  const content = (suggestion.approvedContent ?? suggestion.content) as { subject?: unknown; body?: unknown };
+  const paragraphs = String(content.body ?? '')
+    .split(/\n{2,}/)
+    .map((paragraph) => `<p>${escapeHtml(paragraph).replace(/\n/g, '<br>')}</p>`);
+  const note = `Written by your follow-up writer agent${suggestion.generatedBy === 'template' ? ' (from its template)' : ''}, approved, not sent.`;
+  return {
+    actionId: suggestion.id,
+    subject: String(content.subject ?? ''),
+    html: [`<p style="color:#666666"><em>${escapeHtml(note)}</em></p>`, ...paragraphs].join('\n'),
+    to: lead?.contactEmail ? [{ address: lead.contactEmail, name: lead.contactName ?? null }] : [],
   };
 }

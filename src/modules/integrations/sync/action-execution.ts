@@ -1,12 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createScoped } from '../../../db/tenant';
 import { AgentRun, AgentVersion } from '../../agents/agent.entity';
-import type { DeliverTo } from '../../agents/agent-config';
 import { Deal } from '../../deals/deal.entity';
 import type { Integration } from '../integration.entity';
-import type { DeliveredItem, MailboxClient } from '../providers/m365-client';
+import { isId } from '../../../common/ids';
+import { AgentSuggestion, SuggestionKind, SuggestionStatus } from '../../agents/agent-suggestion.entity';
+import { Lead } from '../../leads/lead.entity';
+import type { DeliveredItem, MailboxClient, OutboundDraft, OutboundTask } from '../providers/m365-client';
 import { GraphItemRefused } from '../providers/m365-graph';
-import { draftFor, FollowUp, taskFor } from './action-content';
+import { approvedDraftFor, draftFor, taskFor } from './action-content';
 import { parseActionId } from './action-fan-out';
 import type { RunCounts } from './sync-execution';
 import { SyncDirection, SyncFailure, SyncLink, SyncRun } from './sync.entities';
@@ -31,7 +33,8 @@ interface Owed {
   changed_at: Date;
 }
 
-type Delivery = FollowUp & { deliverTo: Exclude<DeliverTo, 'none'> };
+/** What to write in the mailbox for one owed action, and the deal it is about (null for a lead's e-mail). */
+type Delivery = { dealId: string | null } & ({ deliverTo: 'outlook_draft'; item: OutboundDraft } | { deliverTo: 'todo_task'; item: OutboundTask });
 
 /**
  * A Microsoft 365 run: the agents' follow-ups owed to the mailbox (pending rows of object_type
@@ -100,7 +103,7 @@ export class ActionExecution {
     const mailbox = await this.host.mailbox();
     let item: DeliveredItem;
     try {
-      item = delivery.deliverTo === 'outlook_draft' ? await mailbox.saveDraft(draftFor(delivery)) : await mailbox.addTask(taskFor(delivery));
+      item = delivery.deliverTo === 'outlook_draft' ? await mailbox.saveDraft(delivery.item) : await mailbox.addTask(delivery.item);
     } catch (error) {
       if (!(error instanceof GraphItemRefused)) throw error;
       await this.settle(em, row, { failure: error.message });
@@ -112,6 +115,7 @@ export class ActionExecution {
 
   /** The follow-up an owed action id names, as it is now, or why there is none to deliver. */
   private async deliveryOf(em: EntityManager, id: string): Promise<Delivery | string> {
+    if (isId('sugg', id)) return this.approvedEmail(em, id);
     const parsed = parseActionId(id);
     const agentRun = parsed ? await em.findOne(AgentRun, { id: parsed.runId }) : null;
     const action = parsed && agentRun ? agentRun.actions[parsed.index] : undefined;
@@ -122,7 +126,18 @@ export class ActionExecution {
     const deal = await em.findOne(Deal, { id: action.object_id });
     if (!deal) return `the deal ${action.object_id} was deleted before its follow-up was delivered`;
     const lead = deal.lead ? await deal.lead.load() : null;
-    return { actionId: id, deal, lead, action, publicUrl: this.publicUrl, deliverTo };
+    const followUp = { actionId: id, deal, lead, action, publicUrl: this.publicUrl };
+    return deliverTo === 'outlook_draft' ? { deliverTo, item: draftFor(followUp), dealId: deal.id } : { deliverTo, item: taskFor(followUp), dealId: deal.id };
+  }
+
+  /** An approved follow_up_email suggestion, as an Outlook draft to its lead's contact. */
+  private async approvedEmail(em: EntityManager, id: string): Promise<Delivery | string> {
+    const suggestion = await em.findOne(AgentSuggestion, { id });
+    if (suggestion?.kind !== SuggestionKind.follow_up_email || suggestion.status !== SuggestionStatus.approved) {
+      return `${id} is not an approved e-mail suggestion here`;
+    }
+    const lead = suggestion.leadId ? await em.findOne(Lead, { id: suggestion.leadId }) : null;
+    return { deliverTo: 'outlook_draft', item: approvedDraftFor(suggestion, lead), dealId: suggestion.dealId ?? null };
   }
 
   /**
@@ -138,7 +153,7 @@ export class ActionExecution {
           objectId: row.object_id,
           externalId: outcome.item.id,
           external: outcome.item.external,
-          fields: { deliver_to: outcome.delivery.deliverTo, deal_id: outcome.delivery.deal.id, found: outcome.item.found },
+          fields: { deliver_to: outcome.delivery.deliverTo, deal_id: outcome.delivery.dealId, found: outcome.item.found },
           syncedAt: new Date(),
         });
         this.counts.pushed += 1;

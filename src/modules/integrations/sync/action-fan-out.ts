@@ -18,7 +18,9 @@ export function parseActionId(id: string): { runId: string; index: number } | nu
 }
 
 /**
- * The outbound side for actions: an `agent.action` event of a deal_follow_up run whose deployed
+ * The outbound side for actions: an approved follow_up_email suggestion (`agent.suggestion_approved`)
+ * is owed, under the suggestion's id, to every Microsoft 365 integration of its account and mode
+ * that is not disconnected, to become an Outlook draft. And an `agent.action` event of a deal_follow_up run whose deployed
  * version has `deliver_to` other than `none` owes each of the run's `deal_idle` actions to every
  * Microsoft 365 integration of the event's account and mode that is not disconnected (one pending
  * row per action and integration, object_type `action`). An integration in error keeps them, and
@@ -26,7 +28,7 @@ export function parseActionId(id: string): { runId: string; index: number } | nu
  * they were written with the event, and a version never changes.
  */
 export const actionFanOut: FanOutConsumer = async (trx, events, now) => {
-  const raised = events.filter((event) => event.type === 'agent.action');
+  const raised = events.filter((event) => event.type === 'agent.action' || event.type === 'agent.suggestion_approved');
   if (raised.length === 0) return 0;
   const integrations: Array<{ id: string; account_id: string; livemode: boolean }> = await trx('integrations')
     .select('id', 'account_id', 'livemode')
@@ -34,7 +36,7 @@ export const actionFanOut: FanOutConsumer = async (trx, events, now) => {
     .whereNot('status', IntegrationStatus.disconnected)
     .whereIn('account_id', [...new Set(raised.map((event) => event.account_id))]);
   if (integrations.length === 0) return 0;
-  const actions: Array<{ event_id: string; account_id: string; livemode: boolean; run_id: string; action_index: number }> = await trx('events as e')
+  const followUps: Array<{ account_id: string; livemode: boolean; run_id: string; action_index: number }> = await trx('events as e')
     .select('e.id as event_id', 'e.account_id', 'e.livemode', 'r.id as run_id', trx.raw('cast(a.ordinality as int) - 1 as action_index'))
     .join('agent_runs as r', function () {
       this.on('r.id', '=', trx.raw(`e.data->'object'->>'id'`)).andOn('r.account_id', '=', 'e.account_id').andOn('r.livemode', '=', 'e.livemode');
@@ -46,11 +48,26 @@ export const actionFanOut: FanOutConsumer = async (trx, events, now) => {
     .joinRaw('cross join lateral jsonb_array_elements(r.actions) with ordinality as a(action, ordinality)')
     .whereIn(
       'e.id',
-      raised.map((event) => event.id),
+      raised.filter((event) => event.type === 'agent.action').map((event) => event.id),
     )
     .where('g.type', AgentType.deal_follow_up)
     .whereRaw(`v.config->>'deliver_to' in (${DELIVERED.map(() => '?').join(', ')})`, [...DELIVERED])
     .whereRaw(`a.action->>'kind' = ?`, ['deal_idle']);
+  // An approved e-mail suggestion becomes a draft (its own id names it at Graph), whatever the writer's config.
+  const emails: Array<{ account_id: string; livemode: boolean; suggestion_id: string }> = await trx('events as e')
+    .select('e.account_id', 'e.livemode', 's.id as suggestion_id')
+    .join('agent_suggestions as s', function () {
+      this.on('s.id', '=', trx.raw(`e.data->'object'->>'id'`)).andOn('s.account_id', '=', 'e.account_id').andOn('s.livemode', '=', 'e.livemode');
+    })
+    .whereIn(
+      'e.id',
+      raised.filter((event) => event.type === 'agent.suggestion_approved').map((event) => event.id),
+    )
+    .where('s.kind', 'follow_up_email');
+  const actions = [
+    ...followUps.map((action) => ({ ...action, id: actionId(action.run_id, action.action_index) })),
+    ...emails.map((email) => ({ ...email, id: email.suggestion_id })),
+  ];
   const rows: OwedChange[] = [];
   for (const action of actions) {
     for (const integration of integrations) {
@@ -58,7 +75,7 @@ export const actionFanOut: FanOutConsumer = async (trx, events, now) => {
       rows.push({
         integration_id: integration.id,
         object_type: 'action',
-        object_id: actionId(action.run_id, action.action_index),
+        object_id: action.id,
         account_id: action.account_id,
         livemode: action.livemode,
         changed_at: now,
