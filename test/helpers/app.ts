@@ -30,6 +30,7 @@ import { CoSellWorker, CoSellWorkerOptions } from '../../src/modules/deals/co-se
 import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
 import type { PdfPoolBounds } from '../../src/modules/proposals/proposal-pdf.pool';
+import type { ServiceFactory } from '../../src/modules/module';
 import { FakeCrms, startFakeCrms } from './fakes';
 
 export interface TestAppOptions {
@@ -142,6 +143,8 @@ export interface TestApp {
   coSellWorker?: CoSellWorker;
   /** The fake CRMs this app reaches (options.crms, or its own permissive ones). */
   crms: FakeCrms;
+  /** The app's own services over an EntityManager (scope it with tenantFork), for set-ups the API has no route for. */
+  servicesFor: ServiceFactory;
 }
 
 let accountCounter = 0;
@@ -274,6 +277,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     syncWorker,
     coSellWorker,
     crms,
+    servicesFor,
     trainer: new ModelTrainer({ orm, logger, servicesFor, ...options.trainer }),
     reset: () => truncateAll(orm),
     async close() {

@@ -7,6 +7,7 @@ import { Plan } from '../../src/modules/accounts/plan';
 import { KeyPermissions, RESOURCES } from '../../src/modules/accounts/key-permissions';
 import { ROUTES } from '../../src/rest/routes';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { waitFor } from '../helpers/wait';
 
 /**
  * Every route of the table that addresses an object by id answers 404 for another account's
@@ -27,7 +28,8 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
   };
 
   beforeAll(async () => {
-    app = await startTestApp({ env: LOCAL_RECEIVERS });
+    // The agent runner too: a suggestion is made by a deployed writer.
+    app = await startTestApp({ env: LOCAL_RECEIVERS, agents: {} });
     // Enterprise: the live keys' per-minute allowance holds every route's requests.
     owner = await app.createAccount({ plan: Plan.enterprise });
     stranger = await app.createAccount({ plan: Plan.enterprise });
@@ -35,6 +37,14 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
     ids.deals = await made('/v1/deals', { name: 'Owned deal', value: 5000, lead_id: ids.leads, stage: 'qualification' });
     ids.proposals = await made('/v1/proposals', { deal_id: ids.deals });
     ids.agents = await made('/v1/agents', { name: 'Owned agent', type: 'lead_qualifier' });
+    // A lead researcher writes a brief (a suggestion) for each new lead; it is deployed before the lead it writes about.
+    const researcher = await made('/v1/agents', { name: 'Owned researcher', type: 'lead_researcher' });
+    expect((await app.request('POST', `/v1/agents/${researcher}/deploy`, { key: owner.testKey })).status).toBe(200);
+    await made('/v1/leads', { company: 'Researched', contact_email: 'researched@example.test' });
+    ids.suggestions = await waitFor("the researcher's suggestion", async () => {
+      const listed = await app.request('GET', `/v1/agents/${researcher}/suggestions`, { key: owner.testKey });
+      return listed.body.data?.[0]?.id as string | undefined;
+    });
     ids.integrations = await made('/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-00000000-owned' } });
     ids.webhooks = await made('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
     const events = await app.request('GET', '/v1/events?limit=1', { key: owner.testKey });

@@ -7,6 +7,7 @@ import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { parsePermissions } from '../../src/modules/accounts/key-permissions';
 import { Plan } from '../../src/modules/accounts/plan';
 import { RestRoute, ROUTES } from '../../src/rest/routes';
+import { proposeBrief } from '../helpers/suggestions';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import * as arb from './fuzz-arbitraries';
 import { graphqlCase, graphqlRequest } from './fuzz-graphql';
@@ -106,6 +107,9 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     deals: () => created('/v1/deals', { name: 'Fresh deal', value: 5000, lead_id: fixtures.leads, stage: 'qualification' }),
     proposals: async () => created('/v1/proposals', { deal_id: await fresh.deals() }),
     agents: () => created('/v1/agents', { name: 'Fresh agent', type: 'lead_qualifier' }),
+    // This app runs no agent runner: the suggestion is made by the service a writer's run uses.
+    suggestions: async () =>
+      (await proposeBrief(app, owner, await created('/v1/agents', { name: 'Fresh researcher', type: 'lead_researcher' }), fixtures.leads)).id,
     integrations: async () => {
       const listed = await setup('GET', '/v1/integrations?provider=hubspot&status=connected');
       const connected = (listed.json as { data: Array<{ id: string }> }).data[0];
@@ -159,6 +163,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     fixtures.deals = await fresh.deals();
     fixtures.proposals = await created('/v1/proposals', { deal_id: fixtures.deals });
     fixtures.agents = await fresh.agents();
+    fixtures.suggestions = await fresh.suggestions();
     fixtures.webhooks = await fresh.webhooks();
     // Events are only ever written by changes: the newest of the ones the fixtures made.
     fixtures.events = ((await setup('GET', '/v1/events?limit=1')).json as { data: Array<{ id: string }> }).data[0].id;

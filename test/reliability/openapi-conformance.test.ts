@@ -44,6 +44,12 @@ const UNSTATABLE_400: Array<{ operation: string; message: RegExp; why: string }>
     message: /settings(\.|\[)model\]? is required for openai_compatible/,
     why: 'a setting optional for every provider but a compatible model server, which has no default model',
   })),
+  { operation: 'deployAgent', message: /has no version \d+/, why: "a version number against the agent's stored versions" },
+  {
+    operation: 'deployAgent',
+    message: /Give either config or version, not both/,
+    why: 'two optional settings that exclude each other (a rollback names a version, a deploy a config)',
+  },
   { operation: 'resendWebhookEvent', message: /does not receive [\w.]+ events/, why: "the stored event's type against the stored endpoint's events" },
 ];
 

@@ -1,5 +1,6 @@
 import { EntityManager, FilterQuery, LockMode } from '@mikro-orm/postgresql';
 import { ApiError, notFound } from '../../common/api-error';
+import { camelToSnake } from '../../common/case';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
 import { createScoped } from '../../db/tenant';
@@ -90,8 +91,12 @@ export class SuggestionService {
         if (value === undefined || value === null) continue;
         const key = editable[field];
         if (!key) {
-          const takes = Object.keys(editable).join(' and ');
-          throw new ApiError('parameter_invalid', `A ${suggestion.kind} suggestion takes ${takes} as edits, not ${field}`, { param: field });
+          // Named as the content's keys (REST's and the suggestion's own), in GraphQL and REST alike.
+          const takes = Object.values(editable).join(' and ');
+          throw new ApiError('parameter_invalid', `A ${suggestion.kind} suggestion takes edits to ${takes}, not ${camelToSnake(field)}`, {
+            param: field,
+            restParam: camelToSnake(field),
+          });
         }
         content[key] = value.trim();
       }
