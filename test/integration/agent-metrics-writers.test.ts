@@ -48,6 +48,7 @@ const DAY_MS = 86_400_000;
 const WINDOWS = ['24h', '7d', '30d'];
 const WINDOW_MS: Record<string, number> = { '24h': DAY_MS, '7d': 7 * DAY_MS, '30d': 30 * DAY_MS };
 const MODEL = 'gpt-4o-mini';
+const OTHER_MODEL = 'gpt-4o';
 const METRICS_FIELDS = `object agentId window from to runs errors successRate actionsByKind p50LatencyMs p95LatencyMs lastRunAt
   outcomes { leadsQualified leadsDisqualified dealsOpened proposalsDrafted idleDealsFlagged qualifiedLeadsWon suggestionsMade }
   modelUsage { calls failures promptTokens completionTokens totalTokens byModel { model runs calls failures promptTokens completionTokens totalTokens } }
@@ -218,7 +219,11 @@ describe('agent metrics of writer agents', () => {
     const pending = await leadWithRun(agentId, 5);
     chat.answerWith({ kind: 'json', value: brief('Six'), usage: { prompt_tokens: 80, completion_tokens: 20 } });
     const approvedNow = await leadWithRun(agentId, 6);
-    expect(chat.chats()).toHaveLength(8); // one completion a lead, three for the rate-limited one
+    // The account picks another model for its integration: the next run is counted under it.
+    await rest('POST', `/v1/integrations/${integration.id as string}`, { settings: { model: OTHER_MODEL } });
+    chat.answerWith({ kind: 'json', value: brief('Seven'), usage: { prompt_tokens: 60, completion_tokens: 15 } });
+    const pendingOtherModel = await leadWithRun(agentId, 7);
+    expect(chat.chats().map((seen) => seen.body.model)).toEqual([...Array(8).fill(MODEL), OTHER_MODEL]); // three for the rate-limited lead
 
     // The usage the runs recorded, as the writer counted it.
     const runs = await runsOf(agentId);
@@ -227,10 +232,11 @@ describe('agent metrics of writer agents', () => {
     expect(runAbout(rejected).usage).toMatchObject({ model: MODEL, calls: 1, failures: 1, completion_tokens: 12 });
     expect(runAbout(expiring).usage).toMatchObject({ model: MODEL, calls: 1, failures: 1 });
     expect(runAbout(pending).usage).toEqual({ model: null, prompt_tokens: 0, completion_tokens: 0, calls: 1, failures: 1 });
+    expect(runAbout(pendingOtherModel).usage).toEqual({ model: OTHER_MODEL, prompt_tokens: 60, completion_tokens: 15, calls: 1, failures: 0 });
 
-    // People decide: approve three (one edited), reject one; one is left pending, and one expires (by SQL, unread).
+    // People decide: approve three (one edited), reject one; two are left pending, and one expires (by SQL, unread).
     const rows0 = await suggestionRows(agentId);
-    expect(rows0).toHaveLength(6);
+    expect(rows0).toHaveLength(7);
     const suggestionOf = (leadId: string) => rows0.find((row) => row.lead_id === leadId)!.id;
     await rest('POST', `/v1/suggestions/${suggestionOf(approvedEarly)}/approve`, { brief: 'Edited before approving.' });
     await rest('POST', `/v1/suggestions/${suggestionOf(approvedLongAgo)}/approve`);
@@ -273,41 +279,23 @@ describe('agent metrics of writer agents', () => {
         models: usage.by_model.map((row) => [row.model, row.runs]),
       };
     };
-    expect(written('24h')).toEqual({
-      made: 3,
-      statuses: [1, 1, 0, 1],
-      rate: 1 / 2,
-      calls: [3, 2],
-      models: [
-        [MODEL, 2],
-        [null, 1],
-      ],
-    });
-    expect(written('7d')).toEqual({
-      made: 4,
-      statuses: [1, 2, 0, 1],
-      rate: 2 / 3,
-      calls: [4, 2],
-      models: [
-        [MODEL, 3],
-        [null, 1],
-      ],
-    });
-    expect(written('30d')).toEqual({
-      made: 5,
-      statuses: [1, 2, 1, 1],
-      rate: 2 / 4,
-      calls: [5, 3],
-      models: [
-        [MODEL, 4],
-        [null, 1],
-      ],
-    });
-    // Known tokens: 24h holds the refusal's (counted by the fake from the prompt) and 80 + 20; 7d adds 120 + 30.
+    const models = (mini: number) => [
+      [OTHER_MODEL, 1],
+      [MODEL, mini],
+      [null, 1],
+    ];
+    expect(written('24h')).toEqual({ made: 4, statuses: [2, 1, 0, 1], rate: 1 / 2, calls: [4, 2], models: models(2) });
+    expect(written('7d')).toEqual({ made: 5, statuses: [2, 2, 0, 1], rate: 2 / 3, calls: [5, 2], models: models(3) });
+    expect(written('30d')).toEqual({ made: 6, statuses: [2, 2, 1, 1], rate: 2 / 4, calls: [6, 3], models: models(4) });
+    // Known tokens: 24h holds the refusal's (counted by the fake from the prompt), 80 + 20 and 60 + 15; 7d adds 120 + 30.
     const tokens = (window: string) => (seen[window].model_usage as Json).completion_tokens;
-    expect(tokens('24h')).toBe(12 + 20);
-    expect(tokens('7d')).toBe(12 + 20 + 30);
-    expect(tokens('30d')).toBe(12 + 20 + 30 + 12);
+    expect(tokens('24h')).toBe(12 + 20 + 15);
+    expect(tokens('7d')).toBe(12 + 20 + 15 + 30);
+    expect(tokens('30d')).toBe(12 + 20 + 15 + 30 + 12);
+    const otherModel = (window: string) => (seen[window].model_usage as { by_model: Json[] }).by_model[0];
+    for (const window of WINDOWS) {
+      expect(otherModel(window)).toEqual({ model: OTHER_MODEL, runs: 1, calls: 1, failures: 0, prompt_tokens: 60, completion_tokens: 15, total_tokens: 75 });
+    }
     const waits = (window: string) => {
       const { p50_time_to_approval_ms: p50, p95_time_to_approval_ms: p95 } = seen[window].suggestions as Record<string, number>;
       return { p50, p95 };
