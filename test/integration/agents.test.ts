@@ -93,8 +93,24 @@ interface Metrics {
     proposals_drafted: number;
     idle_deals_flagged: number;
     qualified_leads_won: number;
+    suggestions_made: number;
   };
+  model_usage: Json;
+  suggestions: Json;
 }
+
+/** The model usage and suggestion figures of an agent that asked no model and made no suggestion. */
+const NO_MODEL_USAGE = { calls: 0, failures: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, by_model: [] };
+const NO_SUGGESTIONS = {
+  pending: 0,
+  approved: 0,
+  approved_automatically: 0,
+  rejected: 0,
+  expired: 0,
+  approval_rate: null,
+  p50_time_to_approval_ms: null,
+  p95_time_to_approval_ms: null,
+};
 
 const AGENT_KEYS = ['config', 'created_at', 'deployed_at', 'id', 'livemode', 'name', 'object', 'status', 'type', 'updated_at', 'version'];
 const AGENT_ID = /^agent_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -1038,12 +1054,14 @@ describe('agents', () => {
             'errors',
             'from',
             'last_run_at',
+            'model_usage',
             'object',
             'outcomes',
             'p50_latency_ms',
             'p95_latency_ms',
             'runs',
             'success_rate',
+            'suggestions',
             'to',
             'window',
           ].sort(),
@@ -1079,7 +1097,11 @@ describe('agents', () => {
             proposals_drafted: count('proposal_drafted'),
             idle_deals_flagged: count('deal_idle'),
             qualified_leads_won: [...qualified].filter((id) => wonLeads.has(id)).length,
+            suggestions_made: 0,
           },
+          // A lead qualifier asks no model and writes no suggestions (agent-metrics-writers.test.ts counts those).
+          model_usage: NO_MODEL_USAGE,
+          suggestions: NO_SUGGESTIONS,
         });
       }
       // The figures written out for this data set, so a shared mistake above cannot hide.
@@ -1111,7 +1133,17 @@ describe('agents', () => {
           p50_latency_ms: null,
           p95_latency_ms: null,
           last_run_at: null,
-          outcomes: { leads_qualified: 0, leads_disqualified: 0, deals_opened: 0, proposals_drafted: 0, idle_deals_flagged: 0, qualified_leads_won: 0 },
+          outcomes: {
+            leads_qualified: 0,
+            leads_disqualified: 0,
+            deals_opened: 0,
+            proposals_drafted: 0,
+            idle_deals_flagged: 0,
+            qualified_leads_won: 0,
+            suggestions_made: 0,
+          },
+          model_usage: NO_MODEL_USAGE,
+          suggestions: NO_SUGGESTIONS,
         });
       }
       for (const window of ['1h', '7D', '90d', '', '24 h', '7']) {

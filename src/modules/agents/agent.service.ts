@@ -10,6 +10,7 @@ import { AgentType, checkAgentConfig } from './agent-config';
 import { Agent, AgentRun, AgentStatus, AgentVersion } from './agent.entity';
 import { AgentCreateInput, AgentDeployInput, AgentListInput, AgentUpdateInput, MetricWindow } from './agent.inputs';
 import { AgentMetrics } from './agent.types';
+import { modelUsage, suggestionFigures } from './agent-metrics.queries';
 
 const WINDOW_MS: Record<MetricWindow, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 
@@ -135,7 +136,7 @@ export class AgentService {
     return findPage(this.em, AgentRun, [{ agent }], input);
   }
 
-  /** Figures over the window, all counted in SQL from the recorded runs and the deals they led to. */
+  /** Figures over the window, all counted in SQL from the recorded runs, the deals they led to, and the suggestions made. */
   async metrics(id: string, window: MetricWindow = '7d'): Promise<AgentMetrics> {
     const agent = await this.get(id);
     const to = new Date();
@@ -165,6 +166,8 @@ export class AgentService {
       bindings,
     );
     const [last] = await tenantQuery<{ at: Date | null }>(this.em, 'select max(created_at) as at from {agent_runs} where agent_id = :agent', bindings);
+    const usage = await modelUsage(this.em, bindings);
+    const suggestions = await suggestionFigures(this.em, bindings);
     const actionsByKind: Record<string, number> = Object.fromEntries(kinds.map((row) => [row.kind, row.count]));
     const runs = totals.runs;
     return {
@@ -187,7 +190,10 @@ export class AgentService {
         proposalsDrafted: actionsByKind.proposal_drafted ?? 0,
         idleDealsFlagged: actionsByKind.deal_idle ?? 0,
         qualifiedLeadsWon: won.count,
+        suggestionsMade: suggestions.made,
       },
+      modelUsage: usage,
+      suggestions: suggestions.figures,
     };
   }
 

@@ -32,6 +32,75 @@ export class AgentOutcomes {
 
   @Field(() => Int, { description: 'Leads this agent qualified in the window that have a won deal now.' })
   qualifiedLeadsWon!: number;
+
+  @Field(() => Int, { description: 'Suggestions the agent made in the window (writer agents), whatever became of them.' })
+  suggestionsMade!: number;
+}
+
+@ObjectType({ simpleResolvers: true, description: "The model's use by the runs of the window, from each run's recorded usage." })
+export class AgentModelUsageFigures {
+  @Field(() => Int, { description: 'Completions asked for, answered or not.' })
+  calls!: number;
+
+  @Field(() => Int, { description: 'Completions that gave nothing usable (the template wrote instead).' })
+  failures!: number;
+
+  @Field(() => Int)
+  promptTokens!: number;
+
+  @Field(() => Int)
+  completionTokens!: number;
+
+  @Field(() => Int, { description: 'Prompt and completion tokens together, as the daily_token_budget counts them.' })
+  totalTokens!: number;
+}
+
+@ObjectType({ simpleResolvers: true, description: "One model's share of the window's usage." })
+export class AgentModelUsageByModel extends AgentModelUsageFigures {
+  @Field(() => String, { nullable: true, description: 'The model that answered; null for runs whose every call failed before a model answered.' })
+  model!: string | null;
+
+  @Field(() => Int, { description: 'Runs that asked this model.' })
+  runs!: number;
+}
+
+@ObjectType({ simpleResolvers: true, description: "The model's use by the runs of the window, in all and by model." })
+export class AgentModelUsage extends AgentModelUsageFigures {
+  @Field(() => [AgentModelUsageByModel], { description: 'By the model that answered, by name (null last).' })
+  byModel!: AgentModelUsageByModel[];
+}
+
+@ObjectType({
+  simpleResolvers: true,
+  description: 'What became of the suggestions made in the window, as of now: a pending one past its expires_at counts as expired.',
+})
+export class AgentSuggestionFigures {
+  @Field(() => Int)
+  pending!: number;
+
+  @Field(() => Int, { description: 'Approved by a person or automatically (act_without_approval).' })
+  approved!: number;
+
+  @Field(() => Int, { description: 'Of the approved, those approved automatically.' })
+  approvedAutomatically!: number;
+
+  @Field(() => Int)
+  rejected!: number;
+
+  @Field(() => Int)
+  expired!: number;
+
+  @Field(() => Float, { nullable: true, description: 'approved / (approved + rejected + expired), 0–1; null while none is decided.' })
+  approvalRate!: number | null;
+
+  @Field(() => Float, {
+    nullable: true,
+    description: 'Median time from made to approved by a person, in whole milliseconds (a Float: it may pass 32 bits); null when none.',
+  })
+  p50TimeToApprovalMs!: number | null;
+
+  @Field(() => Float, { nullable: true, description: '95th percentile of the time from made to approved by a person, in whole milliseconds; null when none.' })
+  p95TimeToApprovalMs!: number | null;
 }
 
 @ObjectType({ simpleResolvers: true, description: "An agent's performance over a window (CONTRACT §8)." })
@@ -74,4 +143,10 @@ export class AgentMetrics {
 
   @Field(() => AgentOutcomes)
   outcomes!: AgentOutcomes;
+
+  @Field(() => AgentModelUsage)
+  modelUsage!: AgentModelUsage;
+
+  @Field(() => AgentSuggestionFigures)
+  suggestions!: AgentSuggestionFigures;
 }
