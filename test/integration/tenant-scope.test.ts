@@ -4,6 +4,7 @@ import { TENANT_ENTITIES } from '../../src/db/orm';
 import { createSchema } from '../../src/graphql/schema';
 import { ROUTES } from '../../src/rest/routes';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { proposeBrief } from '../helpers/suggestions';
 import { schemaOperations } from '../reliability/fuzz-schema';
 
 /**
@@ -50,6 +51,8 @@ describe('tenant scope of every read a request makes', () => {
     fixtures.deals = await made('/v1/deals', { name: 'Scoped deal', value: 5000, lead_id: fixtures.leads, stage: 'qualification' });
     fixtures.proposals = await made('/v1/proposals', { deal_id: fixtures.deals });
     fixtures.agents = await made('/v1/agents', { name: 'Scoped agent', type: 'lead_qualifier' });
+    const researcher = await made('/v1/agents', { name: 'Scoped researcher', type: 'lead_researcher' });
+    fixtures.suggestions = (await proposeBrief(app, owner, researcher, fixtures.leads)).id;
     fixtures.integrations = await made('/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-00000000-scoped' } });
     fixtures.webhooks = await made('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
     fixtures.events = (await app.request('GET', '/v1/events?limit=1', { key: owner.testKey })).body.data[0].id;
