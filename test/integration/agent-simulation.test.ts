@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { KeyType } from '../../src/modules/accounts/api-key.entity';
+import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
+import { parsePermissions } from '../../src/modules/accounts/key-permissions';
 import { HttpResponse, LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { FakeCrms, startFakeCrms } from '../helpers/fakes';
 import { settled, WebhookReceiver } from '../helpers/receiver';
@@ -40,6 +43,8 @@ interface Simulation {
 const DAY_MS = 86_400_000;
 /** The cap of model calls a simulation makes (src/modules/agents/agent-simulation.ts), written out here. */
 const MODEL_CALL_CAP = 3;
+/** Events a simulation replays at most, written out here. */
+const EVENT_CAP = 500;
 const unique = () => randomUUID().slice(0, 8);
 const hot = () => ({ company: `Hot ${unique()}`, contact_email: `buyer@hot-${unique()}.test`, industry: 'Software', employees: 500 });
 const cold = () => ({ company: `Cold ${unique()}`, contact_email: `c${unique()}@gmail.com`, industry: 'Non-profit', employees: 5, source: 'purchased_list' });
@@ -275,13 +280,73 @@ describe('agent simulation', () => {
     expect((await app.request('GET', `/v1/integrations/${integration.id}`, { key: owner.testKey })).body.status).toBe('connected');
   });
 
-  it('works for deployed and paused agents alike, with their working config', async () => {
-    await made('/v1/leads', hot());
+  it('replays at most 500 events, oldest first, and says truncated', async () => {
+    const first = await made('/v1/leads', hot());
+    const last = await made('/v1/leads', cold());
+    await settled(app);
+    await sql(`update events set created_at = now() - interval '2 days' where data->'object'->>'id' = ?`, [first.id]);
+    await sql(`update events set created_at = now() - interval '1 hour' where data->'object'->>'id' = ?`, [last.id]);
+    // The hot lead rescored 500 more times a day ago: copies of its lead.scored event, already fanned out.
+    await sql(
+      `insert into events (id, account_id, livemode, type, api_version, data, created_at, updated_at, fanned_out_at)
+       select 'evt_copy' || n || substr(md5(random()::text), 1, 10), account_id, livemode, type, api_version, data,
+              now() - interval '1 day' + make_interval(secs => n / 1000.0), now(), now()
+         from events, generate_series(1, ?) as n where type = 'lead.scored' and data->'object'->>'id' = ?`,
+      [EVENT_CAP, first.id],
+    );
+    expect(await eventsIn(['lead.scored'], 7)).toHaveLength(EVENT_CAP + 2);
+    const agent = await agentOf('lead_qualifier');
+    const result = await withoutSideEffects(() => simulated(agent.id as string, { window: '7d' }));
+    // The first lead.scored qualifies the hot lead; its copies find it qualified; the cold lead's, the newest, is past the cap.
+    expect(result).toMatchObject({ events_replayed: EVENT_CAP, truncated: true, actions_by_kind: { lead_qualified: 1 }, leads_affected: [first.id] });
+  });
+
+  it('gives up with 503 when a row it would change is held past its lock timeout, and leaves nothing behind', async () => {
+    const lead = await made('/v1/leads', hot());
+    const agent = await agentOf('lead_qualifier');
+    await settled(app);
+    const before = await database();
+    const knex = app.orm.em.getKnex();
+    const holder = await knex.transaction();
+    try {
+      await holder.raw('select id from leads where id = ? for update', [lead.id as string]);
+      const started = Date.now();
+      const res = await simulate(agent.id as string, { window: '7d' });
+      expectError(res, 503, 'service_unavailable');
+      expect(res.body.error.message).toMatch(/being changed right now; retry shortly/);
+      expect(Date.now() - started).toBeLessThan(10_000); // the lock timeout (2 s), not the statement timeout
+    } finally {
+      await holder.rollback();
+    }
+    expect(await database()).toEqual(before);
+    expect((await simulated(agent.id as string, { window: '7d' })).leads_affected).toEqual([lead.id]);
+  });
+
+  it('works for deployed and paused agents alike, with their working config, over REST and GraphQL', async () => {
+    const lead = await made('/v1/leads', hot());
     const agent = await agentOf('lead_qualifier');
     expect((await post(`/v1/agents/${agent.id}/deploy`)).status).toBe(200);
     expect((await simulated(agent.id as string, { window: '7d' })).actions_by_kind).toEqual({ lead_qualified: 1 });
     expect((await post(`/v1/agents/${agent.id}/pause`)).status).toBe(200);
     expect((await simulated(agent.id as string, { window: '30d', config: { qualify_at: 90 } })).actions_by_kind).toEqual({});
+    const res = await app.graphql(
+      `mutation ($id: ID!) { simulateAgent(id: $id, input: { window: "7d" }) { object agentId window eventsReplayed actionsByKind leadsAffected modelCalls } }`,
+      { id: agent.id },
+      owner.testKey,
+    );
+    expect(res.body).toEqual({
+      data: {
+        simulateAgent: {
+          object: 'agent_simulation',
+          agentId: agent.id,
+          window: '7d',
+          eventsReplayed: 1,
+          actionsByKind: { lead_qualified: 1 },
+          leadsAffected: [lead.id],
+          modelCalls: 0,
+        },
+      },
+    });
   });
 
   it('refuses a config that does not hold (422), a window other than 7d or 30d (400), and agents it cannot see (404)', async () => {
@@ -302,5 +367,10 @@ describe('agent simulation', () => {
     const stranger = await app.createAccount();
     expectError(await simulate(id, { window: '7d' }, stranger.testKey), 404, 'resource_missing', 'id');
     expectError(await simulate(id, { window: '7d' }, owner.liveKey), 404, 'resource_missing', 'id');
+    // It writes nothing, but spends the account's model calls and holds rows a moment: a key that may only read agents may not.
+    const reader = (await new ApiKeyService(app.orm.em.fork()).create(owner.account, KeyType.test, 'agents reader', parsePermissions('agents=read'))).secret;
+    expectError(await simulate(id, { window: '7d' }, reader), 403, 'permission_denied');
+    const writer = (await new ApiKeyService(app.orm.em.fork()).create(owner.account, KeyType.test, 'agents writer', parsePermissions('agents=write'))).secret;
+    expect((await simulate(id, { window: '7d' }, writer)).status).toBe(200);
   });
 });
