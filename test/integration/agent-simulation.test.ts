@@ -322,6 +322,27 @@ describe('agent simulation', () => {
     expect((await simulated(agent.id as string, { window: '7d' })).leads_affected).toEqual([lead.id]);
   });
 
+  it('with an Idempotency-Key: the request transaction records only its answer, and a retry gets the same answer', async () => {
+    const lead = await made('/v1/leads', hot());
+    const agent = await agentOf('lead_qualifier');
+    await settled(app);
+    const before = await database();
+    const send = () =>
+      app.request('POST', `/v1/agents/${agent.id}/simulate`, { key: owner.testKey, body: { window: '7d' }, headers: { 'idempotency-key': `sim-${unique()}` } });
+    const key = `sim-${unique()}`;
+    const again = () =>
+      app.request('POST', `/v1/agents/${agent.id}/simulate`, { key: owner.testKey, body: { window: '7d' }, headers: { 'idempotency-key': key } });
+    const [first, second] = [await again(), await again()];
+    expect(first.status).toBe(200);
+    expect(first.body.leads_affected).toEqual([lead.id]);
+    expect(second.body).toEqual(first.body);
+    expect((await send()).status).toBe(200);
+    await settled(app);
+    const after = await database();
+    expect((after.idempotency_keys as { n: number }).n).toBe((before.idempotency_keys as { n: number }).n + 2);
+    expect({ ...after, idempotency_keys: null }).toEqual({ ...before, idempotency_keys: null });
+  });
+
   it('works for deployed and paused agents alike, with their working config, over REST and GraphQL', async () => {
     const lead = await made('/v1/leads', hot());
     const agent = await agentOf('lead_qualifier');
