@@ -64,15 +64,16 @@ export function createServiceFactory(
     // Callers outside the app (the command line's seed) render no PDF; the pool starts no thread until one does.
     proposalPdfs: settings.proposalPdfs ?? new ProposalPdfService(new ProposalPdfPool()),
   };
-  return (em) => {
+  const servicesFor: ServiceFactory = (em) => {
     const services = {} as Services;
-    const scope: ServiceScope = { em, events: new EventRecorder(em, serializer), settings: complete, services };
+    const scope: ServiceScope = { em, events: new EventRecorder(em, serializer), settings: complete, services, servicesFor };
     for (const [name, factory] of Object.entries(FACTORIES)) {
       let built: unknown;
       Object.defineProperty(services, name, { enumerable: true, get: () => (built ??= factory(scope)) });
     }
     return services;
   };
+  return servicesFor;
 }
 
 /** The one context factory: a fresh, tenant-scoped EntityManager per request, and services over it. */

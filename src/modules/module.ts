@@ -31,6 +31,8 @@ export interface ServiceScope {
   events: EventRecorder;
   settings: ServiceSettings;
   services: Services;
+  /** Services over another EntityManager of the same tenant (an agent simulation's transaction, always rolled back). */
+  servicesFor: ServiceFactory;
 }
 
 /** The services of one tenant-scoped EntityManager: for a request's context, or an agent's run (src/app/composition.ts builds it). */

@@ -7,6 +7,7 @@ import { OperationLimited } from '../../limits/operation-limit';
 import { Agent } from './agent.entity';
 import { AgentCreateInput, AgentDeployInput, AgentListInput, AgentMetricsInput, AgentRunListInput, AgentUpdateInput } from './agent.inputs';
 import { AgentList, AgentMetrics, AgentRunList } from './agent.types';
+import { AgentSimulateInput, AgentSimulation } from './agent-simulation.types';
 
 @Resolver(() => Agent)
 export class AgentResolver {
@@ -76,6 +77,18 @@ export class AgentResolver {
   @OperationLimited('resumeAgent', { windowS: 60, max: 30 })
   resumeAgent(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
     return ctx.services.agents.resume(id);
+  }
+
+  // agents:write although nothing is written: it spends the account's model calls and briefly locks the rows it replays over, as a deploy would.
+  @RequiresPermission('agents:write')
+  @Mutation(() => AgentSimulation, {
+    complexity: AGGREGATE_COST,
+    description:
+      "Replays the window's recorded events against a config (the working config when none is given) and answers what the agent would have done; nothing is written, sent or recorded.",
+  })
+  @OperationLimited('simulateAgent', { windowS: 60, max: 10 })
+  simulateAgent(@Arg('id', () => ID) id: string, @Arg('input', () => AgentSimulateInput) input: AgentSimulateInput, @Ctx() ctx: RequestContext) {
+    return ctx.services.agentSimulations.simulate(id, input);
   }
 
   @RequiresPermission('agents:write')

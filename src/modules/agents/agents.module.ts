@@ -2,6 +2,7 @@ import { defineModule } from '../module';
 import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from './agent.entity';
 import { AgentResolver } from './agent.resolver';
 import { AgentService } from './agent.service';
+import { AgentSimulationService } from './agent-simulation';
 import { AgentSuggestion } from './agent-suggestion.entity';
 import { SuggestionResolver } from './suggestion.resolver';
 import { SuggestionService } from './suggestion.service';
@@ -25,6 +26,7 @@ declare module '../module' {
   interface Services {
     agents: AgentService;
     suggestions: SuggestionService;
+    agentSimulations: AgentSimulationService;
   }
 }
 
@@ -78,6 +80,13 @@ export const agentsModule = defineModule({
       operation: { type: 'query', field: 'agentMetrics', query: 'filter' },
     },
     {
+      method: 'POST',
+      path: '/v1/agents/:id/simulate',
+      summary: "Simulate a config over a window's recorded events, without side effects",
+      operation: { type: 'mutation', field: 'simulateAgent', body: 'input' },
+      errors: ['agent_config_invalid'],
+    },
+    {
       method: 'GET',
       path: '/v1/agents/:id/suggestions',
       summary: "List an agent's suggestions",
@@ -102,5 +111,6 @@ export const agentsModule = defineModule({
   services: {
     agents: ({ em, events }) => new AgentService(em, events),
     suggestions: ({ em, events }) => new SuggestionService(em, events),
+    agentSimulations: ({ em, services, servicesFor }) => new AgentSimulationService(em, services, servicesFor),
   },
 });
