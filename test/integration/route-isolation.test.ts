@@ -63,6 +63,7 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
   const bodyFor = (method: string, path: string) => {
     if (method === 'PUT') return path.startsWith('/v1/webhooks') ? { description: 'touched' } : { metadata: { touched: 'yes' } };
     if (path.endsWith('/resend')) return { event_id: ids.events };
+    if (path.endsWith('/simulate')) return { window: '7d' };
     return method === 'POST' ? {} : undefined;
   };
 
