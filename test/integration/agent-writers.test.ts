@@ -34,6 +34,7 @@ interface Run {
   outcome: string;
   actions: Array<Json & { kind: string; object_id: string }>;
   error: string | null;
+  durationMs: number;
   usage: { model: string | null; prompt_tokens: number; completion_tokens: number; calls: number; failures: number } | null;
 }
 
@@ -97,7 +98,7 @@ describe('writer agents', () => {
   /** The agent's runs, oldest first, with their usage (GraphQL: REST has no runs route). */
   async function runsOf(agentId: string): Promise<Run[]> {
     const res = await app.graphql(
-      `query ($id: ID!) { agent(id: $id) { runs(filter: { limit: 100 }) { data { id trigger outcome actions error usage } } } }`,
+      `query ($id: ID!) { agent(id: $id) { runs(filter: { limit: 100 }) { data { id trigger outcome actions error usage durationMs } } } }`,
       { id: agentId },
       owner.testKey,
     );
@@ -303,6 +304,18 @@ describe('writer agents', () => {
       expect((await runOf(suggestion)).usage).toEqual({ model: 'gpt-4o-mini', prompt_tokens: 400, completion_tokens: 60, calls: 1, failures: 0 });
     });
 
+    it('writes when the lead_qualifier qualifies a new lead, and not at all with on_lead_qualified false', async () => {
+      const writerId = await deployAgent('follow_up_writer');
+      const silentId = await deployAgent('follow_up_writer', { on_lead_qualified: false });
+      await deployAgent('lead_qualifier');
+      // Software, 500 employees, a company e-mail: the prior model scores 75, at or above qualify_at 70.
+      const lead = await createLead();
+      const [suggestion] = await waitForSuggestions(writerId, 1);
+      expect((await call('GET', `/v1/leads/${lead.id}`)).body.status).toBe('qualified');
+      expect(suggestion).toMatchObject({ kind: 'follow_up_email', lead_id: lead.id, generated_by: 'template' });
+      expect(await suggestionsOf(silentId)).toHaveLength(0);
+    });
+
     it('writes on the scheduled scan for a deal idle past idle_days, once per stage entered, from its stage history and latest proposal', async () => {
       await connectModel();
       const agentId = await deployAgent('follow_up_writer', { idle_days: { proposal: 7, negotiation: 3 } });
@@ -418,7 +431,9 @@ describe('writer agents', () => {
       expect(suggestion).toMatchObject({ generated_by: 'template', model: null, status: 'pending' });
       expect(suggestion.generation_error).toMatch(error);
       expect(Object.keys(suggestion.content).sort()).toEqual(['brief', 'fields_used', 'next_step']);
-      expect(run.usage).toMatchObject({ calls: 1, failures: 1 });
+      // The tokens of an answer that could not be used are spent all the same (the fake counts 12 for each answer).
+      expect(run.usage).toMatchObject({ model: 'gpt-4o-mini', calls: 1, failures: 1, completion_tokens: 12 });
+      expect(run.usage!.prompt_tokens).toBeGreaterThan(0);
     });
 
     it('retries a 429 after its Retry-After, and a 5xx after a backoff: the model writes, two requests each', async () => {
@@ -426,12 +441,14 @@ describe('writer agents', () => {
       expect(limited.chats).toHaveLength(2);
       expect(limited.suggestion).toMatchObject({ generated_by: 'model', content: BRIEF, generation_error: null });
       expect(limited.run.usage).toMatchObject({ calls: 1, failures: 0 });
+      expect(limited.run.durationMs).toBeGreaterThanOrEqual(1000); // Retry-After: 1 was waited for
 
       script({ kind: 'failure', status: 503 }, { kind: 'json', value: BRIEF });
       await createLead();
       const [, failed] = await waitForSuggestions(limited.agentId, 2);
       expect(chat.chats()).toHaveLength(4);
       expect(failed).toMatchObject({ generated_by: 'model', content: BRIEF, generation_error: null });
+      expect((await runOf(failed)).durationMs).toBeGreaterThanOrEqual(1000); // the first backoff
     });
 
     it('gives up on a model that does not answer within LLM_TIMEOUT_MS (no retry) and uses the template', async () => {
