@@ -459,6 +459,23 @@ describe('writer agents', () => {
       expect(run.usage).toMatchObject({ calls: 1, failures: 1, prompt_tokens: 0, completion_tokens: 0 });
     });
 
+    it('asks a model that did not answer only once per run: the rest of a scan is written from the template', async () => {
+      await connectModel();
+      const agentId = await deployAgent('follow_up_writer', { idle_days: { qualification: 2 } });
+      const deals = [await createDeal({ stage: 'qualification' }), await createDeal({ stage: 'qualification' }), await createDeal({ stage: 'qualification' })];
+      await settled();
+      chat.hang();
+      // Without the stop, a scan of twenty idle deals would wait twenty timeouts (and outlive its task's lease).
+      const run = await scanAt(agentId, new Date(Date.now() + 3 * DAY_MS));
+      expect(chat.chats()).toHaveLength(1);
+      expect(run.usage).toMatchObject({ calls: 1, failures: 1 });
+      const suggestions = await suggestionsOf(agentId);
+      expect(suggestions.map((suggestion) => suggestion.deal_id).sort()).toEqual(deals.map((deal) => deal.id).sort());
+      for (const suggestion of suggestions) expect(suggestion).toMatchObject({ generated_by: 'template' });
+      const errors = suggestions.map((suggestion) => suggestion.generation_error ?? '');
+      expect(errors.filter((error) => error.includes(`did not answer within ${LLM_TIMEOUT_MS} ms`))).toHaveLength(3);
+    });
+
     it('on a 401 moves the integration to error (integration.error) and later runs use the template without calling the model', async () => {
       const connected = await connectModel();
       const agentId = await deployAgent('lead_researcher');
