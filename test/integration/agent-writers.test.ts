@@ -425,6 +425,7 @@ describe('writer agents', () => {
       ['malformed JSON', { kind: 'malformed' } as ChatScript, /is not JSON/],
       ['a refusal', { kind: 'refusal', text: 'I cannot write about this company.' } as ChatScript, /the model refused: I cannot write about this company/],
       ['output that does not fit the schema', { kind: 'json', value: { brief: 'Short.' } } as ChatScript, /does not fit the schema lead_brief/],
+      ['blank text', { kind: 'json', value: { brief: 'Short.', next_step: ' \n ', fields_used: [] } } as ChatScript, /leaves next_step empty/],
     ])('falls back to the template on %s, with generation_error and the failure counted', async (_name, step, error) => {
       const { suggestion, run, chats } = await briefAfter(step);
       expect(chats).toHaveLength(1);

@@ -113,8 +113,12 @@ export class AgentWriter {
         schema: writing.schema,
         schemaName: writing.name,
       });
+      const tidied = writing.tidy ? writing.tidy(value) : value;
+      // The schema cannot ask for text that is not blank (strict structured outputs take no minLength); an empty e-mail is no draft.
+      const blank = Object.entries(tidied as Record<string, unknown>).find(([, text]) => typeof text === 'string' && text.trim() === '');
+      if (blank) throw new LlmMalformedOutput(`the model's answer leaves ${blank[0]} empty`, usage);
       this.count(usage);
-      return { value: writing.tidy ? writing.tidy(value) : value, generatedBy: GeneratedBy.model, model: usage.model, error: null };
+      return { value: tidied, generatedBy: GeneratedBy.model, model: usage.model, error: null };
     } catch (error) {
       if (!(error instanceof LlmError)) throw error;
       this.usage.failures += 1;
