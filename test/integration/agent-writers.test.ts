@@ -140,17 +140,28 @@ describe('writer agents', () => {
     return run;
   }
 
-  /** A scheduled scan at a later time: the clock moves, and the test waits for the run of the new slot. */
-  async function scanAt(agentId: string, at: Date): Promise<Run> {
-    const before = (await runsOf(agentId)).filter((run) => run.trigger === 'schedule').length;
-    now = at;
-    const runs = await eventually(async () => {
-      const scans = (await runsOf(agentId)).filter((run) => run.trigger === 'schedule');
-      expect(scans.length).toBeGreaterThan(before);
-      return scans;
+  /** Waits until the agent's scan of the hour of `at` (one task per agent and slot) is done. */
+  async function scanDone(agentId: string, at: Date): Promise<void> {
+    await eventually(async () => {
+      const rows = await sql<{ done_at: Date | null }>('select done_at from agent_tasks where agent_id = ? and schedule_slot = ?', [
+        agentId,
+        Math.floor(at.getTime() / HOUR_MS),
+      ]);
+      expect(rows.map((row) => row.done_at !== null)).toEqual([true]);
     });
+  }
+
+  /**
+   * The scheduled scan at a later time, and its run. The scan of the current hour is finished first,
+   * so no scan of an earlier hour runs on into the new time beside it.
+   */
+  async function scanAt(agentId: string, at: Date): Promise<Run> {
+    await scanDone(agentId, now);
+    now = at;
+    await scanDone(agentId, at);
     await settled();
-    return runs[runs.length - 1];
+    const scans = (await runsOf(agentId)).filter((run) => run.trigger === 'schedule');
+    return scans[scans.length - 1];
   }
 
   const script = (...steps: ChatScript[]) => chat.answerWith(...steps);
