@@ -510,30 +510,47 @@ describe('writer agents', () => {
     });
   });
 
-  it('past the daily token budget writes from the template, saying so, and asks the model nothing', async () => {
-    await connectModel();
-    const agentId = await deployAgent('lead_researcher', { daily_token_budget: 500 });
-    script(
-      { kind: 'json', value: BRIEF, usage: { prompt_tokens: 300, completion_tokens: 150 } },
-      { kind: 'json', value: BRIEF, usage: { prompt_tokens: 40, completion_tokens: 30 } },
-    );
-    await createLead();
-    await waitForSuggestions(agentId, 1);
-    await createLead(); // 450 spent: under 500, the model writes
-    await waitForSuggestions(agentId, 2);
-    expect(chat.chats()).toHaveLength(2);
+  describe('the daily token budget', () => {
+    it('past the daily token budget writes from the template, saying so, and asks the model nothing', async () => {
+      await connectModel();
+      const agentId = await deployAgent('lead_researcher', { daily_token_budget: 500 });
+      script(
+        { kind: 'json', value: BRIEF, usage: { prompt_tokens: 300, completion_tokens: 150 } },
+        { kind: 'json', value: BRIEF, usage: { prompt_tokens: 40, completion_tokens: 30 } },
+      );
+      await createLead();
+      await waitForSuggestions(agentId, 1);
+      await createLead(); // 450 spent: under 500, the model writes
+      await waitForSuggestions(agentId, 2);
+      expect(chat.chats()).toHaveLength(2);
 
-    await createLead(); // 520 spent today: the budget is gone
-    const [first, second, third] = await waitForSuggestions(agentId, 3);
-    expect([first.generated_by, second.generated_by, third.generated_by]).toEqual(['model', 'model', 'template']);
-    expect(third.generation_error).toBe('the daily token budget (500) is spent');
-    expect((await runOf(third)).usage).toBeNull();
-    const [row] = await sql<{ tokens: string }>(
-      `select sum((usage->>'prompt_tokens')::int + (usage->>'completion_tokens')::int)::text as tokens from agent_runs where agent_id = ?`,
-      [agentId],
-    );
-    expect(row.tokens).toBe('520');
-    expect(chat.chats()).toHaveLength(2);
+      await createLead(); // 520 spent today: the budget is gone
+      const [first, second, third] = await waitForSuggestions(agentId, 3);
+      expect([first.generated_by, second.generated_by, third.generated_by]).toEqual(['model', 'model', 'template']);
+      expect(third.generation_error).toBe('the daily token budget (500) is spent');
+      expect((await runOf(third)).usage).toBeNull();
+      const [row] = await sql<{ tokens: string }>(
+        `select sum((usage->>'prompt_tokens')::int + (usage->>'completion_tokens')::int)::text as tokens from agent_runs where agent_id = ?`,
+        [agentId],
+      );
+      expect(row.tokens).toBe('520');
+      expect(chat.chats()).toHaveLength(2);
+    });
+
+    it('checks the budget before each piece of a run: a scan spends it on its first e-mail and writes the rest from the template', async () => {
+      await connectModel();
+      const agentId = await deployAgent('follow_up_writer', { idle_days: { qualification: 2 }, daily_token_budget: 100 });
+      for (let i = 0; i < 3; i += 1) await createDeal({ stage: 'qualification' });
+      await settled();
+      script({ kind: 'json', value: EMAIL, usage: { prompt_tokens: 80, completion_tokens: 40 } });
+      const run = await scanAt(agentId, new Date(Date.now() + 3 * DAY_MS));
+      expect(run.usage).toEqual({ model: 'gpt-4o-mini', prompt_tokens: 80, completion_tokens: 40, calls: 1, failures: 0 });
+      const suggestions = await suggestionsOf(agentId);
+      expect(suggestions.map((suggestion) => suggestion.generated_by).sort()).toEqual(['model', 'template', 'template']);
+      const budgetErrors = suggestions.filter((suggestion) => suggestion.generation_error === 'the daily token budget (100) is spent');
+      expect(budgetErrors).toHaveLength(2);
+      expect(chat.chats()).toHaveLength(1);
+    });
   });
 
   it('treats a lead’s text as data: it stays inside the data block, and a model that "obeys" it is refused', async () => {
