@@ -3,7 +3,7 @@ import type { Services } from '../module';
 import type { ModelConfig } from './agent-config';
 import type { Agent } from './agent.entity';
 import type { ConnectedModel } from '../integrations/model.service';
-import { LlmAuthError, LlmError, LlmMalformedOutput, LlmModelRefusal } from '../integrations/providers/llm-client';
+import { LlmAuthError, LlmError, LlmMalformedOutput, LlmModelRefusal, LlmTimeout, LlmUnavailable } from '../integrations/providers/llm-client';
 import { GeneratedBy } from './agent-suggestion.entity';
 
 /**
@@ -80,6 +80,12 @@ export interface WriterOptions {
 export class AgentWriter {
   readonly usage: RunUsage = { model: null, prompt_tokens: 0, completion_tokens: 0, calls: 0, failures: 0 };
   private model: ConnectedModel | null;
+  /**
+   * Why the model is not asked again in this run: it did not answer in time, or stayed unavailable
+   * through the client's retries. Asking again would make a scan of twenty deals wait twenty
+   * timeouts, past its task's lease (then taken again, by another run, to wait as long).
+   */
+  private gaveUp: string | null = null;
 
   constructor(private readonly options: WriterOptions) {
     this.model = options.model;
@@ -96,6 +102,7 @@ export class AgentWriter {
     if (this.spent >= this.options.budget.limit) {
       return template(`the daily token budget (${this.options.budget.limit}) is spent`);
     }
+    if (this.gaveUp) return template(this.gaveUp);
     if (this.usage.calls >= (this.options.maxCalls ?? Infinity)) return template(`at most ${this.options.maxCalls} model calls here`);
     this.usage.calls += 1;
     const instructions = this.options.instructions ? `\nThe team's own guidance: ${this.options.instructions}` : '';
@@ -106,8 +113,12 @@ export class AgentWriter {
         schema: writing.schema,
         schemaName: writing.name,
       });
+      const tidied = writing.tidy ? writing.tidy(value) : value;
+      // The schema cannot ask for text that is not blank (strict structured outputs take no minLength); an empty e-mail is no draft.
+      const blank = Object.entries(tidied as Record<string, unknown>).find(([, text]) => typeof text === 'string' && text.trim() === '');
+      if (blank) throw new LlmMalformedOutput(`the model's answer leaves ${blank[0]} empty`, usage);
       this.count(usage);
-      return { value: writing.tidy ? writing.tidy(value) : value, generatedBy: GeneratedBy.model, model: usage.model, error: null };
+      return { value: tidied, generatedBy: GeneratedBy.model, model: usage.model, error: null };
     } catch (error) {
       if (!(error instanceof LlmError)) throw error;
       this.usage.failures += 1;
@@ -117,7 +128,9 @@ export class AgentWriter {
         this.model = null;
         await refused.refused(error.message);
       }
-      return template(`the model gave nothing usable: ${error.message}`.slice(0, 500));
+      const reason = `the model gave nothing usable: ${error.message}`.slice(0, 500);
+      if (error instanceof LlmTimeout || error instanceof LlmUnavailable) this.gaveUp = reason;
+      return template(reason);
     }
   }
 
