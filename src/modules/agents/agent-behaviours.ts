@@ -21,8 +21,8 @@ export const TRIGGERS: Record<AgentType, readonly string[]> = {
   lead_qualifier: ['lead.scored'],
   proposal_drafter: ['deal.created', 'deal.stage_changed'],
   deal_follow_up: [],
-  // A lead that has just become qualified (its status in previous_attributes).
-  follow_up_writer: ['lead.updated'],
+  // A lead that has just become qualified: created so, or its status in previous_attributes.
+  follow_up_writer: ['lead.created', 'lead.updated'],
   lead_researcher: ['lead.created'],
 };
 

@@ -35,6 +35,9 @@ export interface AgentRunnerOptions {
   metrics?: Metrics;
 }
 
+/** How long a claimed task stays claimed unless told otherwise. */
+const DEFAULT_LEASE_MS = 300_000;
+
 /** Attempts a task gets when the database fails transiently (a timeout under load, an outage, a deadlock) before it is recorded as an error. */
 export const TRANSIENT_ATTEMPTS = 5;
 
@@ -96,7 +99,7 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
          select id from agent_tasks where done_at is null and next_attempt_at <= now()
          order by next_attempt_at limit ? for update skip locked)
        returning id, attempt_count, agent_id, agent_version, event_id, account_id, livemode`,
-      [(this.options.leaseMs ?? 300_000) / 1000, limit],
+      [(this.options.leaseMs ?? DEFAULT_LEASE_MS) / 1000, limit],
     );
     return result.rows;
   }
@@ -145,7 +148,8 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
         // Reads and the model's writing, outside any transaction, on their own EntityManager.
         const readEm = tenantFork(this.options.orm.em, scope);
         const services = this.options.servicesFor(readEm);
-        writer = await openWriter(services, agent, frozen.config);
+        // The model gets at most 40 % of the lease (two minutes by default), so a slow one cannot keep the run past it.
+        writer = await openWriter(services, agent, frozen.config, { modelDeadline: Date.now() + 0.4 * (this.options.leaseMs ?? DEFAULT_LEASE_MS) });
         prepared = await behaviour.prepare({ em: readEm, services, agent, config: frozen.config, event, now: this.clock(), runId, writer });
       }
       // The run and everything it does, one transaction: services on `em` follow it.

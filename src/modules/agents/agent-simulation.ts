@@ -9,17 +9,19 @@ import type { ServiceFactory, Services } from '../module';
 import { Deal } from '../deals/deal.entity';
 import { Lead } from '../leads/lead.entity';
 import { Proposal } from '../proposals/proposal.entity';
-import { checkAgentConfig, type ModelConfig } from './agent-config';
+import { checkAgentConfig } from './agent-config';
 import { BEHAVIOURS, SCHEDULED, TRIGGERS } from './agent-behaviours';
 import type { Agent, AgentAction } from './agent.entity';
 import { AgentSuggestion } from './agent-suggestion.entity';
-import { AgentWriter } from './agent-writer';
+import { openWriter } from './agent-writer';
 import { AgentSimulateInput, AgentSimulation, SimulationWindow } from './agent-simulation.types';
 
 /** Events replayed at most, oldest first; the answer says `truncated` past it. */
 export const MAX_SIMULATED_EVENTS = 500;
 /** Completions a simulation may ask of the account's model; templates write every later piece. */
 export const SIMULATION_MODEL_CALLS = 3;
+/** How long a simulation may wait for the model in all; past it the templates write. */
+const SIMULATION_MODEL_TIME_MS = 20_000;
 /** Actions the answer shows in full. */
 export const SAMPLE_SIZE = 10;
 /** How long the simulation waits on a row a request or a run holds before it gives up (503): it must never hold them up long. */
@@ -106,7 +108,12 @@ export class AgentSimulationService {
     // Fresh EntityManagers: the replay's changes must never reach an entity the request's EntityManager holds (and might flush).
     const readEm = tenantFork(this.em, scope);
     const readServices = this.servicesFor(readEm);
-    const writer = await simulationWriter(readServices, agent, config);
+    // A few model calls at most, and never for long: a simulation answers a request.
+    const writer = await openWriter(readServices, agent, config, {
+      maxCalls: SIMULATION_MODEL_CALLS,
+      modelDeadline: Date.now() + SIMULATION_MODEL_TIME_MS,
+      leaveIntegration: true,
+    });
     const runs: Array<{ event: Event | null; runId: string; prepared: unknown; failed: boolean }> = [];
     for (const event of events) {
       const runId = newId('arun');
@@ -196,21 +203,6 @@ function simulatedConfig(agent: Agent, given: Record<string, unknown> | null | u
     });
   }
   return config as unknown as Record<string, unknown>;
-}
-
-/**
- * A run's writer (openWriter: the account's model, the agent's budget left today, its
- * instructions), capped, and whose refused key changes nothing: the integration stays as it is.
- */
-async function simulationWriter(services: Services, agent: Agent, config: Record<string, unknown>): Promise<AgentWriter> {
-  const settings = config as unknown as ModelConfig;
-  const [model, spentToday] = await Promise.all([services.models.connected(), services.agents.tokensSpentToday(agent.id)]);
-  return new AgentWriter({
-    model: model && { ...model, refused: async () => undefined },
-    budget: { limit: settings.daily_token_budget, spentToday },
-    instructions: settings.instructions,
-    maxCalls: SIMULATION_MODEL_CALLS,
-  });
 }
 
 /** A row held by a request or a run past the lock timeout, or another transient failure: 503, try again. */

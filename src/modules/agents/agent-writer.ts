@@ -69,6 +69,11 @@ export interface WriterOptions {
   instructions?: string | null;
   /** Completions this writer may ask for at most (a simulation's cap); unlimited by default. */
   maxCalls?: number;
+  /**
+   * When (epoch ms) the model stops being asked in this run: a slow model must not keep a scan of
+   * twenty deals past its task's lease (then claimed again, by another run). Unlimited by default.
+   */
+  modelDeadline?: number;
 }
 
 /**
@@ -103,6 +108,9 @@ export class AgentWriter {
       return template(`the daily token budget (${this.options.budget.limit}) is spent`);
     }
     if (this.gaveUp) return template(this.gaveUp);
+    if (this.options.modelDeadline !== undefined && Date.now() >= this.options.modelDeadline) {
+      return template("the run's time for the model is used up; the rest is written from the template");
+    }
     if (this.usage.calls >= (this.options.maxCalls ?? Infinity)) return template(`at most ${this.options.maxCalls} model calls here`);
     this.usage.calls += 1;
     const instructions = this.options.instructions ? `\nThe team's own guidance: ${this.options.instructions}` : '';
@@ -142,8 +150,18 @@ export class AgentWriter {
 }
 
 /** The writer of one run of `agent`: the account's model (if connected), its budget left today, and its instructions. */
-export async function openWriter(services: Services, agent: Agent, config: Record<string, unknown>, maxCalls?: number): Promise<AgentWriter> {
+export async function openWriter(
+  services: Services,
+  agent: Agent,
+  config: Record<string, unknown>,
+  options: Pick<WriterOptions, 'maxCalls' | 'modelDeadline'> & {
+    /** A refused key leaves the integration as it is (a simulation changes nothing). */
+    leaveIntegration?: boolean;
+  } = {},
+): Promise<AgentWriter> {
   const settings = config as unknown as ModelConfig;
-  const [model, spentToday] = await Promise.all([services.models.connected(), services.agents.tokensSpentToday(agent.id)]);
-  return new AgentWriter({ model, budget: { limit: settings.daily_token_budget, spentToday }, instructions: settings.instructions, maxCalls });
+  const { leaveIntegration, ...limits } = options;
+  const [connected, spentToday] = await Promise.all([services.models.connected(), services.agents.tokensSpentToday(agent.id)]);
+  const model = connected && leaveIntegration ? { ...connected, refused: async () => undefined } : connected;
+  return new AgentWriter({ model, budget: { limit: settings.daily_token_budget, spentToday }, instructions: settings.instructions, ...limits });
 }

@@ -35,11 +35,13 @@ async function dealRecords(em: EntityManager, deal: Deal | null): Promise<Pick<W
   return { stageHistory: moves.reverse().map((move) => ({ from: move.fromStage ?? null, to: move.toStage, at: move.changedAt })), proposal };
 }
 
-/** A lead that has just become qualified (a person or the qualifier moved it), as it is now; null otherwise. */
+/** A lead that has just become qualified (created so, or moved there by a person or the qualifier), as it is now; null otherwise. */
 async function justQualified(em: EntityManager, work: PrepareWork): Promise<Lead | null> {
   const lead = subject(work.event);
+  if (!lead || lead.status !== LeadStatus.qualified) return null;
   const before = work.event?.data.previous_attributes ?? {};
-  if (!lead || lead.status !== LeadStatus.qualified || !('status' in before) || before.status === LeadStatus.qualified) return null;
+  const becameQualified = work.event?.type === 'lead.created' || ('status' in before && before.status !== LeadStatus.qualified);
+  if (!becameQualified) return null;
   const current = await em.findOne(Lead, { id: lead.id });
   return current?.status === LeadStatus.qualified ? current : null;
 }
