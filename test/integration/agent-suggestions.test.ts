@@ -540,6 +540,71 @@ describe('agent suggestions', () => {
       expect(crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox)).toHaveLength(1);
     });
 
+    it('an idle deal’s e-mail (a scan’s) names its deal, and its approved draft goes to the deal’s lead', async () => {
+      const credentials = registered();
+      const integrationId = await connect(credentials);
+      const lead = await newLead(owner.testKey, { contact_name: 'Ada Lovelace' });
+      const deal = await api('POST', '/v1/deals', { name: 'Initech rollout', value: 5000, stage: 'proposal', lead_id: lead.id });
+      expect(deal.status).toBe(201);
+      const writer = await deployedAgent('follow_up_writer', { idle_days: { proposal: 3 }, on_lead_qualified: false });
+      now = new Date(Date.now() + 4 * DAY_MS);
+      const [suggestion] = await suggestionsOf(writer, 1);
+      expect(suggestion).toMatchObject({ kind: 'follow_up_email', status: 'pending', lead_id: lead.id, deal_id: deal.body.id });
+      expect(suggestion.content.subject).toBe('Following up: Initech rollout');
+      // Its time to wait runs from the agent's clock.
+      expect(Math.abs(Date.parse(suggestion.expires_at) - (now.getTime() + 7 * DAY_MS))).toBeLessThan(1_000);
+
+      expect((await approve(suggestion.id)).status).toBe(200);
+      const [draft] = await waitFor('the draft', () => {
+        const drafts = crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox);
+        return drafts.length > 0 && drafts;
+      });
+      expect(draft.subject).toBe('Following up: Initech rollout');
+      expect(draft.toRecipients).toEqual([{ emailAddress: { address: lead.contact_email, name: 'Ada Lovelace' } }]);
+      await settled(integrationId, 1);
+      const links = await sql<{ object_id: string; external_id: string; fields: Json }>(
+        `select object_id, external_id, fields from integration_links where object_type = 'action'`,
+      );
+      expect(links).toEqual([
+        { object_id: suggestion.id, external_id: draft.id, fields: { deliver_to: 'outlook_draft', deal_id: deal.body.id, found: false } },
+      ]);
+    });
+
+    it('an approved e-mail whose lead or deal was deleted meanwhile fails for itself in the sync run; nothing is written', async () => {
+      const credentials = registered();
+      const integrationId = await connect(credentials);
+      const writer = await deployedAgent('follow_up_writer', { idle_days: { proposal: 3 } });
+      const { lead, suggestion } = await email(writer);
+      const dealLead = await newLead(owner.testKey);
+      const deal = await api('POST', '/v1/deals', { name: 'Doomed deal', value: 100, stage: 'proposal', lead_id: dealLead.id });
+      now = new Date(Date.now() + 4 * DAY_MS);
+      const [ofDeal] = await suggestionsOf(writer, 2);
+      expect(ofDeal.deal_id).toBe(deal.body.id);
+      // Microsoft is unreachable while both are approved, so both are still owed when their lead and deal go.
+      crms.microsoft.throttleNext(1_000, 120);
+      expect((await approve(suggestion.id)).status).toBe(200);
+      expect((await approve(ofDeal.id)).status).toBe(200);
+      await settled(integrationId, 1);
+      expect((await api('DELETE', `/v1/leads/${lead.id}`)).status).toBe(200);
+      expect((await api('DELETE', `/v1/deals/${deal.body.id}`)).status).toBe(200);
+      crms.microsoft.recover();
+      expect((await api('POST', `/v1/integrations/${integrationId}/sync`)).status).toBe(202);
+      const [last] = await waitFor('the manual run', async () => {
+        const runs = await settled(integrationId, 2);
+        return runs[0].trigger === 'manual' && runs;
+      });
+      expect(last).toMatchObject({ status: 'succeeded', pushed: 0, failed: 2 });
+      const failures = await sql<{ object_id: string; message: string }>(
+        `select object_id, message from integration_sync_failures where object_type = 'action' order by message`,
+      );
+      expect(failures).toEqual([
+        { object_id: ofDeal.id, message: `the deal ${deal.body.id} was deleted before its approved e-mail was delivered` },
+        { object_id: suggestion.id, message: `the lead ${lead.id} was deleted before its approved e-mail was delivered` },
+      ]);
+      expect(await owedRows()).toEqual([]);
+      expect(crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox)).toEqual([]);
+    });
+
     it('without Microsoft 365 the approved text is simply kept: nothing owed, nothing written', async () => {
       const credentials = registered();
       const other = await app.createAccount();
