@@ -291,7 +291,7 @@ describe('agent suggestions', () => {
     it('approves with edits (subject and body of an e-mail; brief and next_step of a brief): approved_content has them, content is unchanged', async () => {
       const writer = await deployedAgent('follow_up_writer');
       const { suggestion: mail } = await email(writer);
-      const edited = await approve(mail.id, { subject: '  Lunch next week?  ', body: 'Hi Bill,\n\nShall we meet?\n\nPeter' });
+      const edited = await approve(mail.id, { subject: '  Lunch\r\nnext   week?  ', body: 'Hi Bill,\n\nShall we meet?\n\nPeter' });
       expect(edited.status).toBe(200);
       expect(edited.body.content).toEqual(mail.content);
       expect(edited.body.approved_content).toEqual({ subject: 'Lunch next week?', body: 'Hi Bill,\n\nShall we meet?\n\nPeter' });

@@ -93,7 +93,8 @@ export class SuggestionService {
           const takes = Object.keys(editable).join(' and ');
           throw new ApiError('parameter_invalid', `A ${suggestion.kind} suggestion takes ${takes} as edits, not ${field}`, { param: field });
         }
-        content[key] = value.trim();
+        // A subject is one line, as the writer makes the model's (agent-writings.ts): an edit's line breaks would reach the mail header.
+        content[key] = key === 'subject' ? value.replace(/\s+/g, ' ').trim() : value.trim();
       }
       this.approveNow(suggestion, content, false);
     });
