@@ -684,6 +684,21 @@ describe('agent suggestions', () => {
     expect(rest.body.data.map((s: Suggestion) => s.id)).toEqual([second.id]);
   });
 
+  it('GraphQL: a null filter or a null input is as none given; REST refuses a null body (400)', async () => {
+    const researcher = await deployedAgent('lead_researcher');
+    const { suggestion } = await brief(researcher);
+    const listed = await app.graphql('query ($id: ID!) { agentSuggestions(id: $id, filter: null) { data { id } } }', { id: researcher }, owner.testKey);
+    expect(listed.body).toEqual({ data: { agentSuggestions: { data: [{ id: suggestion.id }] } } });
+    expectError(await approve(suggestion.id, null), 400, 'parameter_invalid');
+    expect((await get(suggestion.id)).body.status).toBe('pending');
+    const approved = await app.graphql(
+      'mutation ($id: ID!) { approveSuggestion(id: $id, input: null) { status approvedContent } }',
+      { id: suggestion.id },
+      owner.testKey,
+    );
+    expect(approved.body).toEqual({ data: { approveSuggestion: { status: 'approved', approvedContent: suggestion.content } } });
+  });
+
   it('another account’s key, or the other mode’s, gets 404 on every suggestion route; an agents=read key may list and read but not decide', async () => {
     const agentId = await deployedAgent('lead_researcher');
     const { suggestion } = await brief(agentId);
