@@ -7,6 +7,7 @@ import { Plan } from '../../src/modules/accounts/plan';
 import { KeyPermissions, RESOURCES } from '../../src/modules/accounts/key-permissions';
 import { ROUTES } from '../../src/rest/routes';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { waitFor } from '../helpers/wait';
 
 /**
  * Every route of the table that addresses an object by id answers 404 for another account's
@@ -27,11 +28,18 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
   };
 
   beforeAll(async () => {
-    app = await startTestApp({ env: LOCAL_RECEIVERS });
+    // With the agent runner: a deployed lead_researcher writes the suggestion the suggestion routes address.
+    app = await startTestApp({ env: LOCAL_RECEIVERS, agents: {} });
     // Enterprise: the live keys' per-minute allowance holds every route's requests.
     owner = await app.createAccount({ plan: Plan.enterprise });
     stranger = await app.createAccount({ plan: Plan.enterprise });
+    const researcher = await made('/v1/agents', { name: 'Owned researcher', type: 'lead_researcher' });
+    expect((await app.request('POST', `/v1/agents/${researcher}/deploy`, { key: owner.testKey })).status).toBe(200);
     ids.leads = await made('/v1/leads', { company: 'Owned', contact_email: 'owned@example.test' });
+    ids.suggestions = await waitFor('the lead_researcher’s suggestion', async () => {
+      const listed = await app.request('GET', `/v1/agents/${researcher}/suggestions`, { key: owner.testKey });
+      return listed.body.data?.[0]?.id as string | undefined;
+    });
     ids.deals = await made('/v1/deals', { name: 'Owned deal', value: 5000, lead_id: ids.leads, stage: 'qualification' });
     ids.proposals = await made('/v1/proposals', { deal_id: ids.deals });
     ids.agents = await made('/v1/agents', { name: 'Owned agent', type: 'lead_qualifier' });
