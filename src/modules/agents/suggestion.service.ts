@@ -98,7 +98,8 @@ export class SuggestionService {
             restParam: camelToSnake(field),
           });
         }
-        content[key] = value.trim();
+        // A subject is one line, as the writer makes the model's (agent-writings.ts): an edit's line breaks would reach the mail header.
+        content[key] = key === 'subject' ? value.replace(/\s+/g, ' ').trim() : value.trim();
       }
       this.approveNow(suggestion, content, false);
     });

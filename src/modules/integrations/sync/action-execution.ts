@@ -136,7 +136,12 @@ export class ActionExecution {
     if (suggestion?.kind !== SuggestionKind.follow_up_email || suggestion.status !== SuggestionStatus.approved) {
       return `${id} is not an approved e-mail suggestion here`;
     }
+    // As a deal_idle follow-up whose deal is gone: an e-mail about a deleted lead or deal is not written (it would have no recipient, or none it is about).
     const lead = suggestion.leadId ? await em.findOne(Lead, { id: suggestion.leadId }) : null;
+    if (suggestion.leadId && !lead) return `the lead ${suggestion.leadId} was deleted before its approved e-mail was delivered`;
+    if (suggestion.dealId && !(await em.count(Deal, { id: suggestion.dealId }))) {
+      return `the deal ${suggestion.dealId} was deleted before its approved e-mail was delivered`;
+    }
     return { deliverTo: 'outlook_draft', item: approvedDraftFor(suggestion, lead), dealId: suggestion.dealId ?? null };
   }
 
