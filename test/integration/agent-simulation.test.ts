@@ -251,7 +251,8 @@ describe('agent simulation', () => {
     const agent = await agentOf('follow_up_writer');
 
     const templated = await withoutSideEffects(() => simulated(agent.id as string, { window: '7d' }));
-    expect(templated).toMatchObject({ scans: 1, events_replayed: 0, model_calls: 0, errors: 0 });
+    // The lead's lead.created is replayed too (a lead created qualified gets an e-mail): this one is new, so it gets none.
+    expect(templated).toMatchObject({ scans: 1, events_replayed: 1, model_calls: 0, errors: 0 });
     expect(templated.actions_by_kind).toEqual({ follow_up_email: 2 });
     expect(templated.generated_by).toEqual({ template: 2 });
     expect(templated.deals_affected).toEqual(idle.map((deal) => deal.id)); // longest idle first; the fresh deal is not idle

@@ -327,6 +327,16 @@ describe('writer agents', () => {
       expect(await suggestionsOf(silentId)).toHaveLength(0);
     });
 
+    it('writes to a lead created already qualified (one e-mail), and not to one created new', async () => {
+      const agentId = await deployAgent('follow_up_writer');
+      await createLead({ industry: 'Retail', employees: 3 });
+      const lead = await createLead({ status: 'qualified' });
+      const [suggestion] = await waitForSuggestions(agentId, 1);
+      expect(suggestion).toMatchObject({ kind: 'follow_up_email', lead_id: lead.id, deal_id: null, generated_by: 'template' });
+      await settled();
+      expect(await suggestionsOf(agentId)).toHaveLength(1);
+    });
+
     it('writes on the scheduled scan for a deal idle past idle_days, once per stage entered, from its stage history and latest proposal', async () => {
       await connectModel();
       const agentId = await deployAgent('follow_up_writer', { idle_days: { proposal: 7, negotiation: 3 } });
