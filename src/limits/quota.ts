@@ -10,12 +10,22 @@ export interface QuotaSettings {
   unauthenticatedPerMinute: number;
   /** Sign-ups in the web app per client address per hour: each account comes with fresh quotas. */
   signupsPerHour: number;
+  /**
+   * The web app's own /graphql requests (a session cookie, no key) per account and mode per
+   * minute, counted apart from the plan's quota: a busy script must not blank its owner's
+   * dashboard, nor the dashboard use up the script's allowance. WEB_APP_DEFAULT_PER_MINUTE when not given.
+   */
+  webAppPerMinute?: number;
 }
+
+/** A person's pages make a few requests each: 600 a minute is ten a second, far beyond a person and bounded for a script replaying a session. */
+export const WEB_APP_DEFAULT_PER_MINUTE = 600;
 
 export const DEFAULT_QUOTA_SETTINGS: QuotaSettings = {
   testMode: TEST_MODE_LIMITS,
   unauthenticatedPerMinute: 30,
   signupsPerHour: 5,
+  webAppPerMinute: WEB_APP_DEFAULT_PER_MINUTE,
 };
 
 export interface QuotaDecision {
@@ -66,6 +76,7 @@ export class Quota {
    */
   async consume(auth: Authenticated, points = 1, options: { refundRefused?: boolean } = {}): Promise<QuotaDecision> {
     if (!this.enabled) return UNCOUNTED;
+    if (auth.key === null) return this.consumeWebApp(auth, points, options);
     const limits = this.limitsFor(auth);
     const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
     const minuteLimiter = this.counters.limiter('minute', 60);
@@ -91,6 +102,17 @@ export class Quota {
       return { allowed: false, code: 'daily_quota_exceeded', window, retryAfterS: Math.max(1, daily.resetAt - now) };
     }
     return { allowed: true, window: daily.remaining < minute.remaining ? daily : minute, retryAfterS: 0 };
+  }
+
+  /** The web app's allowance (a session, no key): its own one-minute window per account and mode, no daily cap. */
+  private async consumeWebApp(auth: Authenticated, points: number, options: { refundRefused?: boolean }): Promise<QuotaDecision> {
+    const limit = this.settings.webAppPerMinute ?? WEB_APP_DEFAULT_PER_MINUTE;
+    const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+    const limiter = this.counters.limiter('web-minute', 60);
+    const minute = await consume(limiter, key, limit, undefined, points);
+    if (minute.allowed) return { allowed: true, window: minute, retryAfterS: 0 };
+    const window = options.refundRefused ? await refund(limiter, key, limit, points) : minute;
+    return { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS: Math.max(1, minute.resetAt - Math.floor(Date.now() / 1000)) };
   }
 
   /** Requests counted so far in this minute and this UTC day, for the web app's Plan page (does not count). */

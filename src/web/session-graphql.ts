@@ -10,7 +10,8 @@ import { cookieValue, SESSION_COOKIE, sameToken, signedIn } from './web-auth';
  * The web app's session cookie on /graphql (CONTRACT §2), for the dashboard: a request without an
  * Authorization header but with a session acts for the session's account in its chosen mode. It
  * must carry the session's CSRF token in `X-CSRF-Token`, a header another site's page cannot send
- * (no CORS is allowed), and it is counted against the same quota as a key of that mode.
+ * (no CORS is allowed), and it is counted against the web app's own allowance of that account and
+ * mode (Quota: `webAppPerMinute`), never against the plan's quota its keys use.
  */
 export function sessionGraphQLAuth(orm: MikroORM, quota: Quota, onError: (res: Response, error: ApiError) => void, onRejected?: (kind: RateLimitKind) => void) {
   return async (req: Request, res: Response, withoutSession: () => void, next: NextFunction): Promise<void> => {
