@@ -85,6 +85,8 @@ function staleIn(root, dir, built) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) {
+      // A folder with a tsconfig of its own is another project (the web workspace, bundled by build-web.js).
+      if (existsSync(path.join(full, 'tsconfig.json'))) continue;
       const reason = staleIn(root, full, built);
       if (reason) return reason;
     } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.test.ts')) {
@@ -125,7 +127,8 @@ if (require.main === module) {
   const projectAt = args.indexOf('--project');
   try {
     build(projectAt >= 0 ? args[projectAt + 1] : DEFAULT_PROJECT, { always: args.includes('--always') });
+    require('./build-web').buildWeb({ always: args.includes('--always') }); // the web workspace's bundle (Preact, esbuild)
   } catch {
-    process.exit(1); // tsc has printed its errors
+    process.exit(1); // tsc or esbuild has printed its errors
   }
 }

@@ -18,6 +18,7 @@ import { html, page, SafeHtml } from './html';
 import { clearSessionCookie, cookieValue, sameOrigin, sameToken, SESSION_COOKIE, setSessionCookie, signedIn } from './web-auth';
 import type { SignedIn } from './web-session.service';
 import { WebSessionService } from './web-session.service';
+import { createWorkspaceRouter } from './workspace.router';
 
 export interface WebDependencies {
   orm: MikroORM;
@@ -306,5 +307,6 @@ ${
       }),
     );
   });
+  router.use(createWorkspaceRouter(deps)); // the Preact workspace: /pipeline
   return router;
 }

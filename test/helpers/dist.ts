@@ -1,4 +1,5 @@
 import { build, ROOT, staleReason } from '../../scripts/build';
+import { buildWeb } from '../../scripts/build-web';
 
 export { ROOT };
 
@@ -19,4 +20,5 @@ export function distIsStale(): boolean {
  */
 export function ensureBuilt(): void {
   build(PROJECT, { quiet: true });
+  buildWeb();
 }

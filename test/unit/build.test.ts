@@ -62,6 +62,15 @@ describe('scripts/build.js', () => {
     expect(staleReason('tsconfig.build.json', root)).toBe('src/old.ts is not compiled yet');
   });
 
+  it('leaves a folder with a tsconfig of its own (the web workspace, bundled by build-web.js) to that project', () => {
+    finishedBuild(300);
+    write('src/web/workspace/tsconfig.json', '{}', 600);
+    write('src/web/workspace/api.ts', 'export const b = 2;\n');
+    expect(staleReason('tsconfig.build.json', root)).toBeUndefined();
+    write('src/other/api.ts', 'export const b = 2;\n');
+    expect(staleReason('tsconfig.build.json', root)).toBe('src/other/api.ts changed');
+  });
+
   it('compiles when an output has lost its source, and names every orphan (a file moved into a folder of the same name)', () => {
     finishedBuild(300);
     write('dist/src/gone.js', '', 300);

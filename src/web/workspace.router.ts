@@ -1,0 +1,65 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import express, { Router } from 'express';
+import { html, page } from './html';
+import { signedIn } from './web-auth';
+import type { WebDependencies } from './web.router';
+
+/** The workspace's bundle (scripts/build-web.js): hashed file names, listed in dist/web/manifest.json. */
+interface Bundle {
+  script: string;
+  style: string;
+}
+
+function bundleDir(): string {
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  return path.join(dir, 'dist', 'web');
+}
+
+/**
+ * The manifest is read again while a new build may replace it (development, tests) and once for
+ * good in production, where the bundle is built before the service starts.
+ */
+function bundleReader(dir: string, production: boolean): () => Bundle {
+  let cached: Bundle | undefined;
+  return () => {
+    if (cached) return cached;
+    const manifest = path.join(dir, 'manifest.json');
+    if (!existsSync(manifest)) throw new Error(`${manifest} is missing: run node scripts/build.js (npm start does) to bundle the web workspace`);
+    const bundle = JSON.parse(readFileSync(manifest, 'utf8')) as Bundle;
+    if (production) cached = bundle;
+    return bundle;
+  };
+}
+
+/**
+ * The workspace's pages: server-rendered shells (title, navigation, CSRF token) whose content is
+ * drawn by the Preact bundle, a GraphQL client of /graphql like the dashboard.
+ */
+export function createWorkspaceRouter(deps: WebDependencies): Router {
+  const router = Router();
+  const dir = bundleDir();
+  const bundle = bundleReader(dir, deps.config.isProduction);
+  // The names change with the content, so browsers may keep each file for good.
+  router.use('/assets/web', express.static(dir, { immutable: true, maxAge: '365d', index: false }));
+
+  router.get('/pipeline', async (req, res) => {
+    const who = await signedIn(deps.orm, req);
+    if (!who) return void res.redirect(303, '/login');
+    const { script, style } = bundle();
+    res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
+    res.set('Cache-Control', 'no-store');
+    res.send(
+      page({
+        title: 'Pipeline board',
+        nav: { accountName: who.account.name, livemode: who.session.livemode, csrfToken: who.session.csrfToken, current: '/pipeline' },
+        scripts: [`/assets/web/${script}`],
+        body: html`<link rel="stylesheet" href="/assets/web/${style}">
+<p class="muted">${who.session.livemode ? 'Live' : 'Test'} data. Drag a card to another column, or use its “Move to” list; closed stages are final.</p>
+<div id="workspace" data-page="pipeline"><p class="muted" role="status">Loading the pipeline…</p></div>`,
+      }),
+    );
+  });
+  return router;
+}
