@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { build, staleReason } from '../../scripts/build';
@@ -31,5 +32,20 @@ describe('scripts/build.js with tsc', () => {
     write('src/a.ts', 'export const a: number = "not a number";\n');
     expect(() => build('tsconfig.build.json', { root, quiet: true })).toThrow();
     expect(staleReason('tsconfig.build.json', root)).toBe('no finished build in dist/');
+  });
+});
+
+/**
+ * The web workspace (src/web/workspace, Preact TSX bundled by esbuild, which strips types without
+ * checking them) has a tsconfig of its own, outside the server's: its types are checked here, so
+ * `npm test` fails on a type error in the client as it does in the server.
+ */
+describe('the web workspace', () => {
+  it('type-checks with its own tsconfig', () => {
+    const root = path.resolve(__dirname, '..', '..');
+    const tsc = require.resolve('typescript/bin/tsc');
+    expect(() =>
+      execFileSync(process.execPath, [tsc, '--noEmit', '-p', path.join(root, 'src', 'web', 'workspace', 'tsconfig.json')], { cwd: root, stdio: 'pipe' }),
+    ).not.toThrow();
   });
 });
