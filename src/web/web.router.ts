@@ -70,6 +70,7 @@ export function createWebRouter(deps: WebDependencies): Router {
       sendPage(res, 403, {
         title: 'This form was out of date',
         nav: navFor(who, ''),
+        scripts: ['/assets/app.js'], // the revoke form's confirmation
         body: html`<p class="error" role="alert">Nothing was changed. This form was loaded before you last signed in (perhaps in another tab), so it could not be trusted to come from you.</p>
 <p>Here it is again with what you entered. Check it and send it once more.</p>
 ${resend(who, body)}`,
@@ -80,9 +81,9 @@ ${resend(who, body)}`,
   };
   /** The same little form again (logout, mode switch, revoke): its visible fields were buttons only. */
   const resendButton =
-    (action: string, label: string, fields: string[] = []) =>
+    (action: string, label: string, fields: string[] = [], confirm?: string) =>
     (who: SignedIn, body: Record<string, string>) =>
-      html`<form method="post" action="${action}" class="card">
+      html`<form method="post" action="${action}" class="card" ${confirm ? html`data-confirm="${confirm}"` : ''}>
   <input type="hidden" name="_csrf" value="${who.session.csrfToken}">
   ${fields.map((name) => (typeof body[name] === 'string' ? html`<input type="hidden" name="${name}" value="${body[name]}">` : ''))}
   <p><button type="submit">${label}</button></p>
@@ -223,7 +224,16 @@ ${resend(who, body)}`,
     }
   });
   router.post('/settings/api-keys/:id/revoke', sameOrigin, forms, async (req, res) => {
-    const who = await checkedPost(req, res, resendButton(`/settings/api-keys/${encodeURIComponent(String(req.params.id))}/revoke`, 'Revoke the key'));
+    const who = await checkedPost(
+      req,
+      res,
+      resendButton(
+        `/settings/api-keys/${encodeURIComponent(String(req.params.id))}/revoke`,
+        'Revoke the key',
+        [],
+        'Revoke this key? Requests using it will fail at once.',
+      ),
+    );
     if (!who) return;
     try {
       await new ApiKeyService(deps.orm.em.fork()).revoke(String(req.params.id), who.account);

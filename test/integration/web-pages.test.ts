@@ -371,6 +371,14 @@ describe('web app pages at two sizes', () => {
 
       const resent = await http(app, 'POST', '/settings/api-keys', { cookie, form: { _csrf: fresh, name: 'Billing <export>', type: 'live' } });
       expect(resent.status).toBe(303);
+      const keys = (await http(app, 'GET', '/settings/api-keys', { cookie })).text;
+      const id = /action="\/settings\/api-keys\/([^/"]+)\/revoke"/.exec(keys)![1];
+      const revoke = await http(app, 'POST', `/settings/api-keys/${id}/revoke`, { cookie, form: { _csrf: first.csrf } });
+      expect(revoke.status).toBe(403);
+      // The revoke form comes back with its confirmation (app.js asks before sending it).
+      expect(revoke.text).toContain(`action="/settings/api-keys/${id}/revoke" class="card" data-confirm="Revoke this key?`);
+      expect(revoke.text).toContain('<script src="/assets/app.js" defer></script>');
+      expect((await http(app, 'GET', '/settings/api-keys', { cookie })).text).toContain(`action="/settings/api-keys/${id}/revoke"`);
     });
 
     it('the mode switch returns only to our own pages (no open redirect)', async () => {
