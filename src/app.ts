@@ -30,6 +30,7 @@ import { createRestRouter } from './rest/adapter';
 import { createDocsRouter } from './rest/docs';
 import { ROUTES } from './rest/routes';
 import { sessionGraphQLAuth } from './web/session-graphql';
+import { webNotFound } from './web/web-errors';
 import { createWebRouter } from './web/web.router';
 
 export interface App {
@@ -142,6 +143,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     createRestRouter(ROUTES, { schema, checks: prepared, createContext }),
     routeNotFound,
   );
+  // A browser asking for a page that does not exist gets the web app's 404 page; API clients (and
+  // /v1, /graphql, /healthz…, whatever they accept) keep the JSON one.
+  app.use(webNotFound);
   app.use(routeNotFound);
   app.use(errorHandler(logger));
 

@@ -29,6 +29,9 @@ export interface PageOptions {
   scripts?: string[];
 }
 
+/** Where the mode switch may send the browser back to: our own pages only, never a URL from the form (no open redirect). */
+export const RETURN_PAGES = ['/dashboard', '/pipeline', '/settings/api-keys', '/settings/plan'];
+
 export function page({ title, body, nav, scripts = [] }: PageOptions): string {
   const link = (href: string, label: string) => html`<a href="${href}" ${nav?.current === href ? html`aria-current="page"` : ''}>${label}</a>`;
   return html`<!doctype html>
@@ -41,6 +44,7 @@ ${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}">` : ''}
 <link rel="stylesheet" href="/assets/app.css">
 </head>
 <body>
+<a class="skip" href="#main">Skip to content</a>
 <header>
   <strong class="brand">Sales Pipeline</strong>
   ${
@@ -49,14 +53,15 @@ ${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}">` : ''}
   <form method="post" action="/settings/mode" class="mode">
     <input type="hidden" name="_csrf" value="${nav.csrfToken}">
     <input type="hidden" name="mode" value="${nav.livemode ? 'test' : 'live'}">
+    ${RETURN_PAGES.includes(nav.current) ? html`<input type="hidden" name="return_to" value="${nav.current}">` : ''}
     <span class="badge ${nav.livemode ? 'live' : 'test'}">${nav.livemode ? 'Live data' : 'Test data'}</span>
-    <button type="submit">Switch to ${nav.livemode ? 'test' : 'live'}</button>
+    <button type="submit" class="header-button">Switch to ${nav.livemode ? 'test' : 'live'}</button>
   </form>
-  <form method="post" action="/logout"><input type="hidden" name="_csrf" value="${nav.csrfToken}"><button type="submit">Log out</button></form>`
+  <form method="post" action="/logout" class="logout"><input type="hidden" name="_csrf" value="${nav.csrfToken}"><button type="submit" class="header-button">Log out</button></form>`
       : ''
   }
 </header>
-<main>
+<main id="main" tabindex="-1">
 <h1>${title}</h1>
 ${body}
 </main>

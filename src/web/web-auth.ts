@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import type { Config } from '../config';
+import { sendErrorPage } from './web-errors';
 import { SESSION_DAYS, SignedIn, WebSessionService } from './web-session.service';
 
 export const SESSION_COOKIE = 'spa_session';
@@ -60,5 +61,5 @@ export function sameOrigin(req: Request, res: Response, next: NextFunction): voi
     host = undefined;
   }
   if (host && host === req.get('host')) return next();
-  res.status(403).type('text/plain').send('This form must be sent from this site.');
+  sendErrorPage(res, 403, 'Form refused', 'This form must be sent from this site. Nothing was changed: open the page here and send it from there.');
 }

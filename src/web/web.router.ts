@@ -14,8 +14,11 @@ import { KeyType } from '../modules/accounts/api-key.entity';
 import { ApiKeyService } from '../modules/accounts/api-key.service';
 import { verifyPassword } from '../modules/accounts/password';
 import { TEST_MODE_LIMITS } from '../modules/accounts/plan';
-import { html, page, SafeHtml } from './html';
+import { html, page, RETURN_PAGES, SafeHtml } from './html';
+import { keyForm, keysPage, KeysPageState, navFor } from './keys-page';
 import { clearSessionCookie, cookieValue, sameOrigin, sameToken, SESSION_COOKIE, setSessionCookie, signedIn } from './web-auth';
+import { sendPage, webErrorHandler, webHeaders } from './web-errors';
+import { authPage, FormError, waitWords } from './web-forms';
 import type { SignedIn } from './web-session.service';
 import { WebSessionService } from './web-session.service';
 import { createWorkspaceRouter } from './workspace.router';
@@ -39,36 +42,6 @@ function assetsDir(): string {
   return path.join(dir, 'src', 'web', 'assets');
 }
 
-const field = (name: string, label: string, type: string, extra: SafeHtml | string = '') =>
-  html`<label for="${name}">${label}</label><input id="${name}" name="${name}" type="${type}" ${extra} required>`;
-
-const errorBox = (message?: string) => (message ? html`<p class="error" role="alert">${message}</p>` : '');
-
-function authPage(kind: 'signup' | 'login', message?: string, values: Record<string, string> = {}): string {
-  const signup = kind === 'signup';
-  return page({
-    title: signup ? 'Create your account' : 'Log in',
-    body: html`${errorBox(message)}
-<form method="post" action="/${kind}" class="card">
-  ${signup ? field('name', 'Company or team name', 'text', html`value="${values.name ?? ''}" autocomplete="organization"`) : ''}
-  ${field('email', 'Email', 'email', html`value="${values.email ?? ''}" autocomplete="email"`)}
-  ${field('password', 'Password', 'password', html`autocomplete="${signup ? 'new-password' : 'current-password'}" ${signup ? html`minlength="10"` : ''}`)}
-  ${signup ? html`<p class="muted">At least 10 characters.</p>` : ''}
-  <p><button type="submit">${signup ? 'Create account' : 'Log in'}</button></p>
-</form>
-<p>${signup ? html`Already have an account? <a href="/login">Log in</a>` : html`New here? <a href="/signup">Create an account</a>`}</p>`,
-  });
-}
-
-const navFor = (who: SignedIn, current: string) => ({
-  accountName: who.account.name,
-  livemode: who.session.livemode,
-  csrfToken: who.session.csrfToken,
-  current,
-});
-
-const fmt = (date: Date | null | undefined) => (date ? date.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
-
 /** The web application: sign up, log in, API keys, plan and usage, and the pipeline dashboard. */
 export function createWebRouter(deps: WebDependencies): Router {
   const router = Router();
@@ -77,9 +50,7 @@ export function createWebRouter(deps: WebDependencies): Router {
   const forms = express.urlencoded({ extended: false, limit: '16kb' });
   router.use('/assets', express.static(assetsDir(), { maxAge: '1h', index: false }));
   router.use(['/signup', '/login', '/logout', '/dashboard', '/settings'], (_req, res, next) => {
-    // Pages load only our own scripts and styles; nothing inline, no frames.
-    res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
-    res.set('Cache-Control', 'no-store');
+    webHeaders(res);
     next();
   });
 
@@ -88,15 +59,36 @@ export function createWebRouter(deps: WebDependencies): Router {
     if (!who) res.redirect(303, '/login');
     return who;
   };
-  /** Posts of signed-in pages carry the session's token in `_csrf`. */
-  const checkedPost = async (req: Request, res: Response): Promise<SignedIn | null> => {
+  /**
+   * Posts of signed-in pages carry the session's token in `_csrf`. A form loaded before the last
+   * sign-in (another tab, logged out and in) carries an old one: it is never acted on, but answered
+   * with a page that says so and shows the form again, filled in, with the fresh token.
+   */
+  const checkedPost = async (req: Request, res: Response, resend: (who: SignedIn, body: Record<string, string>) => SafeHtml): Promise<SignedIn | null> => {
     const who = await withSession(req, res);
-    if (who && !sameToken((req.body as Record<string, string>)?._csrf, who.session.csrfToken)) {
-      res.status(403).type('text/plain').send('The form expired; go back, reload the page and try again.');
+    const body = (req.body ?? {}) as Record<string, string>;
+    if (who && !sameToken(body._csrf, who.session.csrfToken)) {
+      sendPage(res, 403, {
+        title: 'This form was out of date',
+        nav: navFor(who, ''),
+        scripts: ['/assets/app.js'], // the revoke form's confirmation
+        body: html`<p class="error" role="alert">Nothing was changed. This form was loaded before you last signed in (perhaps in another tab), so it could not be trusted to come from you.</p>
+<p>Here it is again with what you entered. Check it and send it once more.</p>
+${resend(who, body)}`,
+      });
       return null;
     }
     return who;
   };
+  /** The same little form again (logout, mode switch, revoke): its visible fields were buttons only. */
+  const resendButton =
+    (action: string, label: string, fields: string[] = [], confirm?: string) =>
+    (who: SignedIn, body: Record<string, string>) =>
+      html`<form method="post" action="${action}" class="card" ${confirm ? html`data-confirm="${confirm}"` : ''}>
+  <input type="hidden" name="_csrf" value="${who.session.csrfToken}">
+  ${fields.map((name) => (typeof body[name] === 'string' ? html`<input type="hidden" name="${name}" value="${body[name]}">` : ''))}
+  <p><button type="submit">${label}</button></p>
+</form>`;
 
   router.get('/', async (req, res) => res.redirect(303, (await signedIn(deps.orm, req)) ? '/dashboard' : '/login'));
 
@@ -106,9 +98,11 @@ export function createWebRouter(deps: WebDependencies): Router {
     const attempts = await deps.quota.consumeSignup(clientAddress(req));
     if (!attempts.allowed) {
       res.set('Retry-After', String(attempts.retryAfterS));
-      return void res.status(429).send(authPage('signup', 'Too many sign-ups from this network. Wait a while, then try again.', { name, email }));
+      const error = { message: `Too many sign-ups from this network. Wait about ${waitWords(attempts.retryAfterS)}, then try again.`, fields: [] };
+      return void res.status(429).send(authPage('signup', error, { name, email }));
     }
-    if (password.length < 10) return void res.status(400).send(authPage('signup', 'Choose a password of at least 10 characters.', { name, email }));
+    const refuse = (message: string, field: string) => res.status(400).send(authPage('signup', { message, fields: [field] }, { name, email }));
+    if (password.length < 10) return void refuse('Choose a password of at least 10 characters.', 'password');
     const em = deps.orm.em.fork();
     try {
       const account = await new AccountService(em).create({ name, email, password });
@@ -116,16 +110,11 @@ export function createWebRouter(deps: WebDependencies): Router {
       setSessionCookie(req, res, deps.config, token);
       res.redirect(303, '/settings/api-keys');
     } catch (error) {
-      const message =
-        error instanceof ApiError && error.param === 'email'
-          ? 'Enter a valid email address.'
-          : error instanceof ApiError && error.param === 'name'
-            ? 'Enter a name.'
-            : null;
+      if (error instanceof ApiError && error.param === 'email') return void refuse('Enter a valid email address.', 'email');
+      if (error instanceof ApiError && error.param === 'name') return void refuse('Enter a name.', 'name');
       // A taken e-mail gets the same answer as success would suggest elsewhere: no account enumeration here either.
-      if (message) return void res.status(400).send(authPage('signup', message, { name, email }));
       if (error instanceof Error && /accounts_email_unique|unique/i.test(error.message)) {
-        return void res.status(400).send(authPage('signup', 'That email cannot be used. Log in, or use another address.', { name, email }));
+        return void refuse('That email cannot be used. Log in, or use another address.', 'email');
       }
       throw error;
     }
@@ -145,8 +134,10 @@ export function createWebRouter(deps: WebDependencies): Router {
     const used = await Promise.all(limits.map(({ limiter, key, limit }) => peek(limiter, key, limit)));
     const blocked = used.filter((window) => window && window.remaining === 0);
     if (blocked.length) {
-      res.set('Retry-After', String(Math.max(1, Math.min(...blocked.map((w) => w!.resetAt)) - Math.ceil(Date.now() / 1000))));
-      return void res.status(429).send(authPage('login', 'Too many attempts. Wait a few minutes, then try again.', { email }));
+      const retryAfter = Math.max(1, Math.min(...blocked.map((w) => w!.resetAt)) - Math.ceil(Date.now() / 1000));
+      res.set('Retry-After', String(retryAfter));
+      const error = { message: `Too many attempts. Wait about ${waitWords(retryAfter)}, then try again.`, fields: [] };
+      return void res.status(429).send(authPage('login', error, { email }));
     }
     const em = deps.orm.em.fork();
     const account = await em.findOne(Account, { email: normalized }, { populate: ['passwordHash'] });
@@ -157,7 +148,8 @@ export function createWebRouter(deps: WebDependencies): Router {
     );
     if (!account || !account.passwordHash || !ok) {
       await Promise.all(limits.map(({ limiter, key, limit }) => consume(limiter, key, limit)));
-      return void res.status(401).send(authPage('login', BAD_LOGIN, { email }));
+      // The message names no field (that would tell which part was right); both are tied to it.
+      return void res.status(401).send(authPage('login', { message: BAD_LOGIN, fields: ['email', 'password'] }, { email }));
     }
     const { token } = await new WebSessionService(em).start(account);
     setSessionCookie(req, res, deps.config, token);
@@ -165,7 +157,7 @@ export function createWebRouter(deps: WebDependencies): Router {
   });
 
   router.post('/logout', sameOrigin, forms, async (req, res) => {
-    const who = await checkedPost(req, res);
+    const who = await checkedPost(req, res, resendButton('/logout', 'Log out'));
     if (!who) return;
     await new WebSessionService(deps.orm.em.fork()).end(cookieValue(req, SESSION_COOKIE));
     clearSessionCookie(req, res, deps.config);
@@ -173,12 +165,15 @@ export function createWebRouter(deps: WebDependencies): Router {
   });
 
   router.post('/settings/mode', sameOrigin, forms, async (req, res) => {
-    const who = await checkedPost(req, res);
+    const body = req.body as Record<string, string>;
+    const live = body.mode === 'live';
+    const who = await checkedPost(req, res, resendButton('/settings/mode', `Switch to ${live ? 'live' : 'test'}`, ['mode', 'return_to']));
     if (!who) return;
     const em = deps.orm.em.fork();
     const session = await em.merge(who.session);
-    await new WebSessionService(em).setMode(session, (req.body as Record<string, string>).mode === 'live');
-    res.redirect(303, req.get('referer')?.includes('/settings') ? '/settings/plan' : '/dashboard');
+    await new WebSessionService(em).setMode(session, live);
+    // Back to the page the switch was on; only one of ours, so the form cannot redirect elsewhere.
+    res.redirect(303, RETURN_PAGES.includes(body.return_to) ? body.return_to : '/dashboard');
   });
 
   router.get('/dashboard', async (req, res) => {
@@ -192,85 +187,54 @@ export function createWebRouter(deps: WebDependencies): Router {
         body: html`<p class="muted" id="status" role="status" aria-live="polite">Loading…</p>
 <section class="card" aria-labelledby="pipeline-title">
   <h2 id="pipeline-title">Pipeline by stage (${who.session.livemode ? 'live' : 'test'} data)</h2>
-  <svg id="chart" class="chart" width="760" height="20" role="img" aria-label="Total deal value per stage"></svg>
-  <table id="pipeline"><thead><tr><th>Stage</th><th>Deals</th><th>Value</th><th>Weighted value</th><th>Probability</th></tr></thead><tbody></tbody></table>
+  <svg id="chart" class="chart" viewBox="0 0 760 20" height="20" role="img" aria-label="Total deal value per stage"></svg>
+  <table id="pipeline" class="stack"><thead><tr><th>Stage</th><th>Deals</th><th>Value</th><th>Weighted value</th><th>Probability</th></tr></thead><tbody></tbody></table>
   <p id="pipeline-empty" class="muted" hidden>No deals yet. Create some with the API.</p>
 </section>
 <section class="card" aria-labelledby="leads-title">
   <h2 id="leads-title">Recent leads</h2>
-  <table id="leads"><thead><tr><th>Company</th><th>Contact</th><th>Score</th><th>Label</th><th>Created</th></tr></thead><tbody></tbody></table>
+  <table id="leads" class="stack"><thead><tr><th>Company</th><th>Contact</th><th>Score</th><th>Label</th><th>Created</th></tr></thead><tbody></tbody></table>
   <p id="leads-empty" class="muted" hidden>No leads yet.</p>
 </section>`,
       }),
     );
   });
 
-  const keysPage = async (who: SignedIn, created?: { secret: string; name: string }, message?: string) => {
-    const keys = await new ApiKeyService(deps.orm.em.fork()).list(who.account);
-    return page({
-      title: 'API keys',
-      nav: navFor(who, '/settings/api-keys'),
-      scripts: ['/assets/app.js'],
-      body: html`${errorBox(message)}
-${
-  created
-    ? html`<section class="card notice" aria-labelledby="new-key">
-  <h2 id="new-key">Your new key “${created.name}”</h2>
-  <p><strong>Copy it now: it is shown only once.</strong> We keep only a hash and cannot show it again.</p>
-  <p class="secret" id="new-secret">${created.secret}</p>
-  <button type="button" data-copy="new-secret">Copy key</button>
-</section>`
-    : ''
-}
-<form method="post" action="/settings/api-keys" class="card">
-  <h2>Generate a new key</h2>
-  <input type="hidden" name="_csrf" value="${who.session.csrfToken}">
-  <label for="key-name">Name (what will use it)</label>
-  <input id="key-name" name="name" type="text" maxlength="100" required placeholder="e.g. CRM sync">
-  <label for="key-type">Type</label>
-  <select id="key-type" name="type"><option value="test">Test (sk_test_, sandbox data)</option><option value="live">Live (sk_live_, real data)</option></select>
-  <p><button type="submit">Generate key</button></p>
-</form>
-<table aria-label="API keys">
-  <thead><tr><th>Name</th><th>Type</th><th>Key</th><th>Created</th><th>Last used</th><th>Status</th><th></th></tr></thead>
-  <tbody>${keys.map(
-    (key) => html`<tr>
-    <td>${key.name}</td><td>${key.type}</td><td><code>${key.prefix}…${key.last4}</code></td><td>${fmt(key.createdAt)}</td><td>${fmt(key.lastUsedAt)}</td>
-    <td>${key.revokedAt ? `Revoked ${fmt(key.revokedAt)}` : 'Active'}</td>
-    <td>${
-      key.revokedAt
-        ? ''
-        : html`<form method="post" action="/settings/api-keys/${key.id}/revoke" data-confirm="Revoke “${key.name}”? Requests using it will fail at once.">
-      <input type="hidden" name="_csrf" value="${who.session.csrfToken}"><button type="submit" class="danger" aria-label="Revoke ${key.name}">Revoke</button></form>`
-    }</td></tr>`,
-  )}</tbody>
-</table>`,
-    });
-  };
+  const showKeys = async (who: SignedIn, state?: KeysPageState) => keysPage(who, await new ApiKeyService(deps.orm.em.fork()).list(who.account), state);
 
   router.get('/settings/api-keys', async (req, res) => {
     const who = await withSession(req, res);
     if (!who) return;
     const created = await new WebSessionService(deps.orm.em.fork()).takeNewKey(who.session, encryptionKey);
-    res.send(await keysPage(who, created));
+    res.send(await showKeys(who, { created }));
   });
   router.post('/settings/api-keys', sameOrigin, forms, async (req, res) => {
-    const who = await checkedPost(req, res);
+    const who = await checkedPost(req, res, (fresh, body) => keyForm(fresh.session.csrfToken, { name: body.name, type: body.type }));
     if (!who) return;
     const { name = '', type = '' } = req.body as Record<string, string>;
-    if (type !== KeyType.test && type !== KeyType.live) return void res.status(400).send(await keysPage(who, undefined, 'Choose a test or live key.'));
+    const refuse = async (error: FormError) => res.status(400).send(await showKeys(who, { error, values: { name, type } }));
+    if (type !== KeyType.test && type !== KeyType.live) return void (await refuse({ message: 'Choose a test or live key.', fields: ['type'] }));
     try {
       const em = deps.orm.em.fork();
       const { secret } = await new ApiKeyService(em).create(who.account, type, name);
       await new WebSessionService(em).stashNewKey(who.session, { secret, name: name.trim() }, encryptionKey);
       res.redirect(303, '/settings/api-keys');
     } catch (error) {
-      if (error instanceof ApiError) return void res.status(400).send(await keysPage(who, undefined, `The key was not created: ${error.message}.`));
+      if (error instanceof ApiError) return void (await refuse({ message: `The key was not created: ${error.message}.`, fields: ['name'] }));
       throw error;
     }
   });
   router.post('/settings/api-keys/:id/revoke', sameOrigin, forms, async (req, res) => {
-    const who = await checkedPost(req, res);
+    const who = await checkedPost(
+      req,
+      res,
+      resendButton(
+        `/settings/api-keys/${encodeURIComponent(String(req.params.id))}/revoke`,
+        'Revoke the key',
+        [],
+        'Revoke this key? Requests using it will fail at once.',
+      ),
+    );
     if (!who) return;
     try {
       await new ApiKeyService(deps.orm.em.fork()).revoke(String(req.params.id), who.account);
@@ -289,17 +253,20 @@ ${
       deps.quota.usage({ account: who.account, livemode: false }),
     ]);
     const n = (value: number | null) => (value === null ? 'no cap' : value.toLocaleString('en-US'));
+    // Each cell names its column, for the stacked layout of narrow screens.
+    const columns = ['Keys', 'Per minute', 'Used this minute', 'Per day (UTC)', 'Used today'];
+    const row = (cells: string[]) => cells.map((text, i) => html`<td data-label="${columns[i]}">${text}</td>`);
     res.send(
       page({
         title: 'Plan and usage',
         nav: navFor(who, '/settings/plan'),
         body: html`<section class="card">
   <h2>Plan: ${who.account.plan}</h2>
-  <table aria-label="Limits and usage">
+  <table aria-label="Limits and usage" class="stack">
     <thead><tr><th>Keys</th><th>Per minute</th><th>Used this minute</th><th>Per day (UTC)</th><th>Used today</th></tr></thead>
     <tbody>
-      <tr><td>Live (sk_live_)</td><td>${n(live.perMinute)}</td><td>${n(liveUsage.minute)}</td><td>${n(live.perDay)}</td><td>${live.perDay === null ? '—' : n(liveUsage.day)}</td></tr>
-      <tr><td>Test (sk_test_)</td><td>${n(TEST_MODE_LIMITS.perMinute)}</td><td>${n(testUsage.minute)}</td><td>${n(TEST_MODE_LIMITS.perDay)}</td><td>—</td></tr>
+      <tr>${row(['Live (sk_live_)', n(live.perMinute), n(liveUsage.minute), n(live.perDay), live.perDay === null ? '—' : n(liveUsage.day)])}</tr>
+      <tr>${row(['Test (sk_test_)', n(TEST_MODE_LIMITS.perMinute), n(testUsage.minute), n(TEST_MODE_LIMITS.perDay), '—'])}</tr>
     </tbody>
   </table>
   <p class="muted">Plans: Starter 60/min and 10,000/day, Professional 300/min and 100,000/day, Enterprise 1,000/min with no daily cap. Test keys allow 100/min on every plan.</p>
@@ -308,5 +275,6 @@ ${
     );
   });
   router.use(createWorkspaceRouter(deps)); // the Preact workspace: /pipeline
+  router.use(webErrorHandler(deps.logger));
   return router;
 }

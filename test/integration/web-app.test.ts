@@ -1,12 +1,10 @@
-import os from 'node:os';
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
-import path from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { HttpResponse, startTestApp, TestApp } from '../helpers/app';
+import { startTestApp, TestApp } from '../helpers/app';
 import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
 import { Account } from '../../src/modules/accounts/account.entity';
 import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../helpers/chromium';
 import { BROWSER_STEP_TIMEOUT_MS } from '../helpers/timeouts';
+import { BAD_LOGIN, http, money, PASSWORD, screenshot, sessionCookie, signUp, tableRows, uniqueEmail } from '../helpers/web';
 
 /**
  * The web application (src/web) in a real browser: playwright-core drives Debian's Chromium
@@ -31,82 +29,6 @@ interface DomElement {
 }
 declare const document: { cookie: string; activeElement: DomElement | null };
 declare const navigator: { clipboard: { readText(): Promise<string> } };
-
-/**
- * docs/screenshots is refreshed only when asked (UPDATE_SCREENSHOTS=1 npm test), so an ordinary
- * run leaves the committed pictures alone; otherwise the pictures go to a temporary folder.
- */
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
-  ? path.join(__dirname, '..', '..', 'docs', 'screenshots')
-  : path.join(os.tmpdir(), `spa-screenshots-${process.pid}`);
-const BAD_LOGIN = 'Email or password is incorrect.';
-const PASSWORD = 'correct horse battery staple';
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  const final = path.join(SCREENSHOTS, `${name}.png`);
-  const temporary = path.join(SCREENSHOTS, `.${name}.${process.pid}.tmp.png`);
-  try {
-    await page.screenshot({ path: temporary, fullPage: true, animations: 'disabled', caret: 'hide' });
-    renameSync(temporary, final);
-  } finally {
-    rmSync(temporary, { force: true });
-  }
-}
-
-const money = (value: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(value);
-
-/** The cells of each body row of a table, as the user reads them. */
-async function tableRows(page: Page, selector: string): Promise<string[][]> {
-  return page
-    .locator(`${selector} tbody tr`)
-    .evaluateAll((rows: DomElement[]) => rows.map((row) => Array.from(row.querySelectorAll('td')).map((cell) => (cell.textContent ?? '').trim())));
-}
-
-/** Form posts and page loads without a browser: redirects not followed, cookies passed by hand. */
-async function http(
-  app: TestApp,
-  method: string,
-  pathname: string,
-  options: { cookie?: string; form?: Record<string, string>; headers?: Record<string, string>; origin?: string | null } = {},
-): Promise<HttpResponse<string>> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.cookie) headers.cookie = options.cookie;
-  let body: string | undefined;
-  if (options.form) {
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-    body = new URLSearchParams(options.form).toString();
-  }
-  if (method !== 'GET' && options.origin !== null) headers.origin ??= options.origin ?? app.baseUrl;
-  const response = await fetch(`${app.baseUrl}${pathname}`, { method, headers, body, redirect: 'manual' });
-  return { status: response.status, headers: response.headers, body: '', text: await response.text() };
-}
-
-/** `spa_session=…` from a response's Set-Cookie, as a Cookie header. */
-function sessionCookie(res: HttpResponse): string {
-  const match = /(?:^|,\s*)(spa_session=[^;]+)/.exec(res.headers.get('set-cookie') ?? '');
-  if (!match) throw new Error(`no session cookie in ${res.status}: ${res.headers.get('set-cookie')}`);
-  return match[1];
-}
-
-const csrfOf = (pageHtml: string): string => {
-  const match = /<meta name="csrf-token" content="([^"]+)">/.exec(pageHtml);
-  if (!match) throw new Error('no csrf-token meta on the page');
-  return match[1];
-};
-
-let emailCounter = 0;
-const uniqueEmail = (who = 'user') => `${who}-${Date.now()}-${++emailCounter}@example.test`;
-
-/** Signs up over HTTP; returns the session cookie and the session's CSRF token. */
-async function signUp(app: TestApp, email = uniqueEmail()): Promise<{ email: string; cookie: string; csrf: string }> {
-  const res = await http(app, 'POST', '/signup', { form: { name: 'HTTP Co', email, password: PASSWORD } });
-  expect(res.status).toBe(303);
-  const cookie = sessionCookie(res);
-  const keys = await http(app, 'GET', '/settings/api-keys', { cookie });
-  expect(keys.status).toBe(200);
-  return { email, cookie, csrf: csrfOf(keys.text) };
-}
 
 describe('web application', () => {
   let app: TestApp;
@@ -433,7 +355,9 @@ describe('web application', () => {
         await page.keyboard.press('Tab');
         order.push(await focused());
       }
-      expect(order).toEqual(['input#email:', 'input#password:', 'button:Log in', 'a:Create an account']);
+      expect(order).toEqual(['a:Skip to content', 'input#email:', 'input#password:', 'button:Log in']);
+      await page.keyboard.press('Tab');
+      expect(await focused()).toBe('a:Create an account');
       await page.keyboard.press('Shift+Tab');
       await page.keyboard.press('Shift+Tab');
       await page.keyboard.press('Shift+Tab');
@@ -452,11 +376,11 @@ describe('web application', () => {
         const signup = await fresh.newPage();
         await signup.goto(`${app.baseUrl}/signup`);
         const order: string[] = [];
-        for (let i = 0; i < 4; i++) {
+        for (let i = 0; i < 5; i++) {
           await signup.keyboard.press('Tab');
           order.push(await signup.evaluate(() => (document.activeElement?.id || document.activeElement?.textContent) ?? ''));
         }
-        expect(order).toEqual(['name', 'email', 'password', 'Create account']);
+        expect(order).toEqual(['Skip to content', 'name', 'email', 'password', 'Create account']);
       } finally {
         await fresh.close();
       }
@@ -540,7 +464,11 @@ describe('web application', () => {
       ]) {
         const res = await http(app, 'POST', '/settings/api-keys', { cookie, form });
         expect(res.status).toBe(403);
-        expect(res.text).not.toMatch(/sk_test_/);
+        expect(res.text).not.toMatch(/sk_test_[\w-]{20,}/);
+        // The refusal is a page that says so and offers the form again, filled in, with the session's token.
+        expect(res.text).toContain('<h1>This form was out of date</h1>');
+        expect(res.text).toContain(`value="${form.name}"`);
+        expect(res.text).toContain(`<input type="hidden" name="_csrf" value="${csrf}">`);
       }
       expect(await keyCount()).toBe(0);
       const created = await http(app, 'POST', '/settings/api-keys', { cookie, form: { name: 'With token', type: 'test', _csrf: csrf } });
@@ -597,7 +525,7 @@ describe('web application', () => {
       const wrong = await http(app, 'POST', '/login', { form: { email, password: 'wrong password here' } });
       const missing = await http(app, 'POST', '/login', { form: { email: unknown, password: 'wrong password here' } });
       expect([wrong.status, missing.status]).toEqual([401, 401]);
-      expect(wrong.text).toContain(`<p class="error" role="alert">${BAD_LOGIN}</p>`);
+      expect(wrong.text).toContain(`<p class="error" id="form-error" role="alert">${BAD_LOGIN}</p>`);
       expect(wrong.text.replace(email, 'EMAIL')).toBe(missing.text.replace(unknown, 'EMAIL'));
       expect(wrong.headers.get('set-cookie')).toBeNull();
       expect(missing.headers.get('set-cookie')).toBeNull();
@@ -614,7 +542,8 @@ describe('web application', () => {
       const retryAfter = Number(limited.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(900);
-      expect(limited.text).toContain('Too many attempts.');
+      expect(limited.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(limited.text).toContain('Too many attempts. Wait about');
       // Even the right password waits now; another email from the same address does not.
       const right = await http(app, 'POST', '/login', { form: { email, password: PASSWORD } });
       expect(right.status).toBe(429);

@@ -16,3 +16,6 @@ document.addEventListener('submit', (event) => {
   const message = event.target.dataset.confirm;
   if (message && !window.confirm(message)) event.preventDefault();
 });
+// A section that has just appeared (the new key) takes the focus, so keyboard and screen-reader
+// users are taken to it instead of staying at the top of the page.
+document.querySelector('[data-focus]')?.focus();
