@@ -9,7 +9,6 @@ import { consume, Counters, peek } from '../limits/counters';
 import type { Quota } from '../limits/quota';
 import type { Logger } from '../logger';
 import { Account } from '../modules/accounts/account.entity';
-import { AccountService } from '../modules/accounts/account.service';
 import { KeyType } from '../modules/accounts/api-key.entity';
 import { ApiKeyService } from '../modules/accounts/api-key.service';
 import { verifyPassword } from '../modules/accounts/password';
@@ -43,7 +42,7 @@ const field = (name: string, label: string, type: string, extra: SafeHtml | stri
 
 const errorBox = (message?: string) => (message ? html`<p class="error" role="alert">${message}</p>` : '');
 
-function authPage(kind: 'signup' | 'login', message?: string, values: Record<string, string> = {}): string {
+export function authPage(kind: 'signup' | 'login', message?: string, values: Record<string, string> = {}): string {
   const signup = kind === 'signup';
   return page({
     title: signup ? 'Create your account' : 'Log in',
@@ -55,7 +54,8 @@ function authPage(kind: 'signup' | 'login', message?: string, values: Record<str
   ${signup ? html`<p class="muted">At least 10 characters.</p>` : ''}
   <p><button type="submit">${signup ? 'Create account' : 'Log in'}</button></p>
 </form>
-<p>${signup ? html`Already have an account? <a href="/login">Log in</a>` : html`New here? <a href="/signup">Create an account</a>`}</p>`,
+<p>${signup ? html`Already have an account? <a href="/login">Log in</a>` : html`New here? <a href="/signup">Create an account</a>`}</p>
+${signup ? '' : html`<p><a href="/forgot-password">Forgot your password?</a> Signed up but not verified yet? Open the link we e-mailed you first.</p>`}`,
   });
 }
 
@@ -100,35 +100,7 @@ export function createWebRouter(deps: WebDependencies): Router {
   router.get('/', async (req, res) => res.redirect(303, (await signedIn(deps.orm, req)) ? '/dashboard' : '/login'));
 
   router.get('/signup', (_req, res) => res.send(authPage('signup')));
-  router.post('/signup', sameOrigin, forms, async (req, res) => {
-    const { name = '', email = '', password = '' } = req.body as Record<string, string>;
-    const attempts = await deps.quota.consumeSignup(clientAddress(req));
-    if (!attempts.allowed) {
-      res.set('Retry-After', String(attempts.retryAfterS));
-      return void res.status(429).send(authPage('signup', 'Too many sign-ups from this network. Wait a while, then try again.', { name, email }));
-    }
-    if (password.length < 10) return void res.status(400).send(authPage('signup', 'Choose a password of at least 10 characters.', { name, email }));
-    const em = deps.orm.em.fork();
-    try {
-      const account = await new AccountService(em).create({ name, email, password });
-      const { token } = await new WebSessionService(em).start(account);
-      setSessionCookie(req, res, deps.config, token);
-      res.redirect(303, '/settings/api-keys');
-    } catch (error) {
-      const message =
-        error instanceof ApiError && error.param === 'email'
-          ? 'Enter a valid email address.'
-          : error instanceof ApiError && error.param === 'name'
-            ? 'Enter a name.'
-            : null;
-      // A taken e-mail gets the same answer as success would suggest elsewhere: no account enumeration here either.
-      if (message) return void res.status(400).send(authPage('signup', message, { name, email }));
-      if (error instanceof Error && /accounts_email_unique|unique/i.test(error.message)) {
-        return void res.status(400).send(authPage('signup', 'That email cannot be used. Log in, or use another address.', { name, email }));
-      }
-      throw error;
-    }
-  });
+  // POST /signup is in account.router.ts: it answers the same for a taken address as for a new one.
 
   router.get('/login', (_req, res) => res.send(authPage('login')));
   router.post('/login', sameOrigin, forms, async (req, res) => {
@@ -154,7 +126,9 @@ export function createWebRouter(deps: WebDependencies): Router {
       password,
       account?.passwordHash ?? 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
     );
-    if (!account || !account.passwordHash || !ok) {
+    // An unverified account cannot sign in yet, with the same answer: otherwise whoever signed up with
+    // someone else's address could tell (by signing in) whether it was new or taken.
+    if (!account || !account.passwordHash || !ok || !account.emailVerifiedAt) {
       await Promise.all(limits.map(({ limiter, key, limit }) => consume(limiter, key, limit)));
       return void res.status(401).send(authPage('login', BAD_LOGIN, { email }));
     }
