@@ -54,9 +54,9 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
   const emailService = () => new AccountEmailService(deps.orm.em.fork(), { mailer, publicUrl: deps.config.publicUrl, logger: deps.logger });
 
   router.use(PAGES, (_req: Request, res: Response, next: NextFunction) => {
-    // As the other pages: only our own scripts and styles. No Referer either: these URLs carry one-time tokens.
+    // As the other pages: only our own scripts and styles. (Referrer-Policy is the app's `same-origin`,
+    // so the links' tokens never leave in a Referer, and forms keep their Origin header.)
     res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
-    res.set('Referrer-Policy', 'no-referrer');
     res.set('Cache-Control', 'no-store');
     next();
   });

@@ -130,7 +130,7 @@ describe('account e-mail', () => {
       const verified = await http(app, 'GET', local);
       expect(verified.status).toBe(200);
       expect(verified.text).toContain('Your e-mail address is verified.');
-      expect(verified.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(verified.headers.get('referrer-policy')).toBe('same-origin');
       const account = await app.orm.em.fork().findOneOrFail(Account, { email });
       expect(account.emailVerifiedAt).toBeInstanceOf(Date);
 
