@@ -96,7 +96,8 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
       await emailService().signUp({ name, email, password });
     } catch (error) {
       if (error instanceof ApiError && error.param === 'name') return void res.status(400).send(authPage('signup', 'Enter a name.', { name, email }));
-      if (error instanceof ApiError && error.param === 'email') return void res.status(400).send(authPage('signup', 'Enter a valid email address.', { name, email }));
+      if (error instanceof ApiError && error.param === 'email')
+        return void res.status(400).send(authPage('signup', 'Enter a valid email address.', { name, email }));
       throw error;
     }
     // No session here: signing a new address in would tell a taken one apart. The owner verifies, then logs in.

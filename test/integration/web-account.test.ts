@@ -173,7 +173,10 @@ describe('account e-mail', () => {
       const email = uniqueEmail('late');
       await signUp(email);
       const { local } = linkIn(await mailFor(email), '/verify-email');
-      await app.orm.em.fork().getConnection().execute(`update account_email_tokens set expires_at = now() - interval '1 second' where purpose = 'verify_email'`);
+      await app.orm.em
+        .fork()
+        .getConnection()
+        .execute(`update account_email_tokens set expires_at = now() - interval '1 second' where purpose = 'verify_email'`);
       expect((await http(app, 'GET', local)).status).toBe(400);
       expect((await http(app, 'GET', '/verify-email?token=not-a-token')).status).toBe(400);
       expect((await http(app, 'GET', '/verify-email')).status).toBe(400);
@@ -252,7 +255,9 @@ describe('account e-mail', () => {
       await app.orm.em
         .fork()
         .getConnection()
-        .execute(`update account_email_tokens set expires_at = now() - interval '1 second' where token_hash = ?`, [createHash('sha256').update(token).digest('hex')]);
+        .execute(`update account_email_tokens set expires_at = now() - interval '1 second' where token_hash = ?`, [
+          createHash('sha256').update(token).digest('hex'),
+        ]);
       expect((await http(app, 'GET', local)).status).toBe(400);
       const late = await http(app, 'POST', '/reset-password', { form: { token, password: 'too late password' } });
       expect(late.status).toBe(400);
@@ -289,7 +294,10 @@ describe('account e-mail', () => {
 
       const noToken = await http(app, 'POST', '/settings/password', { cookie, form: { current_password: PASSWORD, new_password: 'changed password 1' } });
       expect(noToken.status).toBe(403);
-      const wrong = await http(app, 'POST', '/settings/password', { cookie, form: { _csrf: csrf, current_password: 'not my password', new_password: 'changed password 1' } });
+      const wrong = await http(app, 'POST', '/settings/password', {
+        cookie,
+        form: { _csrf: csrf, current_password: 'not my password', new_password: 'changed password 1' },
+      });
       expect(wrong.status).toBe(400);
       expect(wrong.text).toMatch(/id="current_password"[^>]*aria-invalid="true"[^>]*aria-describedby="current_password-error"/s);
       expect(wrong.text).toContain('<p class="error" id="current_password-error">The current password is incorrect.</p>');
@@ -298,7 +306,10 @@ describe('account e-mail', () => {
       expect(short.text).toMatch(/id="new_password"[^>]*aria-invalid="true"/s);
       expect((await logIn(email)).status).toBe(303);
 
-      const changed = await http(app, 'POST', '/settings/password', { cookie, form: { _csrf: csrf, current_password: PASSWORD, new_password: 'changed password 1' } });
+      const changed = await http(app, 'POST', '/settings/password', {
+        cookie,
+        form: { _csrf: csrf, current_password: PASSWORD, new_password: 'changed password 1' },
+      });
       expect(changed.status).toBe(303);
       expect(changed.headers.get('location')).toBe('/settings/password?changed=1');
       expect((await http(app, 'GET', '/settings/password?changed=1', { cookie })).text).toContain('Your password was changed.');
@@ -358,7 +369,9 @@ describe('account e-mail', () => {
       expect({ what, overflow: scrollWidth > clientWidth }).toEqual({ what, overflow: false });
       await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
       const { violations } = await page.evaluate(() => axe.run());
-      const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+      const serious = violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id}: ${JSON.stringify(v.nodes.map((n) => n.target))}`);
       expect({ what, serious }).toEqual({ what, serious: [] });
     }
 

@@ -141,7 +141,13 @@ export class AccountEmailService {
   private async link(account: Account, purpose: EmailTokenPurpose, path: string): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     const now = new Date();
-    this.em.create(AccountEmailToken, { tokenHash: hash(token), account, purpose, createdAt: now, expiresAt: new Date(now.getTime() + TOKEN_LIFETIME_MS[purpose]) });
+    this.em.create(AccountEmailToken, {
+      tokenHash: hash(token),
+      account,
+      purpose,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + TOKEN_LIFETIME_MS[purpose]),
+    });
     await this.em.flush();
     return `${this.context.publicUrl}${path}?token=${token}`;
   }
@@ -156,7 +162,11 @@ export class AccountEmailService {
   private async consume(token: string | undefined, purpose: EmailTokenPurpose): Promise<Account | null> {
     const row = await this.usable(token, purpose);
     if (!row) return null;
-    const taken = await this.em.nativeUpdate(AccountEmailToken, { tokenHash: row.tokenHash, usedAt: null, expiresAt: { $gt: new Date() } }, { usedAt: new Date() });
+    const taken = await this.em.nativeUpdate(
+      AccountEmailToken,
+      { tokenHash: row.tokenHash, usedAt: null, expiresAt: { $gt: new Date() } },
+      { usedAt: new Date() },
+    );
     return taken === 1 ? row.account.getEntity() : null;
   }
 
