@@ -51,7 +51,7 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
   const mailer = deps.mailer ?? createMailer(deps.config.mail, deps.logger, deps.config.isProduction);
   if (!mailer.configured) deps.logger.warn('SMTP_URL is not set: the web app cannot send e-mail, so sign-up and password reset are off');
   const forms = express.urlencoded({ extended: false, limit: '16kb' });
-  const emailService = () => new AccountEmailService(deps.orm.em.fork(), { mailer, publicUrl: deps.config.publicUrl, logger: deps.logger });
+  const emailService = (em = deps.orm.em.fork()) => new AccountEmailService(em, { mailer, publicUrl: deps.config.publicUrl, logger: deps.logger });
 
   router.use(PAGES, (_req: Request, res: Response, next: NextFunction) => {
     // As the other pages: only our own scripts and styles. (Referrer-Policy is the app's `same-origin`,
@@ -135,7 +135,7 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
     const em = deps.orm.em.fork();
     let account;
     try {
-      account = await new AccountEmailService(em, { mailer, publicUrl: deps.config.publicUrl, logger: deps.logger }).resetPassword(token, password);
+      account = await emailService(em).resetPassword(token, password);
     } catch (error) {
       if (error instanceof ApiError && error.param === 'password') {
         return void res.status(400).send(resetPasswordPage(token, 'Choose a password of at least 10 characters.'));
@@ -170,7 +170,7 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
     }
     const em = deps.orm.em.fork();
     try {
-      await new AccountEmailService(em, { mailer, publicUrl: deps.config.publicUrl, logger: deps.logger }).changePassword(who.account.id, current, next);
+      await emailService(em).changePassword(who.account.id, current, next);
     } catch (error) {
       if (error instanceof ApiError && (error.param === 'current_password' || error.param === 'new_password')) {
         const message = error.param === 'current_password' ? 'The current password is incorrect.' : 'Choose a new password of at least 10 characters.';
