@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { AddressInfo, createServer, Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { Browser, chromium, Page } from 'playwright-core';
 import { HttpResponse, startTestApp, TestApp } from '../helpers/app';
@@ -350,6 +351,37 @@ describe('account e-mail', () => {
       const mailer = createMailer({ from: 'a@example.test', timeoutMs: 1000 }, createLogger('silent'), true);
       expect(mailer.configured).toBe(false);
       await expect(mailer.send({ to: 'b@example.test', subject: 's', text: 't', link: 'l' })).rejects.toThrow('SMTP_URL is not set');
+    });
+  });
+
+  describe('a stalled SMTP server', () => {
+    it('does not hold the answer; the delivery gives up after MAIL_TIMEOUT_MS and is logged as an error', async () => {
+      // Accepts connections and never says a word (no 220 greeting).
+      const sockets: Socket[] = [];
+      const silent = createServer((socket) => sockets.push(socket));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+      const stream = new PassThrough();
+      const lines: string[] = [];
+      stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+      const port = (silent.address() as AddressInfo).port;
+      const stalled = await startTestApp({
+        env: { SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_TIMEOUT_MS: '300', LOG_LEVEL: 'error', PUBLIC_URL },
+        logStream: stream,
+      });
+      try {
+        const email = uniqueEmail('stalled');
+        const res = await http(stalled, 'POST', '/signup', { form: { name: 'Stalled', email, password: PASSWORD } });
+        expect(res.status).toBe(303);
+        expect(res.headers.get('location')).toBe('/signup/sent');
+        const line = await waitFor('the failed delivery in the log', () => lines.find((each) => each.includes('account e-mail could not be delivered')));
+        const entry = JSON.parse(line) as { level: number; to: string; subject: string };
+        expect(entry).toMatchObject({ level: 50, to: email, subject: 'Verify your e-mail address' });
+        expect(sockets.length).toBeGreaterThanOrEqual(1);
+      } finally {
+        await stalled.close();
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => silent.close(() => resolve()));
+      }
     });
   });
 
