@@ -32,6 +32,7 @@ import { ROUTES } from './rest/routes';
 import { sessionGraphQLAuth } from './web/session-graphql';
 import { webNotFound } from './web/web-errors';
 import { createWebRouter } from './web/web.router';
+import { createAccountRouter } from './web/account.router';
 
 export interface App {
   app: Express;
@@ -120,6 +121,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   const graphqlAuth = authenticate(orm, quota, graphqlErrors, rejected);
   const sessionAuth = sessionGraphQLAuth(orm, quota, graphqlErrors, rejected);
+  app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger }));
   app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger }));
   app.use(
     '/graphql',

@@ -32,6 +32,17 @@ export interface Config {
   providers: ProviderConfig;
   sync: SyncConfig;
   coSell: CoSellConfig;
+  mail: MailConfig;
+}
+
+/** How the web app's account e-mail (verification, password reset) is sent. */
+export interface MailConfig {
+  /** SMTP_URL (smtp://user:pass@host:587, smtps://… for TLS from the start); unset: see src/mail/mailer.ts. */
+  smtpUrl?: string;
+  /** MAIL_FROM: the From of every message (default `Sales Pipeline <no-reply@{PUBLIC_URL's host}>`). */
+  from: string;
+  /** MAIL_TIMEOUT_MS: the deadline of each step of an SMTP delivery (connection, greeting, each reply). */
+  timeoutMs: number;
 }
 
 export interface ProviderConfig {
@@ -215,6 +226,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     coSell: {
       pollIntervalMs: parseMilliseconds('CO_SELL_POLL_INTERVAL_MS', env.CO_SELL_POLL_INTERVAL_MS, 300_000),
     },
+    mail: {
+      smtpUrl: env.SMTP_URL ? parseUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']) : undefined,
+      from: parseMailFrom(env.MAIL_FROM, publicUrl),
+      timeoutMs: parseMilliseconds('MAIL_TIMEOUT_MS', env.MAIL_TIMEOUT_MS, 10_000),
+    },
   };
 }
 
@@ -233,6 +249,15 @@ function parseTrustProxy(value: string | undefined): false | number | string {
   if (/^\d+$/.test(value)) return Number(value);
   if (!/^[\w.:/, -]+$/.test(value)) throw new ConfigError(`TRUST_PROXY must be false, a hop count or proxy addresses, got "${value}"`);
   return value;
+}
+
+/** `Name <address>` or a bare address; the default names this service at PUBLIC_URL's host. */
+function parseMailFrom(value: string | undefined, publicUrl: string): string {
+  if (value === undefined || value === '') return `Sales Pipeline <no-reply@${new URL(publicUrl).hostname}>`;
+  if (!/^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/.test(value.trim())) {
+    throw new ConfigError(`MAIL_FROM must be an address or "Name <address>", got "${value}"`);
+  }
+  return value.trim();
 }
 
 function decodeKey(text: string): Buffer {

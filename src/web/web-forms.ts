@@ -46,7 +46,8 @@ export function authPage(kind: 'signup' | 'login', error?: FormError, values: Re
   ${signup ? html`<p class="muted" id="password-hint">At least 10 characters.</p>` : ''}
   <p><button type="submit">${signup ? 'Create account' : 'Log in'}</button></p>
 </form>
-<p>${signup ? html`Already have an account? <a href="/login">Log in</a>` : html`New here? <a href="/signup">Create an account</a>`}</p>`,
+<p>${signup ? html`Already have an account? <a href="/login">Log in</a>` : html`New here? <a href="/signup">Create an account</a>`}</p>
+${signup ? '' : html`<p><a href="/forgot-password">Forgot your password?</a> Signed up but not verified yet? Open the link we e-mailed you first.</p>`}`,
   });
 }
 

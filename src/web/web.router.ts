@@ -9,7 +9,6 @@ import { consume, Counters, peek } from '../limits/counters';
 import type { Quota } from '../limits/quota';
 import type { Logger } from '../logger';
 import { Account } from '../modules/accounts/account.entity';
-import { AccountService } from '../modules/accounts/account.service';
 import { KeyType } from '../modules/accounts/api-key.entity';
 import { ApiKeyService } from '../modules/accounts/api-key.service';
 import { verifyPassword } from '../modules/accounts/password';
@@ -93,32 +92,7 @@ ${resend(who, body)}`,
   router.get('/', async (req, res) => res.redirect(303, (await signedIn(deps.orm, req)) ? '/dashboard' : '/login'));
 
   router.get('/signup', (_req, res) => res.send(authPage('signup')));
-  router.post('/signup', sameOrigin, forms, async (req, res) => {
-    const { name = '', email = '', password = '' } = req.body as Record<string, string>;
-    const attempts = await deps.quota.consumeSignup(clientAddress(req));
-    if (!attempts.allowed) {
-      res.set('Retry-After', String(attempts.retryAfterS));
-      const error = { message: `Too many sign-ups from this network. Wait about ${waitWords(attempts.retryAfterS)}, then try again.`, fields: [] };
-      return void res.status(429).send(authPage('signup', error, { name, email }));
-    }
-    const refuse = (message: string, field: string) => res.status(400).send(authPage('signup', { message, fields: [field] }, { name, email }));
-    if (password.length < 10) return void refuse('Choose a password of at least 10 characters.', 'password');
-    const em = deps.orm.em.fork();
-    try {
-      const account = await new AccountService(em).create({ name, email, password });
-      const { token } = await new WebSessionService(em).start(account);
-      setSessionCookie(req, res, deps.config, token);
-      res.redirect(303, '/settings/api-keys');
-    } catch (error) {
-      if (error instanceof ApiError && error.param === 'email') return void refuse('Enter a valid email address.', 'email');
-      if (error instanceof ApiError && error.param === 'name') return void refuse('Enter a name.', 'name');
-      // A taken e-mail gets the same answer as success would suggest elsewhere: no account enumeration here either.
-      if (error instanceof Error && /accounts_email_unique|unique/i.test(error.message)) {
-        return void refuse('That email cannot be used. Log in, or use another address.', 'email');
-      }
-      throw error;
-    }
-  });
+  // POST /signup is in account.router.ts: it answers the same for a taken address as for a new one.
 
   router.get('/login', (_req, res) => res.send(authPage('login')));
   router.post('/login', sameOrigin, forms, async (req, res) => {
@@ -146,7 +120,9 @@ ${resend(who, body)}`,
       password,
       account?.passwordHash ?? 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
     );
-    if (!account || !account.passwordHash || !ok) {
+    // An unverified account cannot sign in yet, with the same answer: otherwise whoever signed up with
+    // someone else's address could tell (by signing in) whether it was new or taken.
+    if (!account || !account.passwordHash || !ok || !account.emailVerifiedAt) {
       await Promise.all(limits.map(({ limiter, key, limit }) => consume(limiter, key, limit)));
       // The message names no field (that would tell which part was right); both are tied to it.
       return void res.status(401).send(authPage('login', { message: BAD_LOGIN, fields: ['email', 'password'] }, { email }));

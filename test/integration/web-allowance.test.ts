@@ -4,6 +4,7 @@ import { KeyType } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
 import { startTestApp, TestApp } from '../helpers/app';
+import { markVerified } from '../helpers/web';
 
 /**
  * The web app's /graphql calls (a session cookie, no key) have their own allowance per account
@@ -31,7 +32,16 @@ describe("the web app's own allowance on /graphql", () => {
       redirect: 'manual',
     });
     expect(signup.status).toBe(303);
-    const cookie = /(spa_session=[^;]+)/.exec(signup.headers.get('set-cookie') ?? '')![1];
+    // Sign-up signs no one in: the address is verified directly (the e-mailed link is web-account.test.ts's), then logged in.
+    await markVerified(app, email);
+    const login = await fetch(`${app.baseUrl}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: app.baseUrl },
+      body: new URLSearchParams({ email, password: 'correct horse battery staple' }).toString(),
+      redirect: 'manual',
+    });
+    expect(login.status).toBe(303);
+    const cookie = /(spa_session=[^;]+)/.exec(login.headers.get('set-cookie') ?? '')![1];
     const page = await (await fetch(`${app.baseUrl}/dashboard`, { headers: { cookie } })).text();
     const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(page)![1];
     const account = await app.orm.em.fork().findOneOrFail(Account, { email });

@@ -4,7 +4,7 @@ import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
 import { Account } from '../../src/modules/accounts/account.entity';
 import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../helpers/chromium';
 import { BROWSER_STEP_TIMEOUT_MS } from '../helpers/timeouts';
-import { BAD_LOGIN, http, money, PASSWORD, screenshot, sessionCookie, signUp, tableRows, uniqueEmail } from '../helpers/web';
+import { BAD_LOGIN, http, markVerified, money, PASSWORD, screenshot, sessionCookie, signUp, tableRows, uniqueEmail } from '../helpers/web';
 
 /**
  * The web application (src/web) in a real browser: playwright-core drives Debian's Chromium
@@ -66,7 +66,7 @@ describe('web application', () => {
 
     const v1 = (method: string, pathname: string, key: string, body?: unknown) => app.request(method, pathname, { key, body });
 
-    it('signs up through the form (inputs found by their labels) and lands on API keys', async () => {
+    it('signs up through the form (inputs found by their labels), logs in once verified and opens API keys', async () => {
       await page.goto(`${app.baseUrl}/signup`);
       await expect(page.title()).resolves.toBe('Create your account · Sales Pipeline');
       await screenshot(page, 'signup');
@@ -83,7 +83,14 @@ describe('web application', () => {
 
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Create account' }).click();
-      await page.waitForURL(`${app.baseUrl}/settings/api-keys`);
+      await page.waitForURL(`${app.baseUrl}/signup/sent`);
+      await markVerified(app, email);
+      await page.goto(`${app.baseUrl}/login`);
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.waitForURL(`${app.baseUrl}/dashboard`);
+      await page.goto(`${app.baseUrl}/settings/api-keys`);
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('API keys');
 
       const [cookie] = (await context.cookies()).filter((c) => c.name === 'spa_session');
@@ -390,9 +397,13 @@ describe('web application', () => {
   describe('over HTTP', () => {
     it('the session cookie is HttpOnly, SameSite=Lax, Path=/ and not Secure over plain HTTP; the password is stored as scrypt', async () => {
       const email = uniqueEmail('cookie');
-      const res = await http(app, 'POST', '/signup', { form: { name: 'Cookie Co', email, password: PASSWORD } });
+      const signup = await http(app, 'POST', '/signup', { form: { name: 'Cookie Co', email, password: PASSWORD } });
+      expect(signup.status).toBe(303);
+      expect(signup.headers.get('set-cookie')).toBeNull();
+      await markVerified(app, email);
+      const res = await http(app, 'POST', '/login', { form: { email, password: PASSWORD } });
       expect(res.status).toBe(303);
-      expect(res.headers.get('location')).toBe('/settings/api-keys');
+      expect(res.headers.get('location')).toBe('/dashboard');
       const setCookie = res.headers.get('set-cookie') ?? '';
       expect(setCookie).toMatch(/^spa_session=[\w-]{40,};/);
       expect(setCookie).toMatch(/; HttpOnly(;|$)/);
@@ -414,8 +425,11 @@ describe('web application', () => {
       const proxied = await startTestApp({ env: { TRUST_PROXY: 'loopback' } });
       try {
         const host = new URL(proxied.baseUrl).host;
-        const viaHttps = await http(proxied, 'POST', '/signup', {
-          form: { name: 'Secure Co', email: uniqueEmail('secure'), password: PASSWORD },
+        const email = uniqueEmail('secure');
+        expect((await http(proxied, 'POST', '/signup', { form: { name: 'Secure Co', email, password: PASSWORD } })).status).toBe(303);
+        await markVerified(proxied, email);
+        const viaHttps = await http(proxied, 'POST', '/login', {
+          form: { email, password: PASSWORD },
           origin: `https://${host}`,
           headers: { 'x-forwarded-proto': 'https' },
         });
@@ -425,7 +439,7 @@ describe('web application', () => {
         expect(setCookie).toMatch(/; HttpOnly(;|$)/);
         expect(setCookie).toMatch(/; SameSite=Lax(;|$)/);
 
-        const viaHttp = await http(proxied, 'POST', '/signup', { form: { name: 'Plain Co', email: uniqueEmail('plain'), password: PASSWORD } });
+        const viaHttp = await http(proxied, 'POST', '/login', { form: { email, password: PASSWORD } });
         expect(viaHttp.status).toBe(303);
         expect(viaHttp.headers.get('set-cookie')).not.toMatch(/Secure/i);
       } finally {

@@ -8,6 +8,7 @@ import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../hel
 import { ROOT } from '../helpers/dist';
 import { BROWSER_STEP_TIMEOUT_MS } from '../helpers/timeouts';
 import { waitFor } from '../helpers/wait';
+import { markVerified } from '../helpers/web';
 
 /**
  * The pipeline board (/pipeline): the Preact workspace bundled by scripts/build-web.js, driven in
@@ -78,7 +79,11 @@ async function newAccount(app: TestApp, label: string): Promise<{ cookie: string
   const email = `board-${label}-${Date.now()}@example.test`;
   const signup = await fetch(`${app.baseUrl}/signup`, form({ name: `Board ${label}`, email, password: PASSWORD }));
   expect(signup.status).toBe(303);
-  const cookie = /(spa_session=[^;]+)/.exec(signup.headers.get('set-cookie') ?? '')![1];
+  // Sign-up signs no one in: the address is verified directly (the e-mailed link is web-account.test.ts's), then the person logs in.
+  await markVerified(app, email);
+  const login = await fetch(`${app.baseUrl}/login`, form({ email, password: PASSWORD }));
+  expect(login.status).toBe(303);
+  const cookie = /(spa_session=[^;]+)/.exec(login.headers.get('set-cookie') ?? '')![1];
   const keysPage = await (await fetch(`${app.baseUrl}/settings/api-keys`, { headers: { cookie } })).text();
   const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(keysPage)![1];
   const made = await fetch(`${app.baseUrl}/settings/api-keys`, {

@@ -33,6 +33,10 @@ export class Account {
   @Property({ type: 'text', nullable: true, hidden: true, lazy: true })
   passwordHash?: string | null;
 
+  /** When the owner followed the verification link (or a reset link); the web app's sign-in waits for it. */
+  @Property({ type: 'datetime', length: 3, nullable: true })
+  emailVerifiedAt?: Date | null;
+
   @Property({ type: 'datetime', length: 3 })
   createdAt: Date = new Date();
 

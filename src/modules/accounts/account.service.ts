@@ -9,6 +9,8 @@ export interface CreateAccountInput {
   email: string;
   plan?: Plan;
   password?: string;
+  /** False for the web app's sign-up, whose owner must follow the e-mailed link; accounts an operator makes are verified. */
+  emailVerified?: boolean;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -28,6 +30,7 @@ export class AccountService {
       email,
       plan: input.plan ?? Plan.starter,
       passwordHash: input.password ? await hashPassword(input.password) : null,
+      emailVerifiedAt: input.emailVerified === false ? null : new Date(),
     });
     await this.em.flush();
     return account;
