@@ -26,6 +26,7 @@ import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
 import { checkDatabase } from './modules/health/health.resolver';
 import { ProposalPdfPool } from './modules/proposals/proposal-pdf.pool';
 import { ProposalPdfService } from './modules/proposals/proposal-pdf.service';
+import { RequestLogWriter } from './modules/request-logs/request-log-writer';
 import { createRestRouter } from './rest/adapter';
 import { createDocsRouter } from './rest/docs';
 import { ROUTES } from './rest/routes';
@@ -42,6 +43,8 @@ export interface App {
   servicesFor: ServiceFactory;
   /** This instance's Prometheus metrics (GET /metrics); give it to the webhook dispatcher and agent runner. */
   metrics: Metrics;
+  /** Stores the accounts' request logs off the request path; absent with REQUEST_LOGS=off. */
+  requestLogs?: RequestLogWriter;
   stop(): Promise<void>;
 }
 
@@ -104,7 +107,11 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   // purpose: secret keys never live in browsers, and the web app calls /graphql from its own origin.
   app.use(securityHeaders({ isSandboxLandingPage: (req) => /^\/graphql\/?$/.test(req.path) && isLandingPage(req) }));
   app.use(requestId);
-  app.use(accessLog(logger, routes));
+  const requestLogs = config.requestLogs
+    ? new RequestLogWriter({ knex: orm.em.getKnex(), logger: logger.child({ component: 'request-logs' }), metrics, ...deps.requestLogs })
+    : undefined;
+  requestLogs?.start();
+  app.use(accessLog(logger, routes, requestLogs));
   app.use(metrics.middleware(routes));
 
   const ping = () => orm.em.getConnection().execute('select 1');
@@ -155,6 +162,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     await apollo.stop();
     // After the HTTP server (callers close it first), so no request is left waiting on a thread.
     await proposalPdfs.close();
+    // Also after the HTTP server: every answered request's log is written before the pool closes.
+    await requestLogs?.stop();
   };
-  return { app, apollo, schema, servicesFor, metrics, stop };
+  return { app, apollo, schema, servicesFor, metrics, requestLogs, stop };
 }

@@ -26,6 +26,8 @@ export interface Config {
   metricsToken?: string;
   /** RATE_LIMITS=off turns plan quotas and per-operation limits off (the benchmark's comparison); on by default. */
   rateLimits: boolean;
+  /** REQUEST_LOGS=off stops storing the accounts' request logs (the benchmark's comparison); on by default. */
+  requestLogs: boolean;
   /** statement_timeout and idle_in_transaction_session_timeout of the service's connections. */
   databaseTimeouts: DatabaseTimeouts;
   /** Where the CRM providers are reached (the real hosts unless set, and only the real hosts in production). */
@@ -200,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     version: packageVersion(),
     metricsToken,
     rateLimits: parseBoolean('RATE_LIMITS', env.RATE_LIMITS, true),
+    requestLogs: parseBoolean('REQUEST_LOGS', env.REQUEST_LOGS, true),
     databaseTimeouts: {
       statementMs: parseMilliseconds('DATABASE_STATEMENT_TIMEOUT_MS', env.DATABASE_STATEMENT_TIMEOUT_MS, 5_000),
       idleInTransactionMs: parseMilliseconds('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 10_000),

@@ -16,6 +16,7 @@ import { CoSellWorker } from './modules/deals/co-sell-worker';
 import { systemResolver } from './modules/webhooks/url-guard';
 import { ModelTrainer } from './modules/scoring/model-trainer';
 import { EventRetention } from './events/event-retention';
+import { RequestLogRetention } from './modules/request-logs/request-log-retention';
 import { RestSerializer } from './rest/serialize';
 
 /** How long start-up waits for Redis before serving with per-instance counting. */
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   ensureEncryptionKey(config);
+  if (!config.requestLogs) logger.warn("REQUEST_LOGS=off: the accounts' request logs are not stored (meant for benchmarks)");
   if (!config.rateLimits) logger.warn('RATE_LIMITS=off: plan quotas and per-operation limits are not enforced (meant for benchmarks)');
 
   // From here on a signal must not kill the process at once: the embedded PostgreSQL would be
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
   });
   const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
   const retention = new EventRetention({ orm, logger: logger.child({ component: 'events' }) });
+  const requestLogRetention = new RequestLogRetention({ orm, logger: logger.child({ component: 'request-logs' }) });
 
   let stopping = false;
   const stopInOrder = async (signal: string) => {
@@ -115,10 +118,10 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     logger.debug('http server closed');
     // Attempts under way finish (each within its 15 s deadline); what is left is sent after restart.
-    await Promise.all([dispatcher.stop(), agents.stop(), syncs.stop(), coSell.stop(), trainer.stop(), retention.stop()]);
-    logger.debug('webhook dispatcher, agent runner, CRM sync, co-sell worker, model trainer and event retention stopped');
+    await Promise.all([dispatcher.stop(), agents.stop(), syncs.stop(), coSell.stop(), trainer.stop(), retention.stop(), requestLogRetention.stop()]);
+    logger.debug('webhook dispatcher, agent runner, CRM sync, co-sell worker, model trainer, event and request log retention stopped');
     await stop();
-    logger.debug('graphql server and PDF worker threads stopped');
+    logger.debug('graphql server, PDF worker threads and request log writer stopped (its buffer written)');
     await orm.close();
     redis?.disconnect();
     logger.debug('database pool closed');
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
     coSell.start();
     trainer.start();
     retention.start();
+    requestLogRetention.start();
     // Everything is running, so a signal now stops it in order; one that came while the app was
     // being built does so at once.
     shutdown = stopInOrder;

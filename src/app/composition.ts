@@ -16,6 +16,7 @@ import { ProposalPdfService } from '../modules/proposals/proposal-pdf.service';
 import type { LeadScorer } from '../modules/scoring/lead-scorer';
 import { HostResolver, systemResolver } from '../modules/webhooks/url-guard';
 import { RestSerializer } from '../rest/serialize';
+import type { RequestLogBounds } from '../modules/request-logs/request-log-writer';
 
 /**
  * The composition root: the one place that knows every dependency and wires them, for requests
@@ -39,6 +40,8 @@ export interface AppDependencies {
   metrics?: Metrics;
   /** Bounds of the PDF worker pool; defaultPdfPoolBounds() when not given. */
   pdfPoolBounds?: PdfPoolBounds;
+  /** How the request log writer batches and bounds its buffer (its defaults when not given); off with REQUEST_LOGS=off. */
+  requestLogs?: RequestLogBounds;
 }
 
 /** Every module's service factories, by service name. */

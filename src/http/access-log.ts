@@ -1,29 +1,70 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger';
+import type { Authenticated } from '../modules/accounts/api-key.service';
+import type { RequestLogRecord } from '../modules/request-logs/request-log-writer';
 import type { RouteLabels } from './metrics';
+
+/** Where the accounts' request logs go (RequestLogWriter): `add` must never wait. */
+export interface RequestLogSink {
+  add(record: RequestLogRecord): void;
+}
+
+/** A GraphQL name (the spec's Name); anything else a client sends as operationName is not stored. */
+const NAME = /^[_A-Za-z][_0-9A-Za-z]{0,99}$/;
+/** The name of a document's first operation, for clients that send none apart (`query Leads { … }`). */
+const FIRST_OPERATION = /^\s*(?:#[^\n]*\n\s*)*(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]{0,99})/;
+
+/** The operation a /graphql request named: `operationName`, else the name in its document; null when none. */
+function operationNameOf(req: Request): string | null {
+  const source = (req.method === 'GET' ? req.query : req.body) as { operationName?: unknown; query?: unknown } | undefined;
+  if (!source || typeof source !== 'object') return null;
+  if (typeof source.operationName === 'string') return NAME.test(source.operationName) ? source.operationName : null;
+  return typeof source.query === 'string' ? (FIRST_OPERATION.exec(source.query.slice(0, 2_000))?.[1] ?? null) : null;
+}
 
 /**
  * One structured line per request: id, account (when authenticated), method, route pattern
  * (`/v1/leads/:id`, never the path with its ids), status and latency. Never headers, query or bodies.
+ * With `requestLogs`, an authenticated request is also handed to the account's request log (the
+ * same fields, the key as keys are shown), which stores it later in a batch.
  */
-export function accessLog(logger: Logger, routes: RouteLabels) {
+export function accessLog(logger: Logger, routes: RouteLabels, requestLogs?: RequestLogSink) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (!logger.isLevelEnabled('info')) return next();
+    const logging = logger.isLevelEnabled('info');
+    if (!logging && !requestLogs) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const auth = res.locals.auth as { account?: { id: string }; livemode?: boolean } | undefined;
-      logger.info(
-        {
-          requestId: res.locals.requestId,
-          accountId: auth?.account?.id,
-          livemode: auth?.livemode,
+      const auth = res.locals.auth as Authenticated | undefined;
+      const route = routes.of(req);
+      const latencyMs = Math.round((Number(process.hrtime.bigint() - started) / 1e6) * 1000) / 1000;
+      if (logging) {
+        logger.info(
+          {
+            requestId: res.locals.requestId,
+            accountId: auth?.account?.id,
+            livemode: auth?.livemode,
+            method: req.method,
+            route,
+            status: res.statusCode,
+            latencyMs,
+          },
+          'request',
+        );
+      }
+      if (requestLogs && auth?.account) {
+        requestLogs.add({
+          accountId: auth.account.id,
+          livemode: auth.livemode,
           method: req.method,
-          route: routes.of(req),
+          route,
+          operationName: route === '/graphql' ? operationNameOf(req) : null,
           status: res.statusCode,
-          latencyMs: Math.round((Number(process.hrtime.bigint() - started) / 1e6) * 1000) / 1000,
-        },
-        'request',
-      );
+          requestId: res.locals.requestId as string,
+          keyPrefix: auth.key ? `${auth.key.prefix}…${auth.key.last4}` : null,
+          latencyMs,
+          createdAt: new Date(),
+        });
+      }
     });
     next();
   };

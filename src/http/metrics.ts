@@ -44,6 +44,8 @@ export class Metrics {
   private readonly pdfRenders: Counter;
   private readonly pdfStoredHits: Counter;
   private readonly pdfRefusals: Counter<'reason'>;
+  private readonly requestLogsWritten: Counter;
+  private readonly requestLogsDropped: Counter<'reason'>;
   private pool?: () => Pool | undefined;
   private pdfPool?: PdfPool;
 
@@ -104,6 +106,17 @@ export class Metrics {
       labelNames: ['reason'],
       registers,
     });
+    this.requestLogsWritten = new Counter({
+      name: 'request_logs_written_total',
+      help: "Request log rows stored (the accounts' request logs, written off the request path in batches).",
+      registers,
+    });
+    this.requestLogsDropped = new Counter({
+      name: 'request_logs_dropped_total',
+      help: 'Request log rows given up: buffer_full (the oldest, while the database was slower than the requests) or write_failed (a batch insert failed).',
+      labelNames: ['reason'],
+      registers,
+    });
     // The gauges' collect() runs with the gauge as `this`; these read the instance's sources.
     const pdfStats = () => this.pdfPool?.stats();
     const dbPool = () => this.pool?.();
@@ -160,6 +173,14 @@ export class Metrics {
 
   pdfRefused(reason: PdfRefusal): void {
     this.pdfRefusals.inc({ reason });
+  }
+
+  requestLogsStored(count: number): void {
+    this.requestLogsWritten.inc(count);
+  }
+
+  requestLogsGivenUp(reason: 'buffer_full' | 'write_failed', count: number): void {
+    this.requestLogsDropped.inc({ reason }, count);
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {

@@ -10,6 +10,7 @@ import { leadsModule } from './leads/leads.module';
 import type { ModuleDefinition } from './module';
 import { proposalsModule } from './proposals/proposals.module';
 import { registerModules } from './registry';
+import { requestLogsModule } from './request-logs/request-logs.module';
 import { scoringModule } from './scoring/scoring.module';
 import { webhooksModule } from './webhooks/webhooks.module';
 
@@ -26,6 +27,7 @@ export const MODULES: readonly ModuleDefinition[] = [
   integrationsModule,
   webhooksModule,
   eventsModule,
+  requestLogsModule,
   scoringModule,
   accountsModule,
   idempotencyModule,

@@ -125,7 +125,10 @@ async function main(): Promise<void> {
     servers.push(baseline);
     const unlimited = await startServer('service without rate limiting', 'dist/src/main.js', { ...serviceEnv, RATE_LIMITS: 'off' });
     servers.push(unlimited);
-    log(`service ${service.url}, baseline ${baseline.url}, service without rate limiting ${unlimited.url}`);
+    // The same switch for the request logs (written off the request path): what storing them costs.
+    const unlogged = await startServer('service without request logs', 'dist/src/main.js', { ...serviceEnv, REQUEST_LOGS: 'off' });
+    servers.push(unlogged);
+    log(`service ${service.url}, baseline ${baseline.url}, service without rate limiting ${unlimited.url}, without request logs ${unlogged.url}`);
 
     const runTag = Date.now().toString(36);
     const every = scenarios(account, runTag);
@@ -138,17 +141,20 @@ async function main(): Promise<void> {
     const load: LoadOptions = { connections: settings.connections, durationS: settings.durationS };
     const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options);
 
+    /** The scenarios measured on the servers with a switch off too (rate limiting, request logs). */
+    const switched = (scenario: Scenario) => scenario.name === 'read' || scenario.name === 'page1';
     log('warming up');
     for (const scenario of all) {
       await run(service, scenario, { ...load, durationS: settings.warmupS });
       await run(unlimited, scenario, { ...load, durationS: settings.warmupS });
+      if (switched(scenario)) await run(unlogged, scenario, { ...load, durationS: settings.warmupS });
       await run(baseline, byName.get(scenario.baselineScenario ?? scenario.name)!, { ...load, durationS: settings.warmupS });
     }
 
-    const samples = new Map<string, { service: LoadResult[]; baseline: LoadResult[]; unlimited: LoadResult[] }>();
+    const samples = new Map<string, { service: LoadResult[]; baseline: LoadResult[]; unlimited: LoadResult[]; unlogged: LoadResult[] }>();
     for (let round = 1; round <= settings.rounds; round++) {
       for (const scenario of all) {
-        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [] };
+        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [] };
         samples.set(scenario.name, entry);
         const baselineScenario = byName.get(scenario.baselineScenario ?? scenario.name)!;
         // A and B interleaved, the order flipped every round, so drift (caches, autovacuum) hits both.
@@ -157,7 +163,10 @@ async function main(): Promise<void> {
           if (who === 'service') entry.service.push(await run(service, scenario));
           else entry.baseline.push(await run(baseline, baselineScenario));
         }
-        if (scenario.name === 'read' || scenario.name === 'page1') entry.unlimited.push(await run(unlimited, scenario));
+        if (switched(scenario)) {
+          entry.unlimited.push(await run(unlimited, scenario));
+          entry.unlogged.push(await run(unlogged, scenario));
+        }
         const last = (list: LoadResult[]) => list[list.length - 1];
         log(
           `round ${round}/${settings.rounds} ${scenario.name}: service ${last(entry.service).rps.toFixed(0)}/s, ` +
@@ -169,7 +178,12 @@ async function main(): Promise<void> {
     const summary = new Map(
       [...samples].map(([name, s]) => [
         name,
-        { service: summarize(s.service), baseline: summarize(s.baseline), unlimited: s.unlimited.length ? summarize(s.unlimited) : undefined },
+        {
+          service: summarize(s.service),
+          baseline: summarize(s.baseline),
+          unlimited: s.unlimited.length ? summarize(s.unlimited) : undefined,
+          unlogged: s.unlogged.length ? summarize(s.unlogged) : undefined,
+        },
       ]),
     );
 

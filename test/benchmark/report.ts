@@ -8,7 +8,8 @@ export interface Figures {
   machine: string;
   settings: Record<string, number>;
   titles: Record<string, string>;
-  summary: Record<string, { service: LoadResult; baseline: LoadResult; unlimited?: LoadResult }>;
+  /** unlimited: the service with RATE_LIMITS=off; unlogged: with REQUEST_LOGS=off (single reads and page 1 only). */
+  summary: Record<string, { service: LoadResult; baseline: LoadResult; unlimited?: LoadResult; unlogged?: LoadResult }>;
   fixed: { rate: number; service: LoadResult; baseline: LoadResult };
   memory: {
     service: { rssMiB: number; peakMiB: number };
@@ -48,6 +49,12 @@ export function checks(f: Figures): Check[] {
     if (!s?.unlimited) continue;
     const cost = 1 - s.service.rps / s.unlimited.rps;
     out.push({ what: `Redis rate limiting: throughput cost on ${f.titles[name]}`, value: `${(cost * 100).toFixed(1)} %`, target: '≤ 10 %', met: cost <= 0.1 });
+  }
+  for (const name of ['read', 'page1']) {
+    const s = f.summary[name];
+    if (!s?.unlogged) continue;
+    const cost = 1 - s.service.rps / s.unlogged.rps;
+    out.push({ what: `Request logs: throughput cost on ${f.titles[name]}`, value: `${(cost * 100).toFixed(1)} %`, target: '≤ 10 %', met: cost <= 0.1 });
   }
   const p99 = f.fixed.service.p99 / f.fixed.baseline.p99;
   out.push({
@@ -91,6 +98,10 @@ function markdown(f: Figures): string {
     .filter(([, s]) => s.unlimited)
     .map(([name, s]) => `${f.titles[name]} ${s.unlimited!.rps.toFixed(0)} req/s`)
     .join(', ');
+  const unlogged = Object.entries(f.summary)
+    .filter(([, s]) => s.unlogged)
+    .map(([name, s]) => `${f.titles[name]} ${s.unlogged!.rps.toFixed(0)} req/s`)
+    .join(', ');
   return [
     `Run of ${f.date.slice(0, 10)} (${f.date}), ${f.durationS} s in all, on ${f.machine}.`,
     `Settings: ${f.settings.leads.toLocaleString('en-US')} leads, ${f.settings.deals.toLocaleString('en-US')} deals, ` +
@@ -99,6 +110,8 @@ function markdown(f: Figures): string {
     ...throughputTable(f),
     '',
     `Service without rate limiting (RATE_LIMITS=off): ${unlimited}.`,
+    // Figures written before request logs existed have no such runs.
+    ...(unlogged ? [`Service without request logs (REQUEST_LOGS=off): ${unlogged}.`] : []),
     `Peak RSS: service ${fixed1(f.memory.service.peakMiB)} MiB, baseline ${fixed1(f.memory.baseline.peakMiB)} MiB.`,
     '',
     '| Target | Measured | Target | Met |',
@@ -112,7 +125,7 @@ export function printReport(f: Figures, log: (line: string) => void): boolean {
   log('');
   for (const line of markdown(f).split('\n')) log(line);
   const failures = Object.entries(f.summary).flatMap(([name, s]) =>
-    [s.service, s.baseline, s.unlimited].filter((r) => r && r.failures > 0).map((r) => `${name}: ${r!.failures} failed requests`),
+    [s.service, s.baseline, s.unlimited, s.unlogged].filter((r) => r && r.failures > 0).map((r) => `${name}: ${r!.failures} failed requests`),
   );
   for (const failure of failures) log(`FAILED ${failure}`);
   return failures.length > 0;

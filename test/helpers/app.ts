@@ -31,6 +31,7 @@ import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
 import type { PdfPoolBounds } from '../../src/modules/proposals/proposal-pdf.pool';
 import type { ServiceFactory } from '../../src/modules/module';
+import type { RequestLogBounds } from '../../src/modules/request-logs/request-log-writer';
 import { FakeCrms, startFakeCrms } from './fakes';
 
 export interface TestAppOptions {
@@ -80,6 +81,8 @@ export interface TestAppOptions {
    * CO_SELL_POLL_INTERVAL_MS from `env`, or what is given here; short retries by default).
    */
   coSell?: Partial<Pick<CoSellWorkerOptions, 'referralPollIntervalMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retryDelayMs'>>;
+  /** How the request log writer batches and bounds its buffer (a small buffer for the tests of dropping). */
+  requestLogs?: RequestLogBounds;
 }
 
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
@@ -177,6 +180,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     operationLimits: options.operationLimits,
     resolveHost: options.resolveHost,
     pdfPoolBounds: options.pdfPoolBounds,
+    requestLogs: options.requestLogs,
   });
   const dispatcher = options.webhooks
     ? new WebhookDispatcher({

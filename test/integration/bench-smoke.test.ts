@@ -6,8 +6,8 @@ import { workerDatabaseUrl } from '../helpers/database';
 import { testRedisUrl } from '../helpers/app';
 
 /**
- * `npm run bench -- --quick` runs to completion: the service, the baseline and the service without
- * rate limiting start, the account is seeded through the CLI, every scenario answers 2xx on both
+ * `npm run bench -- --quick` runs to completion: the service, the baseline, and the service without
+ * rate limiting and without request logs start, the account is seeded through the CLI, every scenario answers 2xx on both
  * sides, and the report prints. No timing is asserted (the figures are for docs/benchmark.md).
  */
 describe('benchmark (quick mode, as a smoke test)', () => {
@@ -16,6 +16,7 @@ describe('benchmark (quick mode, as a smoke test)', () => {
 
   maybe('runs every scenario against the service and the baseline and prints the report', async () => {
     const databaseUrl = await workerDatabaseUrl('_bench');
+    const started = new Date();
     const child = spawn(process.execPath, [path.join(ROOT, 'dist/test/benchmark/bench.js'), '--quick', '--no-write'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl },
@@ -33,6 +34,8 @@ describe('benchmark (quick mode, as a smoke test)', () => {
       expect(output).toMatch(new RegExp(`\\| ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\| \\d+ \\| \\d+[^|]* \\| \\d+\\.\\d\\d× \\|`));
     }
     expect(output).toMatch(/Redis rate limiting: throughput cost/);
+    expect(output).toMatch(/Service without request logs \(REQUEST_LOGS=off\): GET \/v1\/leads\/\{id\} \d+ req\/s, GET \/v1\/leads\?limit=50 \d+ req\/s\./);
+    expect(output).toMatch(/\| Request logs: throughput cost on GET \/v1\/leads\/\{id\} \| -?\d+\.\d % \| ≤ 10 % \|/);
     expect(output).toMatch(/Peak RSS: service \d+\.\d MiB, baseline \d+\.\d MiB/);
     expect(output).not.toMatch(/FAILED/);
 
@@ -47,6 +50,13 @@ describe('benchmark (quick mode, as a smoke test)', () => {
       );
       expect(Number(created.rows[0].leads)).toBeGreaterThan(0);
       expect(Number(created.rows[0].events)).toBeGreaterThanOrEqual(2 * Number(created.rows[0].leads));
+      // The servers with request logs on stored the bench's requests (written off the request path, flushed on stop);
+      // the scenarios' single reads among them, under their route pattern, with the live key shown.
+      const logged = await db.query<{ count: string }>(
+        `select count(*) from request_logs where route = '/v1/leads/:id' and method = 'GET' and status = 200 and livemode and key_prefix like 'sk\\_live\\_…%' and created_at >= $1`,
+        [started],
+      );
+      expect(Number(logged.rows[0].count)).toBeGreaterThan(0);
     } finally {
       await db.end();
     }

@@ -131,11 +131,12 @@ export function graphqlProblem(response: WireResponse): string | undefined {
 
 /**
  * Row counts and a hash of every row, per table, in one query: what "the database did not change"
- * means. Left out: accounts and keys (a request stamps last_used_at), web sessions, and, for a
- * request that sent an Idempotency-Key, the key's own row (CONTRACT §12 keeps 4xx answers too).
+ * means. Left out: accounts and keys (a request stamps last_used_at), web sessions, the request
+ * logs (every request, rejected ones included, is logged: that is their point), and, for a request
+ * that sent an Idempotency-Key, the key's own row (CONTRACT §12 keeps 4xx answers too).
  */
 export class DatabaseSnapshots {
-  static readonly NOT_ACCOUNT_DATA = new Set(['accounts', 'api_keys', 'web_sessions', 'mikro_orm_migrations']);
+  static readonly NOT_ACCOUNT_DATA = new Set(['accounts', 'api_keys', 'web_sessions', 'request_logs', 'mikro_orm_migrations']);
   private readonly sql: string;
 
   constructor(private readonly orm: MikroORM) {
