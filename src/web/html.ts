@@ -49,7 +49,7 @@ ${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}">` : ''}
   <strong class="brand">Sales Pipeline</strong>
   ${
     nav
-      ? html`<nav aria-label="Main">${link('/dashboard', 'Dashboard')} ${link('/pipeline', 'Board')} ${link('/settings/api-keys', 'API keys')} ${link('/settings/plan', 'Plan')} ${link('/settings/password', 'Password')}</nav>
+      ? html`<nav aria-label="Main">${link('/dashboard', 'Dashboard')} ${link('/pipeline', 'Board')} ${link('/settings/api-keys', 'API keys')} ${link('/settings/plan', 'Plan')}</nav>
   <form method="post" action="/settings/mode" class="mode">
     <input type="hidden" name="_csrf" value="${nav.csrfToken}">
     <input type="hidden" name="mode" value="${nav.livemode ? 'test' : 'live'}">

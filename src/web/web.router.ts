@@ -246,6 +246,10 @@ ${resend(who, body)}`,
     </tbody>
   </table>
   <p class="muted">Plans: Starter 60/min and 10,000/day, Professional 300/min and 100,000/day, Enterprise 1,000/min with no daily cap. Test keys allow 100/min on every plan.</p>
+</section>
+<section class="card">
+  <h2>Account</h2>
+  <p><a href="/settings/password">Change your password</a></p>
 </section>`,
       }),
     );

@@ -440,7 +440,8 @@ describe('account e-mail', () => {
           await page.getByRole('button', { name: 'Log in' }).click();
           await page.waitForURL(`${app.baseUrl}/dashboard`);
 
-          await page.getByRole('link', { name: 'Password' }).click();
+          await page.getByRole('link', { name: 'Plan' }).click();
+          await page.getByRole('link', { name: 'Change your password' }).click();
           await page.waitForURL(`${app.baseUrl}/settings/password`);
           await page.getByLabel('Current password').fill('not the password');
           await page.getByLabel('New password').fill('my second password');

@@ -235,7 +235,7 @@ describe('web app pages at two sizes', () => {
     });
 
     it('unknown app URLs get a styled 404 page', async () => {
-      for (const pathname of ['/settings', '/forgot-password']) {
+      for (const pathname of ['/settings', '/settings/team']) {
         const response = await page.goto(`${app.baseUrl}${pathname}`);
         expect(response?.status()).toBe(404);
         await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Page not found');
@@ -333,7 +333,7 @@ describe('web app pages at two sizes', () => {
     const asBrowser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
 
     it('unknown app pages are HTML 404s with the web policy; API paths keep their JSON 404 whatever is accepted', async () => {
-      for (const pathname of ['/settings', '/forgot-password', '/nothing/here']) {
+      for (const pathname of ['/settings', '/settings/team', '/nothing/here']) {
         const res = await http(app, 'GET', pathname, { headers: asBrowser });
         expect({ pathname, status: res.status, type: res.headers.get('content-type') }).toEqual({ pathname, status: 404, type: 'text/html; charset=utf-8' });
         expect(res.text).toContain('<h1>Page not found</h1>');
@@ -342,8 +342,8 @@ describe('web app pages at two sizes', () => {
       // Paths the web router owns are pages even for other clients.
       expect((await http(app, 'GET', '/settings/nothing')).headers.get('content-type')).toMatch(/^text\/html/);
       const { testKey } = await app.createAccount();
-      for (const pathname of ['/v1/nothing', '/healthz/nothing', '/metrics/nothing', '/docs/nothing', '/forgot-password']) {
-        const headers = pathname === '/forgot-password' ? { accept: 'application/json' } : { ...asBrowser, authorization: `Bearer ${testKey}` };
+      for (const pathname of ['/v1/nothing', '/healthz/nothing', '/metrics/nothing', '/docs/nothing', '/help']) {
+        const headers = pathname === '/help' ? { accept: 'application/json' } : { ...asBrowser, authorization: `Bearer ${testKey}` };
         const res = await http(app, 'GET', pathname, { headers });
         expect({ pathname, status: res.status, type: res.headers.get('content-type') }).toEqual({
           pathname,
