@@ -70,7 +70,11 @@ describe('window reset seconds', () => {
  */
 describe('charges of several requests at once', () => {
   const account = (perMinute: number, perDay: number | null) =>
-    ({ account: { id: `acct_${Math.random()}`, liveLimits: () => ({ perMinute, perDay }) }, key: null, livemode: true }) as unknown as Authenticated;
+    ({
+      account: { id: `acct_${Math.random()}`, liveLimits: () => ({ perMinute, perDay }) },
+      key: { id: 'key_unit' },
+      livemode: true,
+    }) as unknown as Authenticated;
   const quota = () => new Quota(new Counters(undefined, `t${Math.random()}`), DEFAULT_QUOTA_SETTINGS);
 
   it('lowers the remaining allowance by the charge', async () => {
