@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, cpSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, cpSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
@@ -8,7 +8,7 @@ import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../hel
 import { ROOT } from '../helpers/dist';
 import { BROWSER_STEP_TIMEOUT_MS } from '../helpers/timeouts';
 import { waitFor } from '../helpers/wait';
-import { markVerified } from '../helpers/web';
+import { markVerified, PASSWORD, screenshot } from '../helpers/web';
 
 /**
  * The pipeline board (/pipeline): the Preact workspace bundled by scripts/build-web.js, driven in
@@ -29,10 +29,6 @@ interface DomElement {
 declare const document: { activeElement: DomElement | null; documentElement: { scrollWidth: number; clientWidth: number } };
 declare const axe: { run(options: unknown): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> };
 
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS
-  ? path.join(__dirname, '..', '..', 'docs', 'screenshots')
-  : path.join(os.tmpdir(), `spa-screenshots-${process.pid}`);
-const PASSWORD = 'correct horse battery staple';
 const STAGES = ['prospecting', 'qualification', 'proposal', 'negotiation', 'closed_won', 'closed_lost'];
 
 interface Deal {
@@ -51,18 +47,6 @@ interface Summary {
   count: number;
   totalValue: number;
   weightedValue: number;
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  const final = path.join(SCREENSHOTS, `${name}.png`);
-  const temporary = path.join(SCREENSHOTS, `.${name}.${process.pid}.tmp.png`);
-  try {
-    await page.screenshot({ path: temporary, fullPage: true, animations: 'disabled', caret: 'hide' });
-    renameSync(temporary, final);
-  } finally {
-    rmSync(temporary, { force: true });
-  }
 }
 
 const money = (value: number, currency: string) => new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(value);
