@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Account } from '../../src/modules/accounts/account.entity';
 import { createLogger } from '../../src/logger';
 import { RequestLogRetention } from '../../src/modules/request-logs/request-log-retention';
+import { signUp } from '../helpers/web';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
 
@@ -187,17 +188,8 @@ describe('request logs', () => {
   });
 
   it("logs the web app's session calls to /graphql, with no key", async () => {
-    const email = `session-${randomUUID()}@example.test`;
-    const signup = await fetch(`${app.baseUrl}/signup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: app.baseUrl },
-      body: new URLSearchParams({ name: 'Session Co', email, password: 'correct horse battery staple' }).toString(),
-      redirect: 'manual',
-    });
-    expect(signup.status).toBe(303);
-    const cookie = /(spa_session=[^;]+)/.exec(signup.headers.get('set-cookie') ?? '')![1];
-    const page = await (await fetch(`${app.baseUrl}/dashboard`, { headers: { cookie } })).text();
-    const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(page)![1];
+    // Signs up, verifies and logs in (test/helpers/web.ts): the session cookie and its CSRF token.
+    const { email, cookie, csrf } = await signUp(app, `session-${randomUUID()}@example.test`);
     const session = (query: string, variables: Record<string, unknown> = {}, requestId?: string) =>
       fetch(`${app.baseUrl}/graphql`, {
         method: 'POST',
