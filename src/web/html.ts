@@ -29,11 +29,53 @@ export interface PageOptions {
   scripts?: string[];
 }
 
-/** Where the mode switch may send the browser back to: our own pages only, never a URL from the form (no open redirect). */
-export const RETURN_PAGES = ['/dashboard', '/pipeline', '/settings/api-keys', '/settings/plan'];
+/** The Developers section's pages, as tabs under the navigation (as in Stripe's dashboard). */
+export const DEVELOPER_PAGES = [
+  { href: '/settings/api-keys', label: 'API keys' },
+  { href: '/developers/webhooks', label: 'Webhooks' },
+  { href: '/developers/events', label: 'Events' },
+  { href: '/developers/logs', label: 'Request logs' },
+];
+
+/** The main navigation; a link is current on its own page and on the pages under it (`also`). */
+const MAIN_LINKS = [
+  { href: '/dashboard', label: 'Dashboard', also: ['/welcome'] },
+  { href: '/pipeline', label: 'Board', also: ['/deals'] },
+  { href: '/leads', label: 'Leads', also: [] },
+  { href: '/agents', label: 'Agents', also: [] },
+  { href: '/integrations', label: 'Integrations', also: [] },
+  { href: '/settings/api-keys', label: 'Developers', also: ['/developers'] },
+  { href: '/settings/plan', label: 'Plan', also: ['/settings/password'] },
+];
+const under = (current: string, href: string) => current === href || current.startsWith(`${href}/`);
+
+/**
+ * Where the mode switch may send the browser back to: our own pages only, never a URL from the form
+ * (no open redirect). A record's own page returns to its list (the record is not in the other mode).
+ */
+export const RETURN_PAGES = [
+  '/dashboard',
+  '/welcome',
+  '/pipeline',
+  '/leads',
+  '/agents',
+  '/integrations',
+  '/settings/api-keys',
+  '/settings/plan',
+  '/developers/webhooks',
+  '/developers/events',
+  '/developers/logs',
+];
+
+/** The page the mode switch returns to: the page itself, or the list a record's page belongs to. */
+export const returnTo = (current: string): string | undefined =>
+  RETURN_PAGES.includes(current) ? current : RETURN_PAGES.find((path) => path !== '/dashboard' && under(current, path));
 
 export function page({ title, body, nav, scripts = [] }: PageOptions): string {
-  const link = (href: string, label: string) => html`<a href="${href}" ${nav?.current === href ? html`aria-current="page"` : ''}>${label}</a>`;
+  const current = nav?.current ?? '';
+  const link = ({ href, label, also }: (typeof MAIN_LINKS)[number]) =>
+    html`<a href="${href}" ${[href, ...also].some((path) => under(current, path)) ? html`aria-current="${current === href ? 'page' : 'true'}"` : ''}>${label}</a>`;
+  const developers = DEVELOPER_PAGES.some(({ href }) => under(current, href));
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -49,11 +91,11 @@ ${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}">` : ''}
   <strong class="brand">Sales Pipeline</strong>
   ${
     nav
-      ? html`<nav aria-label="Main">${link('/dashboard', 'Dashboard')} ${link('/pipeline', 'Board')} ${link('/settings/api-keys', 'API keys')} ${link('/settings/plan', 'Plan')}</nav>
+      ? html`<nav aria-label="Main">${MAIN_LINKS.map((entry) => html`${link(entry)} `)}</nav>
   <form method="post" action="/settings/mode" class="mode">
     <input type="hidden" name="_csrf" value="${nav.csrfToken}">
     <input type="hidden" name="mode" value="${nav.livemode ? 'test' : 'live'}">
-    ${RETURN_PAGES.includes(nav.current) ? html`<input type="hidden" name="return_to" value="${nav.current}">` : ''}
+    ${returnTo(nav.current) ? html`<input type="hidden" name="return_to" value="${returnTo(nav.current)}">` : ''}
     <span class="badge ${nav.livemode ? 'live' : 'test'}">${nav.livemode ? 'Live data' : 'Test data'}</span>
     <button type="submit" class="header-button">Switch to ${nav.livemode ? 'test' : 'live'}</button>
   </form>
@@ -63,6 +105,13 @@ ${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}">` : ''}
 </header>
 <main id="main" tabindex="-1">
 <h1>${title}</h1>
+${
+  developers
+    ? html`<nav aria-label="Developers" class="tabs">${DEVELOPER_PAGES.map(
+        ({ href, label }) => html`<a href="${href}" ${under(current, href) ? html`aria-current="${current === href ? 'page' : 'true'}"` : ''}>${label}</a>`,
+      )}</nav>`
+    : ''
+}
 ${body}
 </main>
 ${scripts.map((src) => html`<script src="${src}" defer></script>`)}

@@ -4,6 +4,7 @@ import express, { Router } from 'express';
 import { html, page } from './html';
 import { signedIn } from './web-auth';
 import type { WebDependencies } from './web.router';
+import { WORKSPACE_PAGES } from './workspace-pages';
 
 /** The workspace's bundle (scripts/build-web.js): hashed file names, listed in dist/web/manifest.json. */
 interface Bundle {
@@ -34,8 +35,8 @@ function bundleReader(dir: string, production: boolean): () => Bundle {
 }
 
 /**
- * The workspace's pages: server-rendered shells (title, navigation, CSRF token) whose content is
- * drawn by the Preact bundle, a GraphQL client of /graphql like the dashboard.
+ * The workspace's pages (workspace-pages.ts): server-rendered shells (title, navigation, CSRF token)
+ * whose content is drawn by the Preact bundle, a GraphQL client of /graphql like the dashboard.
  */
 export function createWorkspaceRouter(deps: WebDependencies): Router {
   const router = Router();
@@ -44,22 +45,25 @@ export function createWorkspaceRouter(deps: WebDependencies): Router {
   // The names change with the content, so browsers may keep each file for good.
   router.use('/assets/web', express.static(dir, { immutable: true, maxAge: '365d', index: false }));
 
-  router.get('/pipeline', async (req, res) => {
-    const who = await signedIn(deps.orm, req);
-    if (!who) return void res.redirect(303, '/login');
-    const { script, style } = bundle();
-    res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
-    res.set('Cache-Control', 'no-store');
-    res.send(
-      page({
-        title: 'Pipeline board',
-        nav: { accountName: who.account.name, livemode: who.session.livemode, csrfToken: who.session.csrfToken, current: '/pipeline' },
-        scripts: [`/assets/web/${script}`],
-        body: html`<link rel="stylesheet" href="/assets/web/${style}">
-<p class="muted">${who.session.livemode ? 'Live' : 'Test'} data. Drag a card to another column, or use its “Move to” list; closed stages are final.</p>
-<div id="workspace" data-page="pipeline"><p class="muted" role="status">Loading the pipeline…</p></div>`,
-      }),
-    );
-  });
+  for (const shell of WORKSPACE_PAGES) {
+    router.get(shell.path, async (req, res) => {
+      const who = await signedIn(deps.orm, req);
+      if (!who) return void res.redirect(303, '/login');
+      const { script, style } = bundle();
+      res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
+      res.set('Cache-Control', 'no-store');
+      const id = typeof req.params.id === 'string' ? req.params.id : '';
+      res.send(
+        page({
+          title: shell.title,
+          nav: { accountName: who.account.name, livemode: who.session.livemode, csrfToken: who.session.csrfToken, current: req.path },
+          scripts: [`/assets/web/${script}`],
+          body: html`<link rel="stylesheet" href="/assets/web/${style}">
+${shell.intro ? html`<p class="muted">${who.session.livemode ? 'Live' : 'Test'} data. ${shell.intro}</p>` : ''}
+<div id="workspace" data-page="${shell.page}" data-id="${id}" data-livemode="${String(who.session.livemode)}"><p class="muted" role="status">Loading…</p></div>`,
+        }),
+      );
+    });
+  }
   return router;
 }

@@ -153,6 +153,11 @@ describe('web app pages at two sizes', () => {
       await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
       await page.keyboard.press('Enter');
       expect(await focusedId()).toBe('main');
+      // The Developers section's tabs come first, then the form.
+      for (const tab of ['API keys', 'Webhooks', 'Events', 'Request logs']) {
+        await page.keyboard.press('Tab');
+        await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe(tab);
+      }
       await page.keyboard.press('Tab');
       expect(await focusedId()).toBe('key-name');
       await page.keyboard.type('Keyboard key');

@@ -1,7 +1,17 @@
+import type { FunctionComponent } from 'preact';
 import { render } from 'preact';
 import { Board } from './board';
 import './board.css';
+import './workspace.css';
 
-// One bundle for the workspace's pages; each page's shell names what it shows in data-page.
+/**
+ * One bundle for the workspace's pages: each page's shell (src/web/workspace-pages.ts) names what
+ * it shows in `data-page` and the record in `data-id`.
+ */
+const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
+  pipeline: Board,
+};
+
 const root = document.getElementById('workspace');
-if (root?.dataset.page === 'pipeline') render(<Board />, root);
+const Page = root?.dataset.page ? PAGES[root.dataset.page] : undefined;
+if (root && Page) render(<Page id={root.dataset.id ?? ''} />, root);

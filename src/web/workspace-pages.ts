@@ -1,0 +1,30 @@
+/**
+ * The workspace's pages, a line each: the path, what the bundle draws there (`data-page`) and the
+ * title. Every one is the same server-rendered shell (workspace.router.ts); the Preact bundle reads
+ * `data-page` and `data-id` (the path's `:id`) and draws the page from /graphql. A new page is a line
+ * here and an entry in src/web/workspace/main.tsx's PAGES.
+ */
+export interface WorkspacePage {
+  path: string;
+  page: string;
+  /** The page's title; a record's page replaces it with the record's name once loaded. */
+  title: string;
+  /** A sentence under the title, when the page needs one. */
+  intro?: string;
+}
+
+export const WORKSPACE_PAGES: WorkspacePage[] = [
+  { path: '/pipeline', page: 'pipeline', title: 'Pipeline board', intro: 'Drag a card to another column, or use its “Move to” list; closed stages are final.' },
+  { path: '/deals/:id', page: 'deal', title: 'Deal' },
+  { path: '/leads', page: 'leads', title: 'Leads' },
+  { path: '/leads/:id', page: 'lead', title: 'Lead' },
+  { path: '/agents', page: 'agents', title: 'Agents' },
+  { path: '/agents/:id', page: 'agent', title: 'Agent' },
+  { path: '/integrations', page: 'integrations', title: 'Integrations' },
+  { path: '/integrations/:id', page: 'integration', title: 'Integration' },
+  { path: '/developers/webhooks', page: 'webhooks', title: 'Webhooks' },
+  { path: '/developers/webhooks/:id', page: 'webhook', title: 'Webhook' },
+  { path: '/developers/events', page: 'events', title: 'Events' },
+  { path: '/developers/events/:id', page: 'event', title: 'Event' },
+  { path: '/developers/logs', page: 'request-logs', title: 'Request logs' },
+];
