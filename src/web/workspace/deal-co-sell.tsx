@@ -46,7 +46,9 @@ export function DealCoSell({ deal, eligibility, onChanged }: Props) {
           <dt>Referral id</dt>
           <dd data-fact="co-sell-referral">{coSell.referralId ?? '—'}</dd>
           <dt>Through</dt>
-          <dd data-fact="co-sell-integration">{coSell.integrationId}</dd>
+          <dd data-fact="co-sell-integration">
+            <a href={`/integrations/${coSell.integrationId}`}>{coSell.integrationId}</a>
+          </dd>
           <dt>Submitted</dt>
           <dd data-fact="co-sell-submitted">{when(coSell.submittedAt)}</dd>
           <dt>Decided</dt>
