@@ -17,6 +17,7 @@ import { PreparedChecks, PreparedOperation, prepareOperation } from '../graphql/
 import { methodNotAllowed } from '../http/error-handler';
 import { bodyNotAnObject } from '../http/json-body';
 import { sendError } from '../http/send-error';
+import { sendFile } from '../http/send-file';
 import { camelToSnake, paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
 import { RestRoute } from './routes';
 import { selectAll } from './selection';
@@ -153,17 +154,6 @@ function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unk
     variables[arg.name] = value;
   }
   return variables;
-}
-
-/** A file route's answer: the bytes, named for download, with a strong ETag (304 when the client has them). */
-function sendFile(req: Request, res: Response, file: FileDownload): void {
-  res.attachment(file.filename); // Content-Disposition, encoded as RFC 6266 asks
-  res.set({ 'Content-Type': file.contentType, ETag: file.etag, 'Cache-Control': 'private, no-cache' });
-  if (req.fresh) {
-    res.status(304).end();
-    return;
-  }
-  res.status(200).end(Buffer.from(file.contentBase64, 'base64'));
 }
 
 /**

@@ -8,6 +8,7 @@ import { clientAddress } from '../http/client-address';
 import { consume, Counters, peek } from '../limits/counters';
 import type { Quota } from '../limits/quota';
 import type { Logger } from '../logger';
+import type { ServiceFactory } from '../modules/module';
 import { Account } from '../modules/accounts/account.entity';
 import { KeyType } from '../modules/accounts/api-key.entity';
 import { ApiKeyService } from '../modules/accounts/api-key.service';
@@ -28,6 +29,8 @@ export interface WebDependencies {
   counters: Counters;
   quota: Quota;
   logger: Logger;
+  /** Services over a tenant-scoped EntityManager: the session's downloads use the API's own (proposal PDFs). */
+  servicesFor: ServiceFactory;
 }
 
 /** Sign-in attempts per address and e-mail in 15 minutes, and per address alone. */

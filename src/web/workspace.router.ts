@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { Router } from 'express';
 import { html, page } from './html';
+import { createProposalPdfRouter } from './proposal-pdf.router';
 import { signedIn } from './web-auth';
 import type { WebDependencies } from './web.router';
 import { WORKSPACE_PAGES } from './workspace-pages';
@@ -44,6 +45,8 @@ export function createWorkspaceRouter(deps: WebDependencies): Router {
   const bundle = bundleReader(dir, deps.config.isProduction);
   // The names change with the content, so browsers may keep each file for good.
   router.use('/assets/web', express.static(dir, { immutable: true, maxAge: '365d', index: false }));
+  // The Deal page's proposal links: the PDF for the session, as the API sends it for a key.
+  router.use(createProposalPdfRouter(deps));
 
   for (const shell of WORKSPACE_PAGES) {
     router.get(shell.path, async (req, res) => {

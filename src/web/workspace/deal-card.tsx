@@ -32,7 +32,11 @@ export function DealCard({ deal, company, onEdit, onMove, onDragStart, onDragEnd
       }}
       onDragEnd={onDragEnd}
     >
-      <h3 id={titleId}>{deal.name}</h3>
+      <h3 id={titleId}>
+        <a href={`/deals/${deal.id}`} draggable={false}>
+          {deal.name}
+        </a>
+      </h3>
       <p class="deal-value">{money(deal.value, deal.currency)}</p>
       <dl>
         <dt>Company</dt>

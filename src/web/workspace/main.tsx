@@ -1,6 +1,7 @@
 import type { FunctionComponent } from 'preact';
 import { render } from 'preact';
 import { Board } from './board';
+import { DealPage } from './deal-page';
 import './board.css';
 import './workspace.css';
 
@@ -10,6 +11,7 @@ import './workspace.css';
  */
 const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   pipeline: Board,
+  deal: DealPage,
 };
 
 const root = document.getElementById('workspace');
