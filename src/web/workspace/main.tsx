@@ -1,6 +1,11 @@
 import type { FunctionComponent } from 'preact';
 import { render } from 'preact';
 import { Board } from './board';
+import { EventPage } from './event';
+import { Events } from './events';
+import { RequestLogs } from './request-logs';
+import { WebhookPage } from './webhook';
+import { Webhooks } from './webhooks';
 import './board.css';
 import './workspace.css';
 
@@ -10,6 +15,11 @@ import './workspace.css';
  */
 const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   pipeline: Board,
+  webhooks: Webhooks,
+  webhook: WebhookPage,
+  events: Events,
+  event: EventPage,
+  'request-logs': RequestLogs,
 };
 
 const root = document.getElementById('workspace');
