@@ -75,7 +75,12 @@ async function tabTo(page: Page, what: string, matches: (element: { id: string; 
     await page.keyboard.press('Tab');
     const focused = await page.evaluate(() => {
       const element = document.activeElement;
-      return { id: element?.id ?? '', value: element?.getAttribute('value') ?? null, type: element?.getAttribute('type') ?? null, text: (element?.textContent ?? '').trim() };
+      return {
+        id: element?.id ?? '',
+        value: element?.getAttribute('value') ?? null,
+        type: element?.getAttribute('type') ?? null,
+        text: (element?.textContent ?? '').trim(),
+      };
     });
     if (matches(focused)) return;
   }
@@ -128,6 +133,15 @@ describe.each(VIEWPORTS)('the Developers pages at $width×$height', (viewport) =
       expect([noEvents.status, noEvents.body.error.param]).toEqual([400, 'events']);
       expect(eventsError).toBe(noEvents.body.error.message);
       expect((await rest<ListOf<ApiWebhook>>('GET', '/v1/webhooks')).data).toEqual([]);
+
+      // The boxes offered are the names the API accepts, as its own error for an unknown one lists them.
+      const unknown = await guarded.request('POST', '/v1/webhooks', { key: person.key, body: { url: 'https://93.184.216.34/hook', events: ['nope.nothing'] } });
+      expect([unknown.status, unknown.body.error.param]).toEqual([400, 'events']);
+      const accepted = (/: (.*)$/.exec(unknown.body.error.message)![1] as string).split(', ');
+      const offered = await group.locator('input[type=checkbox]').evaluateAll((boxes: DomElement[]) => boxes.map((box) => box.getAttribute('value')));
+      expect([...offered].sort()).toEqual([...accepted].sort());
+      expect(offered).toContain('*');
+      expect(offered).not.toContain('webhook.test');
     } finally {
       await refused.context.close();
     }
@@ -160,7 +174,12 @@ describe.each(VIEWPORTS)('the Developers pages at $width×$height', (viewport) =
 
     const webhooks = (await rest<ListOf<ApiWebhook>>('GET', '/v1/webhooks')).data;
     expect(webhooks).toHaveLength(1);
-    expect(webhooks[0]).toMatchObject({ url: receiver.url(`/hook-${label}`), events: ['lead.created', 'deal.won'], status: 'enabled', description: 'Keyboard endpoint' });
+    expect(webhooks[0]).toMatchObject({
+      url: receiver.url(`/hook-${label}`),
+      events: ['lead.created', 'deal.won'],
+      status: 'enabled',
+      description: 'Keyboard endpoint',
+    });
     made = { id: webhooks[0].id, secret };
     await waitFor('the list to show the endpoint', async () => (await tableRows(page, 'table[aria-label="Webhook endpoints"]')).length === 1);
     const [row] = await tableRows(page, 'table[aria-label="Webhook endpoints"]');
@@ -201,7 +220,10 @@ describe.each(VIEWPORTS)('the Developers pages at $width×$height', (viewport) =
     await page.getByText('Response body').first().click();
     await expect(page.locator('pre.snippet').first().textContent()).resolves.toBe('ok');
 
-    await page.getByRole('button', { name: `Resend ${eventId}` }).first().click();
+    await page
+      .getByRole('button', { name: `Resend ${eventId}` })
+      .first()
+      .click();
     await waitFor('the receiver to get the event again', () => receiver.requests.filter((request) => request.headers['webhook-id'] === eventId).length === 2);
     await waitFor('the page to list the second attempt', async () => (await attemptRows()).filter((row) => row[0] === eventId).length === 2);
     await expectRowsMatchApi();
@@ -246,7 +268,8 @@ describe.each(VIEWPORTS)('the Developers pages at $width×$height', (viewport) =
     const secondPage = await rest<ListOf<ApiEvent>>('GET', `/v1/events?limit=20&cursor=${encodeURIComponent(firstPage.next_cursor!)}`);
 
     await page.goto(`${app.baseUrl}/developers/events`);
-    const shownIds = () => page.locator('table[aria-label="Events"] a[data-event-id]').evaluateAll((links: DomElement[]) => links.map((a) => a.getAttribute('data-event-id')));
+    const shownIds = () =>
+      page.locator('table[aria-label="Events"] a[data-event-id]').evaluateAll((links: DomElement[]) => links.map((a) => a.getAttribute('data-event-id')));
     await waitFor('the events to be listed', async () => (await shownIds()).length === 20);
     expect(await shownIds()).toEqual(firstPage.data.map((event) => event.id));
     const rows = await tableRows(page, 'table[aria-label="Events"]');
@@ -329,13 +352,15 @@ describe.each(VIEWPORTS)('the Developers pages at $width×$height', (viewport) =
         const shown = await tableRows(logsPage, table).catch(() => []);
         return sent.every((call) => rowOf(shown, call.requestId)) && shown;
       });
-      const logged = (await app.graphql('{ requestLogs(filter: { limit: 100 }) { data { requestId keyPrefix } } }', {}, logger.key)).body.data.requestLogs.data as Array<{
+      const logged = (await app.graphql('{ requestLogs(filter: { limit: 100 }) { data { requestId keyPrefix } } }', {}, logger.key)).body.data.requestLogs
+        .data as Array<{
         requestId: string;
         keyPrefix: string | null;
       }>;
       const keyPrefix = logged.find((log) => log.requestId === sent[0].requestId)!.keyPrefix;
       expect(keyPrefix).toMatch(/^sk_test_/);
-      for (const call of sent) expect(rowOf(rows, call.requestId)!.slice(0, 5)).toEqual([call.method, call.route, String(call.status), call.requestId, keyPrefix]);
+      for (const call of sent)
+        expect(rowOf(rows, call.requestId)!.slice(0, 5)).toEqual([call.method, call.route, String(call.status), call.requestId, keyPrefix]);
       // Newest first: the 404 was the last of the three.
       const order = sent.map((call) => rows.findIndex((row) => row[3] === call.requestId));
       expect([...order].sort((a, b) => b - a)).toEqual(order);

@@ -33,7 +33,11 @@ export function AttemptsTable<T extends WebhookAttempt>({
           {a.responseSnippet ? (
             <details>
               <summary>
-                Response body<span class="visually-hidden"> of attempt {a.attemptNumber} of {a.eventId}</span>
+                Response body
+                <span class="visually-hidden">
+                  {' '}
+                  of attempt {a.attemptNumber} of {a.eventId}
+                </span>
               </summary>
               <pre class="snippet">{a.responseSnippet}</pre>
             </details>

@@ -20,7 +20,7 @@ export function EventPage({ id }: { id: string }) {
       <p>
         <a href="/developers/events">← All events</a>
       </p>
-      <section class="card" aria-labelledby="event-facts">
+      <section class="card dev-card" aria-labelledby="event-facts">
         <h2 id="event-facts">Event</h2>
         <dl class="facts">
           <dt>ID</dt>
@@ -51,7 +51,16 @@ export function EventPage({ id }: { id: string }) {
           <AttemptsTable
             label="Attempts to send this event"
             attempts={attempts}
-            extra={[{ label: 'Endpoint', cell: (a) => <a href={`/developers/webhooks/${encodeURIComponent(a.webhookId)}`} class="url">{a.url}</a> }]}
+            extra={[
+              {
+                label: 'Endpoint',
+                cell: (a) => (
+                  <a href={`/developers/webhooks/${encodeURIComponent(a.webhookId)}`} class="url">
+                    {a.url}
+                  </a>
+                ),
+              },
+            ]}
           />
         )}
       </section>

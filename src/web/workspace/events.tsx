@@ -35,8 +35,8 @@ export function Events() {
             <strong>{type ? `No ${type} events yet.` : 'No events yet.'}</strong>
           </p>
           <p>
-            Every change in this mode (a lead created, a deal moved or won, a proposal made) is recorded here as an event, the same one webhooks
-            send, and kept 30 days.
+            Every change in this mode (a lead created, a deal moved or won, a proposal made) is recorded here as an event, the same one webhooks send, and kept
+            30 days.
           </p>
         </Empty>
       ) : (

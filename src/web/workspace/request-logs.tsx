@@ -36,8 +36,8 @@ export function RequestLogs() {
             <strong>{errorsOnly ? 'No failed requests in the last 7 days.' : 'No API requests yet.'}</strong>
           </p>
           <p>
-            Calls to the API made with a {livemode() ? 'live' : 'test'} key (and this web app's own) appear here within seconds: method, route, status,
-            request id and how long they took. They are kept 7 days.
+            Calls to the API made with a {livemode() ? 'live' : 'test'} key (and this web app's own) appear here within seconds: method, route, status, request
+            id and how long they took. They are kept 7 days.
           </p>
         </Empty>
       ) : (

@@ -12,8 +12,8 @@ export function SecretOnce({ secret, heading, onDone }: { secret: string; headin
     <section class="card notice secret-once" tabIndex={-1} ref={box} aria-labelledby="secret-heading" aria-describedby="secret-warning">
       <h2 id="secret-heading">{heading}</h2>
       <p id="secret-warning">
-        This is the only time the signing secret is shown: copy it now and keep it with your endpoint. It verifies the <code>webhook-signature</code>{' '}
-        header of every delivery.
+        This is the only time the signing secret is shown: copy it now and keep it with your endpoint. It verifies the <code>webhook-signature</code> header of
+        every delivery.
       </p>
       <p class="secret" id="webhook-secret">
         {secret}

@@ -62,23 +62,54 @@ export function WebhookForm({ idPrefix, title, initial, submitLabel, onSubmit, o
     <form class="webhook-form card" onSubmit={submit} aria-label={title} noValidate>
       <h2>{title}</h2>
       <label for={id('url')}>Endpoint URL</label>
-      <input id={id('url')} name="url" type="url" inputMode="url" required placeholder="https://example.com/webhooks" value={url} onInput={(e) => setUrl(e.currentTarget.value)} {...invalid('url')} />
+      <input
+        id={id('url')}
+        name="url"
+        type="url"
+        inputMode="url"
+        required
+        placeholder="https://example.com/webhooks"
+        value={url}
+        onInput={(e) => setUrl(e.currentTarget.value)}
+        {...invalid('url')}
+      />
       {fieldError('url')}
       <label for={id('description')}>
         Description <span class="muted">(optional)</span>
       </label>
-      <input id={id('description')} name="description" type="text" value={description} onInput={(e) => setDescription(e.currentTarget.value)} {...invalid('description')} />
+      <input
+        id={id('description')}
+        name="description"
+        type="text"
+        value={description}
+        onInput={(e) => setDescription(e.currentTarget.value)}
+        {...invalid('description')}
+      />
       {fieldError('description')}
       <fieldset class={`event-choices${problem?.field === 'events' ? ' invalid' : ''}`} aria-describedby={problem?.field === 'events' ? errorId : undefined}>
         <legend>Events to send</legend>
         <label class="check all">
-          <input id={id('event-all')} type="checkbox" name="events" value={ALL_EVENTS} checked={all} onChange={(e) => setEvents(e.currentTarget.checked ? [ALL_EVENTS] : [])} />
+          <input
+            id={id('event-all')}
+            type="checkbox"
+            name="events"
+            value={ALL_EVENTS}
+            checked={all}
+            onChange={(e) => setEvents(e.currentTarget.checked ? [ALL_EVENTS] : [])}
+          />
           All events, and those added later
         </label>
         <div class="event-types">
           {types.map((type) => (
             <label class="check" key={type}>
-              <input type="checkbox" name="events" value={type} checked={all || events.includes(type)} disabled={all} onChange={(e) => toggle(type, e.currentTarget.checked)} />
+              <input
+                type="checkbox"
+                name="events"
+                value={type}
+                checked={all || events.includes(type)}
+                disabled={all}
+                onChange={(e) => toggle(type, e.currentTarget.checked)}
+              />
               <code>{type}</code>
             </label>
           ))}

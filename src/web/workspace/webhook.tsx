@@ -115,7 +115,7 @@ export function WebhookPage({ id }: { id: string }) {
           }}
         />
       ) : (
-        <section class="card" aria-labelledby="facts-heading">
+        <section class="card dev-card" aria-labelledby="facts-heading">
           <h2 id="facts-heading">Endpoint</h2>
           <dl class="facts">
             <dt>URL</dt>

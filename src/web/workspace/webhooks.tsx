@@ -41,9 +41,7 @@ export function Webhooks() {
   return (
     <>
       <Announcer text={announcement} />
-      {created && (
-<SecretOnce secret={created.secret} heading="Endpoint added: its signing secret" onDone={done} />
-      )}
+      {created && <SecretOnce secret={created.secret} heading="Endpoint added: its signing secret" onDone={done} />}
       {adding ? (
         <WebhookForm
           idPrefix="new-webhook"
@@ -72,8 +70,8 @@ export function Webhooks() {
             <strong>No webhook endpoints yet.</strong>
           </p>
           <p>
-            A webhook sends your server an HTTPS POST the moment something happens in this mode (a lead created, a deal won), so you need not poll the API.
-            Each request is signed with the endpoint's secret, retried when it fails, and listed with its answer on the endpoint's page.
+            A webhook sends your server an HTTPS POST the moment something happens in this mode (a lead created, a deal won), so you need not poll the API. Each
+            request is signed with the endpoint's secret, retried when it fails, and listed with its answer on the endpoint's page.
           </p>
         </Empty>
       ) : (
