@@ -323,6 +323,28 @@ describe.each(VIEWPORTS)('the Developers pages at $width×$height', (viewport) =
     expect((await rest<ListOf<ApiWebhook>>('GET', '/v1/webhooks')).data).toEqual([]);
   });
 
+  it('shows why the service disabled an endpoint, in the list and on its page', async () => {
+    receiver.answer = (request) => (request.path === `/gone-${label}` ? { status: 410, body: 'gone' } : { status: 200, body: 'ok' });
+    const gone = await rest<ApiWebhook>('POST', '/v1/webhooks', { url: receiver.url(`/gone-${label}`), events: ['lead.created'] });
+    await rest('POST', '/v1/leads', { company: `Gone ${label}`, contact_email: `gone-${label}-${Date.now()}@acme.test` });
+    const disabled = await waitFor('the service to disable the endpoint', async () => {
+      const webhook = await rest<ApiWebhook & { disabled_reason: string | null }>('GET', `/v1/webhooks/${gone.id}`);
+      return webhook.status === 'disabled' && webhook;
+    });
+    expect(disabled.disabled_reason).toBeTruthy();
+    await page.goto(`${app.baseUrl}/developers/webhooks`);
+    await page.locator('table[aria-label="Webhook endpoints"]').waitFor();
+    const [row] = await tableRows(page, 'table[aria-label="Webhook endpoints"]');
+    expect(row[3]).toBe(`Disabled ${disabled.disabled_reason}`);
+    await page.goto(`${app.baseUrl}/developers/webhooks/${gone.id}`);
+    await page.getByRole('button', { name: 'Enable' }).waitFor();
+    await expect(page.locator('dl.facts').textContent()).resolves.toContain(disabled.disabled_reason!);
+    await expect(page.getByRole('button', { name: 'Send test event' }).isDisabled()).resolves.toBe(true);
+    const [attempt] = await tableRows(page, 'table[aria-label="Delivery attempts"]');
+    expect(attempt.slice(1, 3)).toEqual(['Failed', '410']);
+    await rest('DELETE', `/v1/webhooks/${gone.id}`);
+  });
+
   it('shows the requests made with the key, with an errors-only filter', async () => {
     // A person of their own, so the only failed request of the account is the 404 below.
     const logger = await newPerson(app, `logs-${label}`);
