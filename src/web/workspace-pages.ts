@@ -1,3 +1,5 @@
+import { eventTypeNames } from '../events/event-catalog';
+
 /**
  * The workspace's pages, a line each: the path, what the bundle draws there (`data-page`) and the
  * title. Every one is the same server-rendered shell (workspace.router.ts); the Preact bundle reads
@@ -11,7 +13,16 @@ export interface WorkspacePage {
   title: string;
   /** A sentence under the title, when the page needs one. */
   intro?: string;
+  /**
+   * Facts the service defines in code and no query lists, as `data-*` attributes of the page's
+   * element (the event types a subscription may name: the events module's own list).
+   */
+  data?: () => Record<string, string>;
 }
+
+/** The event types as the webhook forms and the events filter offer them, space-separated. */
+const subscribableEvents = () => ({ 'event-types': eventTypeNames({ subscribable: true }).join(' ') });
+const allEvents = () => ({ 'event-types': eventTypeNames().join(' ') });
 
 export const WORKSPACE_PAGES: WorkspacePage[] = [
   { path: '/pipeline', page: 'pipeline', title: 'Pipeline board', intro: 'Drag a card to another column, or use its “Move to” list; closed stages are final.' },
@@ -22,9 +33,9 @@ export const WORKSPACE_PAGES: WorkspacePage[] = [
   { path: '/agents/:id', page: 'agent', title: 'Agent' },
   { path: '/integrations', page: 'integrations', title: 'Integrations' },
   { path: '/integrations/:id', page: 'integration', title: 'Integration' },
-  { path: '/developers/webhooks', page: 'webhooks', title: 'Webhooks' },
-  { path: '/developers/webhooks/:id', page: 'webhook', title: 'Webhook' },
-  { path: '/developers/events', page: 'events', title: 'Events' },
+  { path: '/developers/webhooks', page: 'webhooks', title: 'Webhooks', data: subscribableEvents },
+  { path: '/developers/webhooks/:id', page: 'webhook', title: 'Webhook', data: subscribableEvents },
+  { path: '/developers/events', page: 'events', title: 'Events', data: allEvents },
   { path: '/developers/events/:id', page: 'event', title: 'Event' },
   { path: '/developers/logs', page: 'request-logs', title: 'Request logs' },
 ];

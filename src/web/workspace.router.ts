@@ -56,6 +56,7 @@ export function createWorkspaceRouter(deps: WebDependencies): Router {
       res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
       res.set('Cache-Control', 'no-store');
       const id = typeof req.params.id === 'string' ? req.params.id : '';
+      const data = Object.entries(shell.data?.() ?? {}).map(([name, value]) => html` data-${name}="${value}"`);
       res.send(
         page({
           title: shell.title,
@@ -63,7 +64,7 @@ export function createWorkspaceRouter(deps: WebDependencies): Router {
           scripts: [`/assets/web/${script}`],
           body: html`<link rel="stylesheet" href="/assets/web/${style}">
 ${shell.intro ? html`<p class="muted">${who.session.livemode ? 'Live' : 'Test'} data. ${shell.intro}</p>` : ''}
-<div id="workspace" data-page="${shell.page}" data-id="${id}" data-livemode="${String(who.session.livemode)}"><p class="muted" role="status">Loading…</p></div>`,
+<div id="workspace" data-page="${shell.page}" data-id="${id}" data-livemode="${String(who.session.livemode)}"${data}><p class="muted" role="status">Loading…</p></div>`,
         }),
       );
     });

@@ -2,6 +2,11 @@ import type { FunctionComponent } from 'preact';
 import { render } from 'preact';
 import { Board } from './board';
 import { DealPage } from './deal-page';
+import { EventPage } from './event';
+import { Events } from './events';
+import { RequestLogs } from './request-logs';
+import { WebhookPage } from './webhook';
+import { Webhooks } from './webhooks';
 import './board.css';
 import './workspace.css';
 
@@ -12,6 +17,11 @@ import './workspace.css';
 const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   pipeline: Board,
   deal: DealPage,
+  webhooks: Webhooks,
+  webhook: WebhookPage,
+  events: Events,
+  event: EventPage,
+  'request-logs': RequestLogs,
 };
 
 const root = document.getElementById('workspace');
