@@ -1,6 +1,8 @@
 import type { FunctionComponent } from 'preact';
 import { render } from 'preact';
 import { Board } from './board';
+import { LeadPage } from './lead';
+import { Leads } from './leads';
 import './board.css';
 import './workspace.css';
 
@@ -10,6 +12,8 @@ import './workspace.css';
  */
 const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   pipeline: Board,
+  leads: Leads,
+  lead: LeadPage,
 };
 
 const root = document.getElementById('workspace');
