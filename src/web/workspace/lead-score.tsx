@@ -22,7 +22,7 @@ export function LeadScoreCard({ score }: { score: LeadScore }) {
       <p class="score-sum">
         Base score <strong data-base-score>{score.baseScore}</strong>, {signed(fromSignals)} from the signals below.
       </p>
-      <dl class="facts score-facts">
+      <dl class="facts compact score-facts">
         <dt>Model</dt>
         <dd data-model-version>{score.modelVersion}</dd>
         <dt>Scored</dt>

@@ -27,7 +27,7 @@ export function LeadPage({ id }: { id: string }) {
 
   if (missing) {
     return (
-      <div class="empty card" role="alert">
+      <div class="empty card lead-missing" role="alert">
         <p>
           <strong>There is no lead with the id {id}</strong> in your {livemode() ? 'live' : 'test'} data. It may have been deleted, or belong to the other mode
           or another account.
@@ -73,7 +73,7 @@ function LeadFacts({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> }) 
   return (
     <section class="card lead-facts" aria-labelledby="lead-facts-title">
       <h2 id="lead-facts-title">Details</h2>
-      <dl class="facts" data-facts>
+      <dl class="facts compact" data-facts>
         {facts.map(([label, value]) => (
           <Fragment key={label}>
             <dt>{label}</dt>
