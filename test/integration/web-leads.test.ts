@@ -256,7 +256,8 @@ describe('leads pages', () => {
     });
 
     it('a lead’s page: its facts, its score and signals as GET /v1/leads/{id}/score has them, its deals and its events; fits; axe', async () => {
-      const lead = leads.find((l) => l.contact_name && l.industry === 'Software') ?? leads[0];
+      // A named contact at a personal address: signals that add and one that takes away.
+      const lead = leads.find((l) => l.contact_name && l.contact_email.endsWith('@gmail.com'))!;
       const made = [
         await rest<{ id: string; name: string }>('POST', '/v1/deals', { name: `${lead.company} rollout`, value: 42000, stage: 'proposal', lead_id: lead.id }),
         await rest<{ id: string; name: string }>('POST', '/v1/deals', { name: `${lead.company} pilot`, value: 5000.5, stage: 'prospecting', lead_id: lead.id }),
@@ -381,6 +382,20 @@ describe('leads pages', () => {
         await expect(shownRows(page)).resolves.toEqual([rowOf(made)]);
         await waitFor('focus on the new lead’s link', async () => (await page.evaluate(() => document.activeElement?.id)) === `lead-link-${made.id}`);
         await expect(page.locator('#leads-announcer').textContent()).resolves.toBe('Added Vandelay Industries.');
+
+        // With a lead, the page lists and filters; another lead is added from "Add a lead".
+        await expect(page.getByRole('search', { name: 'Filter leads' }).count()).resolves.toBe(1);
+        const toggle = page.getByRole('button', { name: 'Add a lead' });
+        await toggle.click();
+        await expect(page.getByRole('button', { name: 'Close the new lead form' }).getAttribute('aria-expanded')).resolves.toBe('true');
+        const again = page.getByRole('form', { name: 'Add a lead' });
+        await again.getByLabel('Company').fill('Kramerica');
+        await again.getByLabel('Contact email').fill('kramer@kramerica.test');
+        await again.getByRole('button', { name: 'Add lead' }).click();
+        await waitFor('two leads in the list', async () => (await shownRows(page)).length === 2);
+        const both = (await rest<List<Lead>>('GET', '/v1/leads')).data;
+        await expect(shownRows(page)).resolves.toEqual(both.map(rowOf));
+        await expect(page.getByRole('form', { name: 'Add a lead' }).count()).resolves.toBe(0);
         expect(open.errors).toEqual([]);
       } finally {
         await open.context.close();
