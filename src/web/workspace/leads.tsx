@@ -60,20 +60,21 @@ export function Leads() {
   };
 
   const search = searchOf(filters);
-  // An account without a single lead has nothing to filter: the page says how to add one instead.
-  const emptyAccount = answer.anyLead === false && !narrowed(filters);
+  // An account without a single lead has nothing to filter: the page says how to add one instead
+  // (and until the first answer the filters wait, rather than flash up over an empty account).
+  const nothingToFilter = (answer.anyLead === null && !answer.problem) || (answer.anyLead === false && !narrowed(filters));
   return (
     <>
       <Announcer text={announcement} id="leads-announcer" />
-      {!emptyAccount && <LeadFilters filters={filters} problem={answer.problem} onApply={apply} onClear={clear} />}
-      {!emptyAccount && answer.anyLead && (
+      {!nothingToFilter && <LeadFilters filters={filters} problem={answer.problem} onApply={apply} onClear={clear} />}
+      {!nothingToFilter && answer.anyLead && (
         <div class="actions-row add-lead">
           <button type="button" class="secondary" aria-expanded={adding} aria-controls="add-lead-box" onClick={() => setAdding(!adding)}>
             {adding ? 'Close the new lead form' : 'Add a lead'}
           </button>
         </div>
       )}
-      {!emptyAccount && adding && (
+      {!nothingToFilter && adding && (
         <div class="card lead-form-box" id="add-lead-box">
           <LeadForm onCreated={onCreated} />
         </div>
