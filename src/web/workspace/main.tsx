@@ -7,6 +7,8 @@ import { Events } from './events';
 import { RequestLogs } from './request-logs';
 import { WebhookPage } from './webhook';
 import { Webhooks } from './webhooks';
+import { LeadPage } from './lead';
+import { Leads } from './leads';
 import './board.css';
 import './workspace.css';
 
@@ -22,6 +24,8 @@ const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   events: Events,
   event: EventPage,
   'request-logs': RequestLogs,
+  leads: Leads,
+  lead: LeadPage,
 };
 
 const root = document.getElementById('workspace');

@@ -1,0 +1,142 @@
+import type { ComponentChildren } from 'preact';
+import { Fragment } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiProblem } from './api';
+import { LeadActivity } from './lead-activity';
+import { LeadScoreCard } from './lead-score';
+import { loadLead, SETTABLE_STATUSES, updateLeadStatus, type Lead } from './lead-queries';
+import { Announcer, humanize, livemode, Status, useLoad, useTitle, when } from './ui';
+import './leads.css';
+
+/**
+ * /leads/:id: the lead's facts, its score with the signals that explain it, its deals and its
+ * events, and its status to change. A lead that is not this account's (or this mode's) is "not
+ * found", as the API says.
+ */
+export function LeadPage({ id }: { id: string }) {
+  const [missing, setMissing] = useState(false);
+  const loaded = useLoad(async () => {
+    try {
+      return await loadLead(id);
+    } catch (problem) {
+      if (problem instanceof ApiProblem && problem.code === 'resource_missing') setMissing(true);
+      throw problem;
+    }
+  }, [id]);
+  useTitle(missing ? 'Lead not found' : loaded.data?.lead.company);
+
+  if (missing) {
+    return (
+      <div class="empty card lead-missing" role="alert">
+        <p>
+          <strong>There is no lead with the id {id}</strong> in your {livemode() ? 'live' : 'test'} data. It may have been deleted, or belong to the other mode
+          or another account.
+        </p>
+        <p>
+          <a href="/leads">Back to all leads</a>
+        </p>
+      </div>
+    );
+  }
+  if (!loaded.data) return <Status error={loaded.error && `Could not load the lead: ${loaded.error}`} label="Loading the lead…" />;
+  const { lead, score } = loaded.data;
+  return (
+    <>
+      <p class="back-link">
+        <a href="/leads">← All leads</a>
+      </p>
+      <div class="lead-grid">
+        <LeadFacts lead={lead} onSaved={loaded.reload} />
+        <LeadScoreCard score={score} />
+      </div>
+      {/* A change adds an event: the lists are read again whenever the lead changes. */}
+      <LeadActivity key={lead.updatedAt} leadId={lead.id} />
+    </>
+  );
+}
+
+function LeadFacts({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> }) {
+  const facts: Array<[string, ComponentChildren]> = [
+    ['Company', lead.company],
+    ['Contact', lead.contactName ?? '—'],
+    ['Email', <a href={`mailto:${lead.contactEmail}`}>{lead.contactEmail}</a>],
+    ['Industry', lead.industry ?? '—'],
+    ['Employees', lead.employees === null ? '—' : lead.employees.toLocaleString('en-US')],
+    ['Website', lead.website ?? '—'],
+    ['Country', lead.country ?? '—'],
+    ['Source', lead.source ?? '—'],
+    ['Status', humanize(lead.status)],
+    ['Created', when(lead.createdAt)],
+    ['Updated', when(lead.updatedAt)],
+    ['ID', <code>{lead.id}</code>],
+  ];
+  return (
+    <section class="card lead-facts" aria-labelledby="lead-facts-title">
+      <h2 id="lead-facts-title">Details</h2>
+      <dl class="facts compact" data-facts>
+        {facts.map(([label, value]) => (
+          <Fragment key={label}>
+            <dt>{label}</dt>
+            <dd data-fact={label}>{value}</dd>
+          </Fragment>
+        ))}
+      </dl>
+      <StatusForm lead={lead} onSaved={onSaved} />
+    </section>
+  );
+}
+
+/** The status people change by hand (new → contacted → qualified | disqualified); `converted` is the API's to set. */
+function StatusForm({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> }) {
+  const [status, setStatus] = useState(lead.status);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [announcement, setAnnouncement] = useState('');
+  const [busy, setBusy] = useState(false);
+  const options = SETTABLE_STATUSES.includes(lead.status as (typeof SETTABLE_STATUSES)[number]) ? SETTABLE_STATUSES : [lead.status, ...SETTABLE_STATUSES];
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      const saved = await updateLeadStatus(lead.id, status);
+      setProblem(null);
+      await onSaved();
+      setAnnouncement(`Status saved: ${humanize(saved.status)}.`);
+    } catch (error) {
+      setProblem((error as Error).message);
+      setAnnouncement('');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="status-form" onSubmit={save} aria-label="Lead status">
+      <label for="lead-status">Change status</label>
+      <div class="actions-row">
+        <select
+          id="lead-status"
+          value={status}
+          onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value)}
+          aria-invalid={problem ? 'true' : undefined}
+          aria-describedby={problem ? 'lead-status-error' : undefined}
+        >
+          {options.map((value) => (
+            <option value={value} key={value} disabled={value === 'converted'}>
+              {humanize(value)}
+            </option>
+          ))}
+        </select>
+        <button type="submit" disabled={busy || status === lead.status}>
+          Save status
+        </button>
+      </div>
+      {problem && (
+        <p class="field-error" id="lead-status-error" role="alert">
+          {problem}
+        </p>
+      )}
+      <Announcer text={announcement} id="lead-announcer" />
+    </form>
+  );
+}
