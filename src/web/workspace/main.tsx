@@ -1,5 +1,7 @@
 import type { FunctionComponent } from 'preact';
 import { render } from 'preact';
+import { AgentPage } from './agent';
+import { Agents } from './agents';
 import { Board } from './board';
 import './board.css';
 import './workspace.css';
@@ -10,6 +12,8 @@ import './workspace.css';
  */
 const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   pipeline: Board,
+  agents: Agents,
+  agent: AgentPage,
 };
 
 const root = document.getElementById('workspace');
