@@ -187,6 +187,7 @@ function PendingSuggestion({ suggestion, onDecided, onStale }: { suggestion: Sug
         <button
           type="button"
           class="secondary"
+          id={`${base}-edit`}
           aria-expanded={editing}
           disabled={busy}
           onClick={() => {
