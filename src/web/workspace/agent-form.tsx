@@ -24,6 +24,9 @@ export function AgentForm({ onCreated }: { onCreated(agent: Agent): void }) {
     try {
       const agent = await createAgent(name, type, configOf(type, values));
       setProblem(null);
+      // Ready for the next one: the same type and its defaults, no name.
+      setName('');
+      setValues(initialValues(type));
       onCreated(agent);
     } catch (error) {
       const field = fieldOf(error instanceof ApiProblem ? error.param : undefined);

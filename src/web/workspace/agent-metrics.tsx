@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { agentMetrics, METRIC_WINDOWS, type AgentMetrics, type MetricWindow } from './agents-api';
 import { BarChart, type Bar } from './bar-chart';
-import { humanize, Status, Table, useLoad, when } from './ui';
+import { humanize, Status, useLoad, when } from './ui';
 
 const WINDOW_NAMES: Record<MetricWindow, string> = { '24h': 'Last 24 hours', '7d': 'Last 7 days', '30d': 'Last 30 days' };
 
@@ -93,15 +93,23 @@ export function AgentMetricsSection({ agentId, revision }: { agentId: string; re
                 ) : (
                   <>
                     <BarChart id={`chart-${chart.id}`} title={`${chart.title}, ${WINDOW_NAMES[data.window].toLowerCase()}`} bars={chart.bars} />
-                    <Table<Bar>
-                      label={`${chart.title} figures`}
-                      rows={chart.bars}
-                      rowKey={(bar) => bar.label}
-                      columns={[
-                        { label: chart.id === 'actions' ? 'Kind' : 'Figure', cell: (bar) => bar.label },
-                        { label: 'Count', cell: (bar) => bar.value },
-                      ]}
-                    />
+                    {/* Two narrow columns fit a phone as they are: this table does not stack. */}
+                    <table class="figures-table" aria-label={`${chart.title} figures`}>
+                      <thead>
+                        <tr>
+                          <th scope="col">{chart.id === 'actions' ? 'Kind' : 'Figure'}</th>
+                          <th scope="col">Count</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        {chart.bars.map((bar) => (
+                          <tr key={bar.label}>
+                            <td>{bar.label}</td>
+                            <td>{bar.value}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
                   </>
                 )}
               </figure>

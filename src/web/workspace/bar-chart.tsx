@@ -9,10 +9,10 @@ export interface Bar {
   value: number;
 }
 
-const WIDTH = 600;
-const ROW = 34;
-const LABEL = 200;
-const VALUE = 70;
+const WIDTH = 400;
+const ROW = 28;
+const LABEL = 140;
+const VALUE = 50;
 
 export function BarChart({ title, bars, id }: { title: string; bars: Bar[]; id: string }) {
   const max = Math.max(1, ...bars.map((bar) => bar.value));

@@ -18,4 +18,8 @@ const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
 
 const root = document.getElementById('workspace');
 const Page = root?.dataset.page ? PAGES[root.dataset.page] : undefined;
-if (root && Page) render(<Page id={root.dataset.id ?? ''} />, root);
+if (root && Page) {
+  // The shell's "Loading…" goes: Preact keeps server-rendered children its first render does not reuse.
+  root.replaceChildren();
+  render(<Page id={root.dataset.id ?? ''} />, root);
+}
