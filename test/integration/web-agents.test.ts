@@ -241,6 +241,48 @@ describe('agents pages', () => {
       await expectSoundPage(open);
     });
 
+    it("shows a drafted e-mail's subject and body, and approves it with an edited subject", async () => {
+      const agent = await rest<Agent>('POST', '/v1/agents', { name: `Writer ${viewport.label}`, type: 'follow_up_writer' });
+      await rest('POST', `/v1/agents/${agent.id}/deploy`);
+      const lead = await rest<{ id: string }>('POST', '/v1/leads', {
+        company: `Hooli ${viewport.label}`,
+        contact_email: 'gavin@hooli.test',
+        contact_name: 'Gavin Belson',
+      });
+      await rest('PUT', `/v1/leads/${lead.id}`, { status: 'qualified' });
+      const [email] = await waitFor('a drafted e-mail', async () => {
+        const listed = (await rest<{ data: Suggestion[] }>('GET', `/v1/agents/${agent.id}/suggestions`)).data;
+        return listed.length === 1 && listed;
+      });
+      expect(email).toMatchObject({ kind: 'follow_up_email', lead_id: lead.id });
+
+      await page.goto(`${app.baseUrl}/agents/${agent.id}`);
+      const article = page.locator(`article[data-suggestion-id="${email.id}"]`);
+      await article.waitFor();
+      expect(await article.getByRole('heading').textContent()).toBe('Follow-up e-mail');
+      expect(await article.locator('.content-subject').textContent()).toBe(email.content.subject);
+      expect(await article.locator('.content-body').textContent()).toBe(email.content.body);
+      await article.getByRole('button', { name: 'Edit before approving' }).click();
+      const subject = article.getByLabel('Subject');
+      expect(await subject.inputValue()).toBe(email.content.subject);
+      expect(await article.getByLabel('Body').inputValue()).toBe(email.content.body);
+      // A blank subject is the API's to refuse; its message shows in the card and nothing is decided.
+      await subject.fill('   ');
+      await article.getByRole('button', { name: 'Approve with edits' }).click();
+      await article.getByRole('alert').waitFor();
+      expect(await article.getByRole('alert').textContent()).toBe('subject must not be blank');
+      expect(await subject.getAttribute('aria-invalid')).toBe('true');
+      expect((await rest<Suggestion>('GET', `/v1/suggestions/${email.id}`)).status).toBe('pending');
+      await subject.fill('A pilot for Hooli');
+      await article.getByRole('button', { name: 'Approve with edits' }).click();
+      await page.locator('#no-pending').waitFor();
+      expect(await rest<Suggestion>('GET', `/v1/suggestions/${email.id}`)).toMatchObject({
+        status: 'approved',
+        approved_content: { subject: 'A pilot for Hooli', body: email.content.body },
+      });
+      await expectSoundPage(open);
+    });
+
     it('says plainly when an agent does not exist, with a link to the list', async () => {
       await page.goto(`${app.baseUrl}/agents/agent_00000000000000000000000000`);
       await page.getByText('There is no agent agent_00000000000000000000000000 here.').waitFor();
