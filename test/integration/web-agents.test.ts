@@ -188,7 +188,8 @@ describe('agents pages', () => {
         const article = articles.nth(index);
         expect((await article.locator('.content-brief').textContent())?.trim()).toBe(suggestion.content.brief.trim());
         expect((await article.locator('.content-next_step').textContent())?.trim()).toBe(suggestion.content.next_step.trim());
-        expect(await article.getByRole('link', { name: `Lead ${suggestion.lead_id}` }).getAttribute('href')).toBe(`/leads/${suggestion.lead_id}`);
+        const company = leads.find((lead) => lead.id === suggestion.lead_id)!.company;
+        expect(await article.getByRole('link', { name: `Lead ${company}`, exact: true }).getAttribute('href')).toBe(`/leads/${suggestion.lead_id}`);
         expect(await article.textContent()).toContain('Built-in template');
       }
 

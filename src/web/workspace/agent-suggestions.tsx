@@ -1,6 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import { agentSuggestions, approveSuggestion, EDITABLE, rejectSuggestion, type Suggestion, type SuggestionEdits } from './agents-api';
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
+import { agentSuggestions, approveSuggestion, EDITABLE, leadCompanies, rejectSuggestion, type Suggestion, type SuggestionEdits } from './agents-api';
 import { Announcer, humanize, Status, Table, useLoad, when } from './ui';
+
+/** The companies of the leads the listed suggestions are for, by lead id. */
+const Companies = createContext<Record<string, string>>({});
 
 const KIND_NAMES: Record<Suggestion['kind'], string> = { follow_up_email: 'Follow-up e-mail', lead_brief: 'Lead brief' };
 
@@ -11,7 +16,11 @@ const KIND_NAMES: Record<Suggestion['kind'], string> = { follow_up_email: 'Follo
  * pending suggestion (or the section's heading when none is left).
  */
 export function AgentSuggestions({ agentId, onDecided }: { agentId: string; onDecided(): void }) {
-  const list = useLoad(() => agentSuggestions(agentId), [agentId]);
+  const list = useLoad(async () => {
+    const found = await agentSuggestions(agentId);
+    const leads = [...found.pending, ...found.decided].map((s) => s.leadId).filter((lead): lead is string => Boolean(lead));
+    return { ...found, companies: await leadCompanies(leads) };
+  }, [agentId]);
   const [announcement, setAnnouncement] = useState('');
   const [focus, setFocus] = useState<string | null>(null);
 
@@ -32,60 +41,59 @@ export function AgentSuggestions({ agentId, onDecided }: { agentId: string; onDe
   };
 
   return (
-    <section class="card suggestions" aria-labelledby="agent-suggestions-title">
-      <Announcer text={announcement} id="suggestions-announcer" />
-      <h2 id="agent-suggestions-title" tabIndex={-1}>
-        Suggestions
-      </h2>
-      {!list.data ? (
-        <Status error={list.error} label="Loading suggestions…" />
-      ) : (
-        <>
-          {list.data.pending.length === 0 ? (
-            <p class="muted" id="no-pending">
-              Nothing waits for you. When this agent writes something, it appears here to approve or reject.
-            </p>
-          ) : (
-            <ul class="suggestion-list" aria-label="Pending suggestions">
-              {list.data.pending.map((suggestion) => (
-                <li key={suggestion.id}>
-                  <PendingSuggestion suggestion={suggestion} onDecided={(result) => decided(suggestion, result)} onStale={list.reload} />
-                </li>
-              ))}
-            </ul>
-          )}
-          {list.data.decided.length > 0 && (
-            <>
-              <h3>Decided lately</h3>
-              <Table<Suggestion>
-                label="Decided suggestions"
-                rows={list.data.decided}
-                rowKey={(suggestion) => suggestion.id}
-                columns={[
-                  { label: 'Kind', cell: (s) => KIND_NAMES[s.kind] },
-                  { label: 'Status', cell: (s) => <span class={`badge suggestion-${s.status}`}>{humanize(s.status)}</span> },
-                  { label: 'For', cell: (s) => <Subject suggestion={s} /> },
-                  { label: 'Decided', cell: (s) => when(s.decidedAt ?? s.expiresAt) },
-                ]}
-              />
-            </>
-          )}
-        </>
-      )}
-    </section>
+    <Companies.Provider value={list.data?.companies ?? {}}>
+      <section class="card suggestions" aria-labelledby="agent-suggestions-title">
+        <Announcer text={announcement} id="suggestions-announcer" />
+        <h2 id="agent-suggestions-title" tabIndex={-1}>
+          Suggestions
+        </h2>
+        {!list.data ? (
+          <Status error={list.error} label="Loading suggestions…" />
+        ) : (
+          <>
+            {list.data.pending.length === 0 ? (
+              <p class="muted" id="no-pending">
+                Nothing waits for you. When this agent writes something, it appears here to approve or reject.
+              </p>
+            ) : (
+              <ul class="suggestion-list" aria-label="Pending suggestions">
+                {list.data.pending.map((suggestion) => (
+                  <li key={suggestion.id}>
+                    <PendingSuggestion suggestion={suggestion} onDecided={(result) => decided(suggestion, result)} onStale={list.reload} />
+                  </li>
+                ))}
+              </ul>
+            )}
+            {list.data.decided.length > 0 && (
+              <>
+                <h3>Decided lately</h3>
+                <Table<Suggestion>
+                  label="Decided suggestions"
+                  rows={list.data.decided}
+                  rowKey={(suggestion) => suggestion.id}
+                  columns={[
+                    { label: 'Kind', cell: (s) => KIND_NAMES[s.kind] },
+                    { label: 'Status', cell: (s) => <span class={`badge suggestion-${s.status}`}>{humanize(s.status)}</span> },
+                    { label: 'For', cell: (s) => <Subject suggestion={s} /> },
+                    { label: 'Decided', cell: (s) => when(s.decidedAt ?? s.expiresAt) },
+                  ]}
+                />
+              </>
+            )}
+          </>
+        )}
+      </section>
+    </Companies.Provider>
   );
 }
 
 /** The lead and deal a suggestion is about, as links to their pages. */
 function Subject({ suggestion }: { suggestion: Suggestion }) {
+  const companies = useContext(Companies);
   if (!suggestion.leadId && !suggestion.dealId) return <>—</>;
   return (
     <span class="subject-links">
-      {suggestion.leadId && (
-        <a href={`/leads/${suggestion.leadId}`}>
-          Lead <code>{suggestion.leadId}</code>
-        </a>
-      )}
+      {suggestion.leadId && <a href={`/leads/${suggestion.leadId}`}>Lead {companies[suggestion.leadId] ?? <code>{suggestion.leadId}</code>}</a>}
       {suggestion.dealId && (
         <a href={`/deals/${suggestion.dealId}`}>
           Deal <code>{suggestion.dealId}</code>

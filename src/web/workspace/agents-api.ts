@@ -222,6 +222,26 @@ export async function agentMetrics(id: string, window: MetricWindow): Promise<Ag
   return data.agentMetrics;
 }
 
+/**
+ * The company of each lead, by id (25 a request, aliases `l0`, `l1`, …), to name the lead a
+ * suggestion is for. A lead deleted since fails its batch; those leads are shown by id instead.
+ */
+export async function leadCompanies(ids: string[]): Promise<Record<string, string>> {
+  const unique = [...new Set(ids)];
+  const companies: Record<string, string> = {};
+  for (let at = 0; at < unique.length; at += 25) {
+    const batch = unique.slice(at, at + 25);
+    const query = `query Companies(${batch.map((_, i) => `$l${i}: ID!`).join(', ')}) { ${batch.map((_, i) => `l${i}: lead(id: $l${i}) { id company }`).join(' ')} }`;
+    try {
+      const data = await graphql<Record<string, { id: string; company: string }>>(query, Object.fromEntries(batch.map((id, i) => [`l${i}`, id])));
+      for (const lead of Object.values(data)) companies[lead.id] = lead.company;
+    } catch {
+      // Named by id instead: the suggestion still shows, and its link says which lead it was.
+    }
+  }
+  return companies;
+}
+
 /** Pending suggestions (up to 50, newest first), then the 20 latest others. */
 export async function agentSuggestions(id: string): Promise<{ pending: Suggestion[]; decided: Suggestion[] }> {
   const data = await graphql<{ pending: { data: Suggestion[] }; recent: { data: Suggestion[] } }>(
