@@ -193,6 +193,15 @@ describe('agents pages', () => {
         expect(await article.textContent()).toContain('Built-in template');
       }
 
+      // A dry run from the page says what the API's simulation answers; nothing is written (still three suggestions).
+      await page.getByRole('button', { name: 'Simulate', exact: true }).click();
+      const simulated = await rest<{ events_replayed: number; actions_total: number }>('POST', `/v1/agents/${agent.id}/simulate`, { window: '7d' });
+      await page.locator('#agent-simulation p').waitFor();
+      expect(await page.locator('#agent-simulation p').textContent()).toMatch(
+        new RegExp(`^Replaying ${simulated.events_replayed} events? .*it would have taken ${simulated.actions_total} actions?\\.$`),
+      );
+      expect((await rest<{ data: Suggestion[] }>('GET', `/v1/agents/${agent.id}/suggestions?limit=100`)).data).toHaveLength(3);
+
       // The metrics are the API's own figures for the same window.
       await expectMetricsMatch(page, () => rest<Metrics>('GET', `/v1/agents/${agent.id}/metrics?window=7d`), '7d');
       expect(await page.locator('#chart-actions').getAttribute('role')).toBe('img');
