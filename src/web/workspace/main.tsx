@@ -1,5 +1,7 @@
 import type { FunctionComponent } from 'preact';
 import { render } from 'preact';
+import { AgentPage } from './agent';
+import { Agents } from './agents';
 import { Board } from './board';
 import { DealPage } from './deal-page';
 import { EventPage } from './event';
@@ -26,8 +28,14 @@ const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   'request-logs': RequestLogs,
   leads: Leads,
   lead: LeadPage,
+  agents: Agents,
+  agent: AgentPage,
 };
 
 const root = document.getElementById('workspace');
 const Page = root?.dataset.page ? PAGES[root.dataset.page] : undefined;
-if (root && Page) render(<Page id={root.dataset.id ?? ''} />, root);
+if (root && Page) {
+  // The shell's "Loading…" goes: Preact keeps server-rendered children its first render does not reuse.
+  root.replaceChildren();
+  render(<Page id={root.dataset.id ?? ''} />, root);
+}

@@ -1,0 +1,118 @@
+import type { AgentType, Config } from './agents-api';
+
+/**
+ * The settings the create form offers for each agent type: the common ones of
+ * src/modules/agents/agent-config.ts, with its defaults. The API checks them; the form only turns
+ * what was typed into config JSON (numbers as numbers, ticks as booleans), leaving the judging to it.
+ */
+
+export const OPEN_STAGES = ['prospecting', 'qualification', 'proposal', 'negotiation'] as const;
+
+export type ConfigField =
+  | { key: string; label: string; kind: 'number'; initial: number; hint?: string }
+  | { key: string; label: string; kind: 'boolean'; initial: boolean; hint?: string }
+  | { key: string; label: string; kind: 'select'; initial: string; options: readonly string[]; hint?: string }
+  | { key: string; label: string; kind: 'text'; initial: string; hint?: string }
+  /** idle_days: days per open stage. */
+  | { key: string; label: string; kind: 'stage_days'; initial: Record<string, number>; hint?: string }
+  /** act_without_approval: the kinds a writer may act on without a person (a tick). */
+  | { key: string; label: string; kind: 'auto_approve'; initial: string[]; option: string; hint?: string };
+
+const IDLE_DAYS: ConfigField = {
+  key: 'idle_days',
+  label: 'Days idle before acting, per stage',
+  kind: 'stage_days',
+  initial: { prospecting: 14, qualification: 14, proposal: 7, negotiation: 7 },
+};
+const MODEL: ConfigField[] = [
+  {
+    key: 'daily_token_budget',
+    label: 'Daily token budget',
+    kind: 'number',
+    initial: 50_000,
+    hint: 'Model tokens a UTC day; past it the built-in template writes.',
+  },
+  { key: 'instructions', label: 'Instructions to the model', kind: 'text', initial: '', hint: 'Tone, signature, offer. Optional.' },
+];
+const writer = (kind: string): ConfigField[] => [
+  { key: 'suggestion_ttl_days', label: 'Days a suggestion waits', kind: 'number', initial: 7, hint: 'Undecided suggestions expire after this.' },
+  { key: 'act_without_approval', label: `Approve ${kind.replace(/_/g, ' ')}s automatically`, kind: 'auto_approve', initial: [], option: kind },
+  ...MODEL,
+];
+
+export const CONFIG_FIELDS: Record<AgentType, ConfigField[]> = {
+  lead_qualifier: [
+    { key: 'qualify_at', label: 'Qualify at score', kind: 'number', initial: 70, hint: '0–100: leads scoring at least this become qualified.' },
+    { key: 'disqualify_below', label: 'Disqualify below score', kind: 'number', initial: 20, hint: 'Not above the qualify score.' },
+    { key: 'open_deal', label: 'Open a deal for a qualified lead', kind: 'boolean', initial: false },
+    { key: 'deal_stage', label: 'Stage of the new deal', kind: 'select', initial: 'qualification', options: ['prospecting', 'qualification'] },
+    { key: 'deal_value', label: 'Value of the new deal', kind: 'number', initial: 0 },
+  ],
+  deal_follow_up: [
+    IDLE_DAYS,
+    {
+      key: 'deliver_to',
+      label: 'Also deliver follow-ups to',
+      kind: 'select',
+      initial: 'none',
+      options: ['none', 'outlook_draft', 'todo_task'],
+      hint: 'An Outlook draft or a To Do task needs a connected Microsoft 365 mailbox.',
+    },
+  ],
+  proposal_drafter: [
+    { key: 'valid_days', label: 'Days a proposal is valid', kind: 'number', initial: 30 },
+    { key: 'discount_percent', label: 'Discount (%)', kind: 'number', initial: 0 },
+    { key: 'tax_percent', label: 'Tax (%)', kind: 'number', initial: 0 },
+    { key: 'cover_note', label: 'Write a cover note', kind: 'boolean', initial: false },
+    ...MODEL,
+  ],
+  follow_up_writer: [
+    IDLE_DAYS,
+    { key: 'on_lead_qualified', label: 'Write to newly qualified leads', kind: 'boolean', initial: true },
+    ...writer('follow_up_email'),
+  ],
+  lead_researcher: writer('lead_brief'),
+};
+
+/** A form's values: what the inputs hold, as typed (strings), ticked (booleans) or per stage. */
+export type FormValues = Record<string, string | boolean | Record<string, string>>;
+
+export function initialValues(type: AgentType): FormValues {
+  return Object.fromEntries(
+    CONFIG_FIELDS[type].map((field) => {
+      switch (field.kind) {
+        case 'number':
+          return [field.key, String(field.initial)];
+        case 'stage_days':
+          return [field.key, Object.fromEntries(Object.entries(field.initial).map(([stage, days]) => [stage, String(days)]))];
+        case 'auto_approve':
+          return [field.key, field.initial.includes(field.option)];
+        default:
+          return [field.key, field.initial];
+      }
+    }),
+  );
+}
+
+/** A typed number as a number; anything else as typed, for the API to name what is wrong with it. */
+const numberOf = (text: string): number | string => (text.trim() !== '' && !Number.isNaN(Number(text)) ? Number(text) : text);
+
+export function configOf(type: AgentType, values: FormValues): Config {
+  return Object.fromEntries(
+    CONFIG_FIELDS[type].map((field) => {
+      const value = values[field.key];
+      switch (field.kind) {
+        case 'number':
+          return [field.key, numberOf(value as string)];
+        case 'stage_days':
+          return [field.key, Object.fromEntries(Object.entries(value as Record<string, string>).map(([stage, days]) => [stage, numberOf(days)]))];
+        case 'auto_approve':
+          return [field.key, value ? [field.option] : []];
+        case 'text':
+          return [field.key, (value as string).trim() === '' ? null : value];
+        default:
+          return [field.key, value];
+      }
+    }),
+  );
+}
