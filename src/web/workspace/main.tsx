@@ -1,6 +1,8 @@
 import type { FunctionComponent } from 'preact';
 import { render } from 'preact';
 import { Board } from './board';
+import { Integration } from './integration';
+import { Integrations } from './integrations';
 import './board.css';
 import './workspace.css';
 
@@ -10,6 +12,8 @@ import './workspace.css';
  */
 const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   pipeline: Board,
+  integrations: Integrations,
+  integration: Integration,
 };
 
 const root = document.getElementById('workspace');
