@@ -198,6 +198,9 @@ describe('integrations pages', () => {
       const provider = page.getByRole('region', { name: 'CRM', exact: true }).getByRole('listitem').filter({ hasText: 'HubSpot' });
       await expect(provider.getByRole('link', { name: 'Open HubSpot' }).getAttribute('href')).resolves.toBe(`/integrations/${integrationId}`);
       await expect(provider.locator('.integration-status').textContent()).resolves.toBe(capitalized(shown.status));
+      // Salesforce's form open in the picture: its four fields, two of them secrets.
+      await page.getByRole('button', { name: 'Connect Salesforce', exact: true }).click();
+      await expect(page.getByRole('form', { name: 'Connect Salesforce' }).locator('input[type="password"]').count()).resolves.toBe(2);
       await expectSoundPage(open);
       await screenshot(page, `integrations-${viewport.label}`);
     });

@@ -214,7 +214,7 @@ export function Integration({ id }: { id: string }) {
       {integration.lastError && (
         <section class="card last-error-card" aria-labelledby="last-error-title">
           <h2 id="last-error-title">Last error</h2>
-          <p class="error" id="last-error">
+          <p class="error wrap-anywhere" id="last-error">
             {integration.lastError}
           </p>
           <p class="muted">

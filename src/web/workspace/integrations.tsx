@@ -96,7 +96,7 @@ export function Integrations() {
                   label: 'Last error',
                   cell: (integration) =>
                     integration.lastError ? (
-                      <span class="last-error">
+                      <span class="wrap-anywhere">
                         {integration.lastError} <span class="muted">({when(integration.lastErrorAt)})</span>
                       </span>
                     ) : (

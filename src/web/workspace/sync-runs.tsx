@@ -20,7 +20,7 @@ export function SyncRuns({ runs }: { runs: SyncRun[] }) {
         { label: 'To push', cell: (run) => run.toPush },
         { label: 'Started', cell: (run) => when(run.startedAt) },
         { label: 'Finished', cell: (run) => (run.status === 'running' ? 'Running…' : when(run.finishedAt)) },
-        { label: 'Error', cell: (run) => run.error ?? '—' },
+        { label: 'Error', cell: (run) => (run.error ? <span class="wrap-anywhere">{run.error}</span> : '—') },
       ]}
     />
   );
@@ -34,7 +34,7 @@ function Failures({ run }: { run: SyncRun }) {
         {run.failed}
         <span class="visually-hidden"> objects failed: show them</span>
       </summary>
-      <ul>
+      <ul class="wrap-anywhere">
         {run.failures.map((failure) => (
           <li key={failure.id}>
             <strong>
