@@ -222,6 +222,8 @@ describe('integrations pages', () => {
       await waitFor('the runs table', async () => (await tableRows(page, 'table[aria-label="Sync runs"]')).length === before.length);
       await expectRunsMatchApi(before);
 
+      // A HubSpot contact without an e-mail cannot become a lead: the run goes on, and keeps it as a failure.
+      crms.hubspot.userCreate('contacts', { firstname: 'No', lastname: 'Email', company: `Nameless ${viewport.label}` });
       await page.getByRole('button', { name: 'Sync now' }).click();
       await waitFor('the run to finish on the page', async () => /^Sync (succeeded|failed):/.test((await announced('integration-announcer')) ?? ''));
       const after = await runs();
@@ -231,6 +233,29 @@ describe('integrations pages', () => {
         `Sync succeeded: ${after[0].pushed} pushed, ${after[0].pulled} pulled, ${after[0].failed} failed.`,
       );
       await expectRunsMatchApi(after);
+
+      // The run's failures fold open, each with the reason GraphQL gives.
+      // (The contacts of the other viewport's test fail here too: the fake HubSpot is shared.)
+      expect(after[0].failed).toBeGreaterThanOrEqual(1);
+      const read = await app.graphql(
+        'query ($id: ID!) { integrationSyncRuns(id: $id, filter: { limit: 1 }) { data { id failures(limit: 20) { direction objectType message } } } }',
+        { id: integrationId },
+        person.key,
+      );
+      const [newest] = read.body.data.integrationSyncRuns.data as Array<{
+        id: string;
+        failures: Array<{ direction: string; objectType: string; message: string }>;
+      }>;
+      expect(newest.id).toBe(after[0].id);
+      const details = page.locator('table[aria-label="Sync runs"] tbody tr').first().locator('details.failures');
+      await details.getByText(`${after[0].failed} failed object`).click();
+      await expect(details.locator('li').first().isVisible()).resolves.toBe(true);
+      const shownFailures = await details.locator('li').allTextContents();
+      expect(shownFailures).toHaveLength(newest.failures.length);
+      newest.failures.forEach((failure, at) => {
+        expect(shownFailures[at]).toContain(`${capitalized(failure.direction)} ${failure.objectType}`);
+        expect(shownFailures[at]).toContain(failure.message);
+      });
       await expectSoundPage(open);
     });
 
@@ -259,7 +284,7 @@ describe('integrations pages', () => {
     it('disconnects after a confirmation; the status is read back over REST', async () => {
       await page.getByRole('button', { name: 'Disconnect' }).click();
       await waitFor('focus on Cancel', async () => (await page.evaluate(() => document.activeElement?.id)) === 'disconnect-cancel');
-      await expect(page.getByRole('group').textContent()).resolves.toContain('Disconnect HubSpot?');
+      await expect(page.getByRole('group', { name: /^Disconnect HubSpot\?/ }).isVisible()).resolves.toBe(true);
       await expect(integration()).resolves.toMatchObject({ status: 'error' });
       await page.getByRole('button', { name: 'Yes, disconnect' }).click();
       await waitFor('the disconnected status', async () => (await page.locator('#integration-status').textContent()) === 'Disconnected');

@@ -32,7 +32,7 @@ function Failures({ run }: { run: SyncRun }) {
     <details class="failures">
       <summary>
         {run.failed}
-        <span class="visually-hidden"> objects failed: show them</span>
+        <span class="visually-hidden"> failed {run.failed === 1 ? 'object' : 'objects'}</span>
       </summary>
       <ul class="wrap-anywhere">
         {run.failures.map((failure) => (
