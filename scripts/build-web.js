@@ -9,7 +9,7 @@
 //
 //   node scripts/build-web.js [--always]
 'use strict';
-const { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } = require('node:fs');
+const { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -35,6 +35,13 @@ function webStaleReason(root = ROOT) {
   if (!existsSync(manifest)) return 'no finished bundle in dist/web/';
   const built = statSync(manifest).mtimeMs;
   if (newest(path.join(root, SOURCE)) > built) return `${SOURCE} changed`;
+  // Files the bundle takes from outside the workspace folder (the integrations' providers and
+  // credential fields, shared with the service), as the last build listed them.
+  const { inputs = [] } = JSON.parse(readFileSync(manifest, 'utf8'));
+  for (const input of inputs) {
+    const file = path.join(root, input);
+    if (!existsSync(file) || statSync(file).mtimeMs > built) return `${input} changed`;
+  }
   const lock = path.join(root, 'package-lock.json');
   if (existsSync(lock) && statSync(lock).mtimeMs > built) return 'package-lock.json changed';
   return undefined;
@@ -68,7 +75,8 @@ function buildWeb({ always = false, root = ROOT } = {}) {
     legalComments: 'none',
   });
   const files = Object.keys(result.metafile.outputs).map((file) => path.basename(file));
-  const manifest = { script: files.find((f) => f.endsWith('.js')), style: files.find((f) => f.endsWith('.css')) };
+  const inputs = Object.keys(result.metafile.inputs).filter((file) => !file.startsWith(SOURCE) && !file.split(/[\\/]/).includes('node_modules'));
+  const manifest = { script: files.find((f) => f.endsWith('.js')), style: files.find((f) => f.endsWith('.css')), inputs };
   // Written last, dated when bundling began: a source saved meanwhile makes the next call bundle again.
   writeFileSync(path.join(root, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
   utimesSync(path.join(root, MANIFEST), began, began);

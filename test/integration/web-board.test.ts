@@ -369,6 +369,8 @@ describe('scripts/build-web.js', () => {
   beforeAll(() => {
     root = mkdtempSync(path.join(os.tmpdir(), 'spa-build-web-'));
     cpSync(path.join(ROOT, 'src', 'web', 'workspace'), path.join(root, 'src', 'web', 'workspace'), { recursive: true });
+    // The integrations pages bundle the service's providers and credential fields from their module.
+    cpSync(path.join(ROOT, 'src', 'modules', 'integrations'), path.join(root, 'src', 'modules', 'integrations'), { recursive: true });
     writeFileSync(path.join(root, 'package-lock.json'), '{}');
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'));
   });
@@ -387,6 +389,15 @@ describe('scripts/build-web.js', () => {
     const later = new Date(Date.now() + 5_000);
     utimesSync(path.join(root, 'src', 'web', 'workspace', 'board.css'), later, later);
     expect(webStaleReason(root)).toBe(path.join('src', 'web', 'workspace') + ' changed');
+    expect(buildWeb({ root })).toBe(true);
+
+    // A file bundled from outside the workspace folder counts too (board.css dated back first, so only it is newer).
+    const earlier = new Date(Date.now() - 60_000);
+    utimesSync(path.join(root, 'src', 'web', 'workspace', 'board.css'), earlier, earlier);
+    expect(webStaleReason(root)).toBeUndefined();
+    const shared = path.join('src', 'modules', 'integrations', 'credential-fields.ts');
+    utimesSync(path.join(root, shared), later, later);
+    expect(webStaleReason(root)).toBe(`${shared} changed`);
     expect(buildWeb({ root })).toBe(true);
   });
 });

@@ -3,32 +3,12 @@ import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { newId } from '../../common/ids';
 import { TenantEntity } from '../../db/base.entity';
 import { IntegrationSettings } from './sync/stage-map';
+import { IntegrationProvider, IntegrationType } from './integration-kinds';
 
-export enum IntegrationType {
-  crm = 'crm',
-  psa = 'psa',
-  m365 = 'm365',
-  /** A model provider the account brings: its own key, its own model, for the agents that write. */
-  llm = 'llm',
-}
+// The kinds and providers live in a file of their own that the browser bundle shares.
+export { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integration-kinds';
+
 registerEnumType(IntegrationType, { name: 'IntegrationType' });
-
-export enum IntegrationProvider {
-  salesforce = 'salesforce',
-  hubspot = 'hubspot',
-  connectwise = 'connectwise',
-  autotask = 'autotask',
-  halopsa = 'halopsa',
-  microsoft365 = 'microsoft365',
-  /** Microsoft Partner Center's referrals API, where live co-sell registrations go (type m365: it is Microsoft's, like microsoft365). */
-  partner_center = 'partner_center',
-  /** OpenAI's API (OPENAI_API_URL). */
-  openai = 'openai',
-  /** A model deployment of an Azure OpenAI resource. */
-  azure_openai = 'azure_openai',
-  /** Any server speaking OpenAI's Chat Completions API at a base URL the account names (Ollama, vLLM, llama.cpp's server, LM Studio). */
-  openai_compatible = 'openai_compatible',
-}
 registerEnumType(IntegrationProvider, { name: 'IntegrationProvider' });
 
 export enum IntegrationStatus {
@@ -38,16 +18,6 @@ export enum IntegrationStatus {
   disconnected = 'disconnected',
 }
 registerEnumType(IntegrationStatus, { name: 'IntegrationStatus' });
-
-/** Which providers each type offers (CONTRACT §9). */
-export const PROVIDERS_BY_TYPE: Record<IntegrationType, IntegrationProvider[]> = {
-  crm: [IntegrationProvider.salesforce, IntegrationProvider.hubspot],
-  psa: [IntegrationProvider.connectwise, IntegrationProvider.autotask, IntegrationProvider.halopsa],
-  // Partner Center sits beside Microsoft 365 under m365 (CONTRACT §9's set of types stays as it is):
-  // the one-per-provider index lets an account hold both.
-  m365: [IntegrationProvider.microsoft365, IntegrationProvider.partner_center],
-  llm: [IntegrationProvider.openai, IntegrationProvider.azure_openai, IntegrationProvider.openai_compatible],
-};
 
 /**
  * A connection to a CRM, PSA, Microsoft 365, Partner Center or a model provider. Credentials are stored only encrypted

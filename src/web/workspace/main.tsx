@@ -11,6 +11,8 @@ import { WebhookPage } from './webhook';
 import { Webhooks } from './webhooks';
 import { LeadPage } from './lead';
 import { Leads } from './leads';
+import { Integration } from './integration';
+import { Integrations } from './integrations';
 import './board.css';
 import './workspace.css';
 
@@ -30,6 +32,8 @@ const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   lead: LeadPage,
   agents: Agents,
   agent: AgentPage,
+  integrations: Integrations,
+  integration: Integration,
 };
 
 const root = document.getElementById('workspace');

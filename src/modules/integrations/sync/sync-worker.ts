@@ -8,8 +8,9 @@ import { FanOutConsumer, fanOutPending } from '../../../events/outbox-fan-out';
 import { toApiError } from '../../../graphql/format-error';
 import type { Logger } from '../../../logger';
 import type { ServiceFactory } from '../../module';
-import { CrmAuthRefused, CrmClient, CrmLimitReached, CrmSetupIncomplete, CrmUnavailable, SYNC_PROVIDERS } from '../providers/crm-client';
-import { Integration, IntegrationProvider, IntegrationStatus, IntegrationType } from '../integration.entity';
+import { CrmAuthRefused, CrmClient, CrmLimitReached, CrmSetupIncomplete, CrmUnavailable } from '../providers/crm-client';
+import { RUN_PROVIDERS } from '../integration-kinds';
+import { Integration, IntegrationStatus, IntegrationType } from '../integration.entity';
 import { OBJECT_SYNC_TYPES } from './sync-fan-out';
 import type { MailboxClient, MailboxClientFactory } from '../providers/m365-client';
 import { ActionExecution, ActionHost } from './action-execution';
@@ -40,12 +41,6 @@ export interface SyncWorkerOptions {
   /** The first wait before a run the database failed transiently is taken up again (default 1 s; doubled each time). */
   retryDelayMs?: number;
 }
-
-/**
- * The providers whose integrations get runs: the CRMs and PSAs (our objects) and Microsoft 365 (the
- * agents' follow-ups). Partner Center, an m365 provider too, is worked by the co-sell worker.
- */
-export const RUN_PROVIDERS: readonly string[] = [...SYNC_PROVIDERS, IntegrationProvider.microsoft365];
 
 /** The wait after a run that failed before the next for changes or the schedule (doubled per failure in a row). */
 export const FAILED_RUN_BACKOFF_MS = 60_000;

@@ -5,7 +5,7 @@ import { createScoped } from '../../../db/tenant';
 import { outboxSignal } from '../../../events/outbox.subscriber';
 import type { IntegrationService } from '../integration.service';
 import { IntegrationStatus } from '../integration.entity';
-import { RUN_PROVIDERS } from './sync-worker';
+import { RUN_PROVIDERS } from '../integration-kinds';
 import type { SyncRunListInput } from '../integration.inputs';
 import { SyncFailure, SyncRun, SyncTrigger } from './sync.entities';
 
