@@ -129,7 +129,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const graphqlAuth = authenticate(orm, quota, graphqlErrors, rejected);
   const sessionAuth = sessionGraphQLAuth(orm, quota, graphqlErrors, rejected);
   app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger }));
-  app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger }));
+  app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger, servicesFor }));
   app.use(
     '/graphql',
     (req: Request, res: Response, next: NextFunction) =>

@@ -54,7 +54,7 @@ export function keyForm(
   mode: 'test' | 'live',
   values: KeyFormValues = {},
   error?: FormError,
-  options: { action?: string; heading?: string; restrictable?: boolean } = {},
+  options: { action?: string; heading?: string | null; restrictable?: boolean } = {},
 ): SafeHtml {
   const restrictable = options.restrictable ?? true;
   const kind = values.kind === 'restricted' ? 'restricted' : 'secret';
@@ -67,7 +67,7 @@ export function keyForm(
     ).map(([value, label]) => html`<option value="${value}" ${chosen === value ? html`selected` : ''}>${label}</option>`)}</select></div>`;
   };
   return html`<form method="post" action="${options.action ?? '/settings/api-keys'}" class="card key-form">
-  <h2>${options.heading ?? `Generate a new ${mode} key`}</h2>
+  ${options.heading === null ? '' : html`<h2>${options.heading ?? `Generate a new ${mode} key`}</h2>`}
   <input type="hidden" name="_csrf" value="${csrfToken}">
   <input type="hidden" name="type" value="${mode}">
   <label for="key-name">Name (what will use it)</label>
