@@ -111,6 +111,9 @@ describe('API keys page', () => {
       await open.page.getByLabel('Name (what will use it)').fill('Lead reader');
       await open.page.getByLabel('Restricted key').check();
       await open.page.getByLabel('Leads').selectOption('read');
+      await expect(open.page.locator('#key-permissions').isVisible()).resolves.toBe(true);
+      await expectSoundPage(open);
+      await screenshot(open.page, `api-keys-restricted-${viewport.label}`); // the form with its levels
       await open.page.getByRole('button', { name: 'Generate key' }).click();
       await open.page.locator('#new-secret').waitFor();
       const value = await shownValue();
@@ -132,8 +135,6 @@ describe('API keys page', () => {
         key: `rk_test_…${value.slice(-4)}`,
       });
       await expectSoundPage(open);
-      await blurSecrets();
-      await screenshot(open.page, `api-keys-restricted-${viewport.label}`);
 
       await open.page.reload();
       await expect(open.page.content()).resolves.not.toContain(value);
