@@ -2,7 +2,7 @@ import { SingleBar } from 'cli-progress';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { ensureEncryptionKey, loadConfig } from '../config';
 import { tenantFork } from '../db/tenant';
-import { createServiceFactory } from '../app/composition';
+import { createServiceFactory, ServiceFactory } from '../app/composition';
 import { createSchema } from '../graphql/schema';
 import { Account } from '../modules/accounts/account.entity';
 import { DealCreateInput } from '../modules/deals/deal.inputs';
@@ -47,8 +47,16 @@ export interface SeedOptions {
   livemode: boolean;
   leads: number;
   seed: number;
-  /** Progress on a terminal (a bar) or in logs (a line every tenth). */
-  progress: NodeJS.WriteStream;
+  /** Progress on a terminal (a bar) or in logs (a line every tenth); none when absent (the web app's demo data). */
+  progress?: NodeJS.WriteStream;
+  /** The running app's services; the command line, which has none, builds its own. */
+  servicesFor?: ServiceFactory;
+}
+
+async function commandLineServices(): Promise<ServiceFactory> {
+  const config = loadConfig();
+  ensureEncryptionKey(config);
+  return createServiceFactory({ config, scorer: new PriorLeadScorer() }, await createSchema());
 }
 
 /**
@@ -57,20 +65,20 @@ export interface SeedOptions {
  * webhooks have something to show. Returns what it made.
  */
 export async function seedAccount(em: EntityManager, options: SeedOptions): Promise<{ leads: number; deals: number }> {
-  const config = loadConfig();
-  ensureEncryptionKey(config);
-  const servicesFor = createServiceFactory({ config, scorer: new PriorLeadScorer() }, await createSchema());
+  const servicesFor = options.servicesFor ?? (await commandLineServices());
   const next = seededRandom(options.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
-  const bar = new SingleBar({
-    format: 'seeding [{bar}] {value}/{total} leads · {deals} deals · ETA {eta}s',
-    stream: options.progress,
-    noTTYOutput: true,
-    notTTYSchedule: 2000,
-    barCompleteChar: '#',
-    barIncompleteChar: '.',
-  });
-  bar.start(options.leads, 0, { deals: 0 });
+  const bar = options.progress
+    ? new SingleBar({
+        format: 'seeding [{bar}] {value}/{total} leads · {deals} deals · ETA {eta}s',
+        stream: options.progress,
+        noTTYOutput: true,
+        notTTYSchedule: 2000,
+        barCompleteChar: '#',
+        barIncompleteChar: '.',
+      })
+    : undefined;
+  bar?.start(options.leads, 0, { deals: 0 });
   let deals = 0;
   const run = Date.now().toString(36);
   for (let i = 0; i < options.leads; i++) {
@@ -104,8 +112,8 @@ export async function seedAccount(em: EntityManager, options: SeedOptions): Prom
       );
       deals += 1;
     }
-    bar.update(i + 1, { deals });
+    bar?.update(i + 1, { deals });
   }
-  bar.stop();
+  bar?.stop();
   return { leads: options.leads, deals };
 }

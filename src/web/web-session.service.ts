@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { decryptJson, encryptJson } from '../common/crypto';
 import { Account } from '../modules/accounts/account.entity';
+import type { ShownKey } from './key-views';
 import { WebSession } from './web-session.entity';
 
 export const SESSION_DAYS = 14;
@@ -40,16 +41,16 @@ export class WebSessionService {
     if (token) await this.em.nativeDelete(WebSession, { tokenHash: hash(token) });
   }
 
-  /** Keeps a new key for the next page only. */
-  async stashNewKey(session: WebSession, key: { secret: string; name: string }, encryptionKey: Buffer): Promise<void> {
+  /** Keeps a new key value (generated or rolled) for the next page only. */
+  async stashNewKey(session: WebSession, key: ShownKey, encryptionKey: Buffer): Promise<void> {
     await this.em.nativeUpdate(WebSession, { tokenHash: session.tokenHash }, { newKeyEncrypted: encryptJson(key, encryptionKey) });
   }
 
   /** The key stashed by the last generation, removed as it is read: it is shown exactly once. */
-  async takeNewKey(session: WebSession, encryptionKey: Buffer): Promise<{ secret: string; name: string } | undefined> {
+  async takeNewKey(session: WebSession, encryptionKey: Buffer): Promise<ShownKey | undefined> {
     if (!session.newKeyEncrypted) return undefined;
     const taken = await this.em.nativeUpdate(WebSession, { tokenHash: session.tokenHash, newKeyEncrypted: session.newKeyEncrypted }, { newKeyEncrypted: null });
-    return taken === 1 ? decryptJson<{ secret: string; name: string }>(session.newKeyEncrypted, encryptionKey) : undefined;
+    return taken === 1 ? decryptJson<ShownKey>(session.newKeyEncrypted, encryptionKey) : undefined;
   }
 
   async setMode(session: WebSession, livemode: boolean): Promise<void> {

@@ -1,25 +1,26 @@
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { MikroORM } from '@mikro-orm/postgresql';
-import express, { Request, Response, Router } from 'express';
+import express, { Router } from 'express';
+import type { ServiceFactory } from '../app/composition';
 import type { Config } from '../config';
-import { ApiError } from '../common/api-error';
 import { clientAddress } from '../http/client-address';
 import { consume, Counters, peek } from '../limits/counters';
 import type { Quota } from '../limits/quota';
 import type { Logger } from '../logger';
 import type { ServiceFactory } from '../modules/module';
 import { Account } from '../modules/accounts/account.entity';
-import { KeyType } from '../modules/accounts/api-key.entity';
-import { ApiKeyService } from '../modules/accounts/api-key.service';
 import { verifyPassword } from '../modules/accounts/password';
 import { TEST_MODE_LIMITS } from '../modules/accounts/plan';
-import { html, page, RETURN_PAGES, SafeHtml } from './html';
-import { keyForm, keysPage, KeysPageState, navFor } from './keys-page';
-import { clearSessionCookie, cookieValue, sameOrigin, sameToken, SESSION_COOKIE, setSessionCookie, signedIn } from './web-auth';
-import { sendPage, webErrorHandler, webHeaders } from './web-errors';
-import { authPage, FormError, waitWords } from './web-forms';
-import type { SignedIn } from './web-session.service';
+import { html, page, RETURN_PAGES } from './html';
+import { navFor } from './keys-page';
+import { createKeysRouter } from './keys.router';
+import { isNewAccount } from './onboarding';
+import { createWelcomeRouter } from './welcome.router';
+import { createGuards } from './web-guards';
+import { clearSessionCookie, cookieValue, sameOrigin, SESSION_COOKIE, setSessionCookie, signedIn } from './web-auth';
+import { webErrorHandler, webHeaders } from './web-errors';
+import { authPage, waitWords } from './web-forms';
 import { WebSessionService } from './web-session.service';
 import { createWorkspaceRouter } from './workspace.router';
 
@@ -30,6 +31,7 @@ export interface WebDependencies {
   quota: Quota;
   logger: Logger;
   /** Services over a tenant-scoped EntityManager: the session's downloads use the API's own (proposal PDFs). */
+  /** The app's services, for the welcome page's demo data (the seed runs through them, as the API would). */
   servicesFor: ServiceFactory;
 }
 
@@ -51,46 +53,13 @@ export function createWebRouter(deps: WebDependencies): Router {
   if (!encryptionKey) throw new Error('config.encryptionKey is not set: the web app keeps new keys encrypted until they are shown');
   const forms = express.urlencoded({ extended: false, limit: '16kb' });
   router.use('/assets', express.static(assetsDir(), { maxAge: '1h', index: false }));
-  router.use(['/signup', '/login', '/logout', '/dashboard', '/settings'], (_req, res, next) => {
+  router.use(['/signup', '/login', '/logout', '/dashboard', '/settings', '/welcome'], (_req, res, next) => {
     webHeaders(res);
     next();
   });
 
-  const withSession = async (req: Request, res: Response): Promise<SignedIn | null> => {
-    const who = await signedIn(deps.orm, req);
-    if (!who) res.redirect(303, '/login');
-    return who;
-  };
-  /**
-   * Posts of signed-in pages carry the session's token in `_csrf`. A form loaded before the last
-   * sign-in (another tab, logged out and in) carries an old one: it is never acted on, but answered
-   * with a page that says so and shows the form again, filled in, with the fresh token.
-   */
-  const checkedPost = async (req: Request, res: Response, resend: (who: SignedIn, body: Record<string, string>) => SafeHtml): Promise<SignedIn | null> => {
-    const who = await withSession(req, res);
-    const body = (req.body ?? {}) as Record<string, string>;
-    if (who && !sameToken(body._csrf, who.session.csrfToken)) {
-      sendPage(res, 403, {
-        title: 'This form was out of date',
-        nav: navFor(who, ''),
-        scripts: ['/assets/app.js'], // the revoke form's confirmation
-        body: html`<p class="error" role="alert">Nothing was changed. This form was loaded before you last signed in (perhaps in another tab), so it could not be trusted to come from you.</p>
-<p>Here it is again with what you entered. Check it and send it once more.</p>
-${resend(who, body)}`,
-      });
-      return null;
-    }
-    return who;
-  };
-  /** The same little form again (logout, mode switch, revoke): its visible fields were buttons only. */
-  const resendButton =
-    (action: string, label: string, fields: string[] = [], confirm?: string) =>
-    (who: SignedIn, body: Record<string, string>) =>
-      html`<form method="post" action="${action}" class="card" ${confirm ? html`data-confirm="${confirm}"` : ''}>
-  <input type="hidden" name="_csrf" value="${who.session.csrfToken}">
-  ${fields.map((name) => (typeof body[name] === 'string' ? html`<input type="hidden" name="${name}" value="${body[name]}">` : ''))}
-  <p><button type="submit">${label}</button></p>
-</form>`;
+  const guards = createGuards(deps.orm);
+  const { withSession, checkedPost, resendButton } = guards;
 
   router.get('/', async (req, res) => res.redirect(303, (await signedIn(deps.orm, req)) ? '/dashboard' : '/login'));
 
@@ -132,7 +101,8 @@ ${resend(who, body)}`,
     }
     const { token } = await new WebSessionService(em).start(account);
     setSessionCookie(req, res, deps.config, token);
-    res.redirect(303, '/dashboard');
+    // A first sign-in (no key, no data yet) lands on the getting-started steps; later ones on the dashboard.
+    res.redirect(303, (await isNewAccount(em, account)) ? '/welcome' : '/dashboard');
   });
 
   router.post('/logout', sameOrigin, forms, async (req, res) => {
@@ -158,6 +128,11 @@ ${resend(who, body)}`,
   router.get('/dashboard', async (req, res) => {
     const who = await withSession(req, res);
     if (!who) return;
+    const live = who.session.livemode;
+    // What to do when a table is empty (dashboard.js shows these): demo data is a test-mode thing.
+    const start = live
+      ? html`create them with a live key (see the <a href="/docs">API reference</a>).`
+      : html`<a href="/welcome">load demo data</a> or create them with the API (see the <a href="/docs">API reference</a>).`;
     res.send(
       page({
         title: `${who.account.name}: pipeline`,
@@ -165,62 +140,18 @@ ${resend(who, body)}`,
         scripts: ['/assets/dashboard.js'],
         body: html`<p class="muted" id="status" role="status" aria-live="polite">Loading…</p>
 <section class="card" aria-labelledby="pipeline-title">
-  <h2 id="pipeline-title">Pipeline by stage (${who.session.livemode ? 'live' : 'test'} data)</h2>
+  <h2 id="pipeline-title">Pipeline by stage (${live ? 'live' : 'test'} data)</h2>
   <svg id="chart" class="chart" viewBox="0 0 760 20" height="20" role="img" aria-label="Total deal value per stage"></svg>
   <table id="pipeline" class="stack"><thead><tr><th>Stage</th><th>Deals</th><th>Value</th><th>Weighted value</th><th>Probability</th></tr></thead><tbody></tbody></table>
-  <p id="pipeline-empty" class="muted" hidden>No deals yet. Create some with the API.</p>
+  <p id="pipeline-empty" class="empty" hidden>No ${live ? 'live ' : ''}deals yet. To see your pipeline here, ${start}</p>
 </section>
 <section class="card" aria-labelledby="leads-title">
   <h2 id="leads-title">Recent leads</h2>
   <table id="leads" class="stack"><thead><tr><th>Company</th><th>Contact</th><th>Score</th><th>Label</th><th>Created</th></tr></thead><tbody></tbody></table>
-  <p id="leads-empty" class="muted" hidden>No leads yet.</p>
+  <p id="leads-empty" class="empty" hidden>No ${live ? 'live ' : ''}leads yet. To see them scored here, ${start}</p>
 </section>`,
       }),
     );
-  });
-
-  const showKeys = async (who: SignedIn, state?: KeysPageState) => keysPage(who, await new ApiKeyService(deps.orm.em.fork()).list(who.account), state);
-
-  router.get('/settings/api-keys', async (req, res) => {
-    const who = await withSession(req, res);
-    if (!who) return;
-    const created = await new WebSessionService(deps.orm.em.fork()).takeNewKey(who.session, encryptionKey);
-    res.send(await showKeys(who, { created }));
-  });
-  router.post('/settings/api-keys', sameOrigin, forms, async (req, res) => {
-    const who = await checkedPost(req, res, (fresh, body) => keyForm(fresh.session.csrfToken, { name: body.name, type: body.type }));
-    if (!who) return;
-    const { name = '', type = '' } = req.body as Record<string, string>;
-    const refuse = async (error: FormError) => res.status(400).send(await showKeys(who, { error, values: { name, type } }));
-    if (type !== KeyType.test && type !== KeyType.live) return void (await refuse({ message: 'Choose a test or live key.', fields: ['type'] }));
-    try {
-      const em = deps.orm.em.fork();
-      const { secret } = await new ApiKeyService(em).create(who.account, type, name);
-      await new WebSessionService(em).stashNewKey(who.session, { secret, name: name.trim() }, encryptionKey);
-      res.redirect(303, '/settings/api-keys');
-    } catch (error) {
-      if (error instanceof ApiError) return void (await refuse({ message: `The key was not created: ${error.message}.`, fields: ['name'] }));
-      throw error;
-    }
-  });
-  router.post('/settings/api-keys/:id/revoke', sameOrigin, forms, async (req, res) => {
-    const who = await checkedPost(
-      req,
-      res,
-      resendButton(
-        `/settings/api-keys/${encodeURIComponent(String(req.params.id))}/revoke`,
-        'Revoke the key',
-        [],
-        'Revoke this key? Requests using it will fail at once.',
-      ),
-    );
-    if (!who) return;
-    try {
-      await new ApiKeyService(deps.orm.em.fork()).revoke(String(req.params.id), who.account);
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-    }
-    res.redirect(303, '/settings/api-keys');
   });
 
   router.get('/settings/plan', async (req, res) => {
@@ -257,6 +188,8 @@ ${resend(who, body)}`,
       }),
     );
   });
+  router.use(createKeysRouter({ orm: deps.orm, encryptionKey, guards }));
+  router.use(createWelcomeRouter({ orm: deps.orm, encryptionKey, guards, servicesFor: deps.servicesFor }));
   router.use(createWorkspaceRouter(deps)); // the Preact workspace: /pipeline
   router.use(webErrorHandler(deps.logger));
   return router;

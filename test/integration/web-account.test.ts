@@ -141,7 +141,7 @@ describe('account e-mail', () => {
 
       const login = await logIn(email);
       expect(login.status).toBe(303);
-      expect(login.headers.get('location')).toBe('/dashboard');
+      expect(login.headers.get('location')).toBe('/welcome'); // the first sign-in: no key, no data yet
     });
 
     it('a taken address gets the very same answer; its owner is told by e-mail (with a reset link) and nothing changes', async () => {
@@ -438,7 +438,7 @@ describe('account e-mail', () => {
           await page.getByLabel('Email').fill(email);
           await page.getByLabel('Password').fill(PASSWORD);
           await page.getByRole('button', { name: 'Log in' }).click();
-          await page.waitForURL(`${app.baseUrl}/dashboard`);
+          await page.waitForURL(`${app.baseUrl}/welcome`); // the first sign-in lands on the getting-started steps
 
           await page.getByRole('link', { name: 'Plan' }).click();
           await page.getByRole('link', { name: 'Change your password' }).click();

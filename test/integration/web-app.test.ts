@@ -66,7 +66,7 @@ describe('web application', () => {
 
     const v1 = (method: string, pathname: string, key: string, body?: unknown) => app.request(method, pathname, { key, body });
 
-    it('signs up through the form (inputs found by their labels), logs in once verified and opens API keys', async () => {
+    it('signs up through the form (inputs found by their labels), logs in once verified (first sign-in: /welcome) and opens API keys', async () => {
       await page.goto(`${app.baseUrl}/signup`);
       await expect(page.title()).resolves.toBe('Create your account · Sales Pipeline');
       await screenshot(page, 'signup');
@@ -89,7 +89,7 @@ describe('web application', () => {
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Log in' }).click();
-      await page.waitForURL(`${app.baseUrl}/dashboard`);
+      await page.waitForURL(`${app.baseUrl}/welcome`); // no key and no data yet: the getting-started steps
       await page.goto(`${app.baseUrl}/settings/api-keys`);
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('API keys');
 
@@ -99,8 +99,7 @@ describe('web application', () => {
     });
 
     it('generates a test key "CRM sync", shows it once with a warning and a copy button', async () => {
-      await page.getByLabel('Name (what will use it)').fill('CRM sync');
-      await page.getByLabel('Type').selectOption('test');
+      await page.getByLabel('Name (what will use it)').fill('CRM sync'); // a test key: the page is in test mode
       await page.getByRole('button', { name: 'Generate key' }).click();
       await page.locator('#new-secret').waitFor();
 
@@ -129,9 +128,9 @@ describe('web application', () => {
       const row = await tableRows(page, 'table[aria-label="API keys"]');
       expect(row.filter((cells) => cells[0] === 'CRM sync')).toHaveLength(1);
       const crm = row.find((cells) => cells[0] === 'CRM sync');
-      expect(crm?.slice(1, 3)).toEqual(['test', `sk_test_…${crmKey.slice(-4)}`]);
-      expect(crm?.[4]).toBe('—'); // never used yet
-      expect(crm?.[5]).toBe('Active');
+      expect(crm?.slice(1, 4)).toEqual(['secret', 'full access', `sk_test_…${crmKey.slice(-4)}`]);
+      expect(crm?.[5]).toBe('—'); // never used yet
+      expect(crm?.[6]).toBe('Active');
     });
 
     it('the key works over HTTP: POST /v1/leads is 201 and GET /v1/leads lists the lead; "Last used" follows', async () => {
@@ -146,7 +145,7 @@ describe('web application', () => {
       let lastUsed = '—';
       for (let attempt = 0; attempt < 20 && lastUsed === '—'; attempt++) {
         await page.goto(`${app.baseUrl}/settings/api-keys`);
-        lastUsed = (await tableRows(page, 'table[aria-label="API keys"]')).find((cells) => cells[0] === 'CRM sync')?.[4] ?? '—';
+        lastUsed = (await tableRows(page, 'table[aria-label="API keys"]')).find((cells) => cells[0] === 'CRM sync')?.[5] ?? '—';
         if (lastUsed === '—') await page.waitForTimeout(100);
       }
       expect(lastUsed).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
@@ -163,14 +162,14 @@ describe('web application', () => {
       await revoke.click();
       expect(message).toBe('Revoke “CRM sync”? Requests using it will fail at once.');
       await page.goto(`${app.baseUrl}/settings/api-keys`);
-      expect((await tableRows(page, 'table[aria-label="API keys"]')).find((cells) => cells[0] === 'CRM sync')?.[5]).toBe('Active');
+      expect((await tableRows(page, 'table[aria-label="API keys"]')).find((cells) => cells[0] === 'CRM sync')?.[6]).toBe('Active');
       expect((await v1('GET', '/v1/leads', crmKey)).status).toBe(200);
 
       page.once('dialog', (dialog) => void dialog.accept());
       await Promise.all([page.waitForResponse((res) => res.url().endsWith('/revoke') && res.request().method() === 'POST'), revoke.click()]);
       await page.waitForURL(`${app.baseUrl}/settings/api-keys`);
       const crm = (await tableRows(page, 'table[aria-label="API keys"]')).find((cells) => cells[0] === 'CRM sync');
-      expect(crm?.[5]).toMatch(/^Revoked \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+      expect(crm?.[6]).toMatch(/^Revoked \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
       await expect(page.getByRole('button', { name: 'Revoke CRM sync' }).count()).resolves.toBe(0);
 
       const post = await v1('POST', '/v1/leads', crmKey, { company: 'Too Late', contact_email: 'late@synced.example' });
@@ -270,12 +269,16 @@ describe('web application', () => {
     });
 
     it('switches to live data (only live deals and leads) and back to test', async () => {
+      // Keys are made in the page's mode, as in Stripe: a live key from the live-mode keys page.
       await page.goto(`${app.baseUrl}/settings/api-keys`);
+      await page.getByRole('button', { name: 'Switch to live' }).click();
+      await page.waitForURL(`${app.baseUrl}/settings/api-keys`);
       await page.getByLabel('Name (what will use it)').fill('Live import');
-      await page.getByLabel('Type').selectOption('live');
       await page.getByRole('button', { name: 'Generate key' }).click();
       liveKey = ((await page.locator('#new-secret').textContent()) ?? '').trim();
       expect(liveKey).toMatch(/^sk_live_/);
+      await page.getByRole('button', { name: 'Switch to test' }).click();
+      await page.waitForURL(`${app.baseUrl}/settings/api-keys`);
       expect((await v1('POST', '/v1/deals', liveKey, { name: 'Real deal', stage: 'proposal', value: 4200 })).status).toBe(201);
       const liveLead = await v1('POST', '/v1/leads', liveKey, { company: 'Live Corp', contact_email: 'ceo@livecorp.example' });
       expect(liveLead.status).toBe(201);
@@ -374,7 +377,7 @@ describe('web application', () => {
       await page.keyboard.press('Tab');
       await page.keyboard.type(PASSWORD);
       await page.keyboard.press('Enter');
-      await page.waitForURL(`${app.baseUrl}/dashboard`);
+      await page.waitForURL(`${app.baseUrl}/welcome`); // an account without keys or data: its first sign-in
     });
 
     it('Tab reaches the sign-up inputs in order', async () => {
@@ -403,7 +406,7 @@ describe('web application', () => {
       await markVerified(app, email);
       const res = await http(app, 'POST', '/login', { form: { email, password: PASSWORD } });
       expect(res.status).toBe(303);
-      expect(res.headers.get('location')).toBe('/dashboard');
+      expect(res.headers.get('location')).toBe('/welcome'); // the first sign-in of an account without keys or data
       const setCookie = res.headers.get('set-cookie') ?? '';
       expect(setCookie).toMatch(/^spa_session=[\w-]{40,};/);
       expect(setCookie).toMatch(/; HttpOnly(;|$)/);
@@ -463,7 +466,7 @@ describe('web application', () => {
       expect(crossSignup.status).toBe(403);
       const ok = await http(app, 'POST', '/login', { form: { email, password: PASSWORD } });
       expect(ok.status).toBe(303);
-      expect(ok.headers.get('location')).toBe('/dashboard');
+      expect(ok.headers.get('location')).toBe('/welcome'); // still no key and no data
     });
 
     it("signed-in forms need the session's _csrf: without it or with another one they are 403 and change nothing", async () => {

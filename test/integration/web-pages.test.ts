@@ -142,12 +142,12 @@ describe('web app pages at two sizes', () => {
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Log in' }).click();
-      await page.waitForURL(`${app.baseUrl}/dashboard`);
+      await page.waitForURL(`${app.baseUrl}/welcome`); // a first sign-in (no key, no data) lands on the getting-started steps
       await page.goto(`${app.baseUrl}/settings/api-keys`);
-      await checkPage('api-keys', { signedIn: true });
+      await checkPage('api-keys-empty', { signedIn: true });
     });
 
-    it('keyboard only: skip link, key name, type, generate; the focus moves to the new key, then to its copy button', async () => {
+    it('keyboard only: skip link, key name, kind, generate; the focus moves to the new key, then to its copy button', async () => {
       await page.goto(`${app.baseUrl}/settings/api-keys`);
       await page.keyboard.press('Tab');
       await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
@@ -162,7 +162,7 @@ describe('web app pages at two sizes', () => {
       expect(await focusedId()).toBe('key-name');
       await page.keyboard.type('Keyboard key');
       await page.keyboard.press('Tab');
-      expect(await focusedId()).toBe('key-type');
+      expect(await focusedId()).toBe('kind-secret'); // a secret key: its permissions are hidden, so next is the button
       await page.keyboard.press('Tab');
       await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Generate key');
       await page.keyboard.press('Enter');
@@ -264,7 +264,8 @@ describe('web app pages at two sizes', () => {
       }
       const keysBefore = await page.locator('table[aria-label="API keys"] tbody tr').count();
       await page.getByLabel('Name (what will use it)').fill('Billing export');
-      await page.getByLabel('Type').selectOption('live');
+      await page.getByLabel('Restricted key').check();
+      await page.getByLabel('Leads').selectOption('read');
       const [response] = await Promise.all([
         page.waitForResponse((res) => res.url() === `${app.baseUrl}/settings/api-keys` && res.request().method() === 'POST'),
         page.getByRole('button', { name: 'Generate key' }).click(),
@@ -273,13 +274,14 @@ describe('web app pages at two sizes', () => {
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('This form was out of date');
       await expect(page.getByRole('alert').textContent()).resolves.toMatch(/^Nothing was changed\./);
       await expect(page.getByLabel('Name (what will use it)').inputValue()).resolves.toBe('Billing export');
-      await expect(page.getByLabel('Type').inputValue()).resolves.toBe('live');
+      await expect(page.getByLabel('Restricted key').isChecked()).resolves.toBe(true);
+      await expect(page.getByLabel('Leads').inputValue()).resolves.toBe('read');
       await checkPage('stale-form', { signedIn: true });
 
       await page.getByRole('button', { name: 'Generate key' }).click();
       await page.waitForURL(`${app.baseUrl}/settings/api-keys`);
       await expect(page.getByRole('heading', { name: 'Your new key “Billing export”' }).isVisible()).resolves.toBe(true);
-      await expect(page.locator('#new-secret').textContent()).resolves.toMatch(/^sk_live_/);
+      await expect(page.locator('#new-secret').textContent()).resolves.toMatch(/^rk_test_/);
       await expect(page.locator('table[aria-label="API keys"] tbody tr').count()).resolves.toBe(keysBefore + 1);
     });
 
@@ -321,7 +323,7 @@ describe('web app pages at two sizes', () => {
       expect(checked).toEqual([
         'signup',
         'signup-error',
-        'api-keys',
+        'api-keys-empty',
         'api-keys-new',
         'dashboard',
         'plan',
@@ -367,11 +369,13 @@ describe('web app pages at two sizes', () => {
       const fresh = csrfOf((await http(app, 'GET', '/settings/api-keys', { cookie })).text);
       expect(fresh).not.toBe(first.csrf);
 
-      const stale = await http(app, 'POST', '/settings/api-keys', { cookie, form: { _csrf: first.csrf, name: 'Billing <export>', type: 'live' } });
+      const billing = { name: 'Billing <export>', type: 'test', kind: 'restricted', perm_leads: 'read' };
+      const stale = await http(app, 'POST', '/settings/api-keys', { cookie, form: { _csrf: first.csrf, ...billing } });
       expect(stale.status).toBe(403);
       expect(stale.headers.get('content-type')).toMatch(/^text\/html/);
       expect(stale.text).toContain('value="Billing &lt;export&gt;"');
-      expect(stale.text).toContain('<option value="live" selected>');
+      expect(stale.text).toMatch(/id="kind-restricted"\s+checked/);
+      expect(stale.text).toMatch(/name="perm_leads"[^>]*>\s*<option value="none"\s*>None<\/option>\s*<option value="read"\s+selected>/);
       expect(stale.text).toContain(`<input type="hidden" name="_csrf" value="${fresh}">`);
       expect(stale.text).not.toContain(first.csrf);
       expect((await http(app, 'GET', '/settings/api-keys', { cookie })).text).not.toContain('Billing &lt;export&gt;');
@@ -382,7 +386,7 @@ describe('web app pages at two sizes', () => {
       expect(mode.text).toContain('Switch to live</button>');
       expect((await http(app, 'GET', '/settings/plan', { cookie })).text).toContain('Test data');
 
-      const resent = await http(app, 'POST', '/settings/api-keys', { cookie, form: { _csrf: fresh, name: 'Billing <export>', type: 'live' } });
+      const resent = await http(app, 'POST', '/settings/api-keys', { cookie, form: { _csrf: fresh, ...billing } });
       expect(resent.status).toBe(303);
       const keys = (await http(app, 'GET', '/settings/api-keys', { cookie })).text;
       const id = /action="\/settings\/api-keys\/([^/"]+)\/revoke"/.exec(keys)![1];

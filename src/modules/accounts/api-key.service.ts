@@ -83,8 +83,9 @@ export class ApiKeyService {
     return { key, secret };
   }
 
-  list(account: Account): Promise<ApiKey[]> {
-    return this.em.find(ApiKey, { account }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  /** The account's keys, newest first; of one mode only when `type` is given (the web app's page per mode). */
+  list(account: Account, type?: KeyType): Promise<ApiKey[]> {
+    return this.em.find(ApiKey, type ? { account, type } : { account }, { orderBy: { createdAt: 'desc', id: 'desc' } });
   }
 
   async revoke(id: string, account?: Account): Promise<ApiKey> {

@@ -1,0 +1,52 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+import type { Request, Response } from 'express';
+import { html, SafeHtml } from './html';
+import { navFor } from './keys-page';
+import { sameToken, signedIn } from './web-auth';
+import { sendPage } from './web-errors';
+import type { SignedIn } from './web-session.service';
+
+/** What a signed-in page's form re-renders when its token was stale: the form again, filled in. */
+export type Resend = (who: SignedIn, body: Record<string, string>) => SafeHtml;
+
+/** The checks every signed-in page and form of the web routers share. */
+export function createGuards(orm: MikroORM) {
+  const withSession = async (req: Request, res: Response): Promise<SignedIn | null> => {
+    const who = await signedIn(orm, req);
+    if (!who) res.redirect(303, '/login');
+    return who;
+  };
+  /**
+   * Posts of signed-in pages carry the session's token in `_csrf`. A form loaded before the last
+   * sign-in (another tab, logged out and in) carries an old one: it is never acted on, but answered
+   * with a page that says so and shows the form again, filled in, with the fresh token.
+   */
+  const checkedPost = async (req: Request, res: Response, resend: Resend): Promise<SignedIn | null> => {
+    const who = await withSession(req, res);
+    const body = (req.body ?? {}) as Record<string, string>;
+    if (who && !sameToken(body._csrf, who.session.csrfToken)) {
+      sendPage(res, 403, {
+        title: 'This form was out of date',
+        nav: navFor(who, ''),
+        scripts: ['/assets/app.js'], // the revoke form's confirmation
+        body: html`<p class="error" role="alert">Nothing was changed. This form was loaded before you last signed in (perhaps in another tab), so it could not be trusted to come from you.</p>
+<p>Here it is again with what you entered. Check it and send it once more.</p>
+${resend(who, body)}`,
+      });
+      return null;
+    }
+    return who;
+  };
+  /** The same little form again (logout, mode switch, revoke, roll, demo data): its visible fields were buttons or choices only. */
+  const resendButton =
+    (action: string, label: string, fields: string[] = [], confirm?: string): Resend =>
+    (who, body) =>
+      html`<form method="post" action="${action}" class="card" ${confirm ? html`data-confirm="${confirm}"` : ''}>
+  <input type="hidden" name="_csrf" value="${who.session.csrfToken}">
+  ${fields.map((name) => (typeof body[name] === 'string' ? html`<input type="hidden" name="${name}" value="${body[name]}">` : ''))}
+  <p><button type="submit">${label}</button></p>
+</form>`;
+  return { withSession, checkedPost, resendButton };
+}
+
+export type Guards = ReturnType<typeof createGuards>;
