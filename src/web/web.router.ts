@@ -8,7 +8,6 @@ import { clientAddress } from '../http/client-address';
 import { consume, Counters, peek } from '../limits/counters';
 import type { Quota } from '../limits/quota';
 import type { Logger } from '../logger';
-import type { ServiceFactory } from '../modules/module';
 import { Account } from '../modules/accounts/account.entity';
 import { verifyPassword } from '../modules/accounts/password';
 import { TEST_MODE_LIMITS } from '../modules/accounts/plan';
@@ -30,8 +29,7 @@ export interface WebDependencies {
   counters: Counters;
   quota: Quota;
   logger: Logger;
-  /** Services over a tenant-scoped EntityManager: the session's downloads use the API's own (proposal PDFs). */
-  /** The app's services, for the welcome page's demo data (the seed runs through them, as the API would). */
+  /** The app's services over a tenant-scoped EntityManager: the session's proposal PDFs and the welcome page's demo data use the API's own. */
   servicesFor: ServiceFactory;
 }
 
