@@ -11,7 +11,8 @@ import { expectSoundPage, newPerson, openAs, OpenPage, Person, restAs, VIEWPORTS
  * named a field in error), deployed, paused and resumed from its page, each read back over REST; a
  * lead_researcher that has run, its metrics on the page against GET /v1/agents/{id}/metrics, and
  * its suggestions (written by the runner as the service writes them) approved, edited and
- * rejected from the page, the keyboard alone approving one, each decision read back over REST.
+ * rejected from the page, the keyboard alone approving one, each decision read back over REST; an
+ * agent's settings edited from its page and a draft deleted after a cancelled confirmation.
  */
 
 /** The little of the DOM that page functions here use (the project compiles without lib "dom"). */
@@ -291,6 +292,85 @@ describe('agents pages', () => {
         approved_content: { subject: 'A pilot for Hooli', body: email.content.body },
       });
       await expectSoundPage(open);
+    });
+
+    it("edits a deployed agent's settings (the API naming a field first) without redeploying; REST agrees", async () => {
+      const agent = await rest<Agent>('POST', '/v1/agents', { name: `Editable ${viewport.label}`, type: 'lead_qualifier', config: { qualify_at: 70 } });
+      await rest('POST', `/v1/agents/${agent.id}/deploy`);
+      await page.goto(`${app.baseUrl}/agents/${agent.id}`);
+      await page.getByRole('heading', { level: 1, name: agent.name }).waitFor();
+      expect(await page.locator('#agent-settings-note').textContent()).toBe(
+        'Changes take effect on the next deploy: until then the agent keeps acting with the settings of version 1.',
+      );
+
+      await page.getByRole('button', { name: 'Edit settings' }).click();
+      const nameField = page.getByLabel('Name', { exact: true });
+      await waitFor('the name field to have the focus', async () => (await page.evaluate(() => document.activeElement?.id)) === 'agent-name');
+      // The form starts from what the API holds.
+      expect(await nameField.inputValue()).toBe(agent.name);
+      const qualifyAt = page.getByLabel('Qualify at score');
+      expect(await qualifyAt.inputValue()).toBe(String(agent.config.qualify_at));
+      expect(await page.getByLabel('Open a deal for a qualified lead').isChecked()).toBe(agent.config.open_deal);
+      expect(await page.getByLabel('Stage of the new deal').inputValue()).toBe(agent.config.deal_stage);
+
+      await qualifyAt.fill('150');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      const error = page.locator('#agent-qualify_at-error');
+      await error.waitFor();
+      // The API's own message (updateAgent checks the config as createAgent does), next to the field, which takes the focus.
+      expect(await error.textContent()).toBe('qualify_at must be a whole number from 0 to 100');
+      expect(await qualifyAt.getAttribute('aria-invalid')).toBe('true');
+      expect((await qualifyAt.getAttribute('aria-describedby'))?.split(' ')).toContain('agent-qualify_at-error');
+      await waitFor('the field in error to have the focus', async () => (await page.evaluate(() => document.activeElement?.id)) === 'agent-qualify_at');
+      expect(await agentOf(agent.id)).toMatchObject({ name: agent.name, config: agent.config });
+      await expectSoundPage(open);
+      await screenshot(page, `agent-edit-${viewport.label}`);
+
+      const renamed = `Edited ${viewport.label}`;
+      await nameField.fill(renamed);
+      await qualifyAt.fill('60');
+      await page.getByLabel('Open a deal for a qualified lead').check();
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByRole('heading', { level: 1, name: renamed }).waitFor();
+      const after = await agentOf(agent.id);
+      expect(after).toMatchObject({ name: renamed, status: 'deployed', version: 1 });
+      expect(after.config).toEqual({ ...agent.config, qualify_at: 60, open_deal: true });
+      expect(await page.locator('[data-setting="qualify_at"]').textContent()).toBe(String(after.config.qualify_at));
+      expect(await page.locator('[data-setting="open_deal"]').textContent()).toBe('Yes');
+      expect(await shownFact('version')).toBe('v1');
+      expect(await page.locator('#agent-announcer').textContent()).toBe(
+        `Saved the settings of ${renamed}; they take effect on the next deploy (it acts with version 1 until then).`,
+      );
+      await waitFor('focus back on Edit settings', async () => (await page.evaluate(() => document.activeElement?.id)) === 'agent-edit');
+      // A deployed agent is not offered for deletion: the service keeps it.
+      expect(await page.locator('#agent-delete-note').textContent()).toContain('Only a draft agent can be deleted');
+      expect(await page.getByRole('button', { name: 'Delete agent' }).count()).toBe(0);
+      await expectSoundPage(open);
+    });
+
+    it('deletes a draft agent after an in-page confirmation (cancelled once), then lists the agents; REST answers 404', async () => {
+      const agent = await rest<Agent>('POST', '/v1/agents', { name: `Doomed ${viewport.label}`, type: 'deal_follow_up' });
+      await page.goto(`${app.baseUrl}/agents/${agent.id}`);
+      await page.getByRole('heading', { level: 1, name: agent.name }).waitFor();
+      const focused = () => page.evaluate(() => document.activeElement?.id ?? '');
+
+      // The question takes the focus on Cancel, the safe choice; Enter there keeps the agent.
+      await page.getByRole('button', { name: 'Delete agent' }).click();
+      await page.getByText(`Delete ${agent.name}?`).waitFor();
+      await waitFor('focus on Cancel', async () => (await focused()) === 'agent-delete-cancel');
+      await expectSoundPage(open);
+      await screenshot(page, `agent-delete-${viewport.label}`);
+      await page.keyboard.press('Enter');
+      await waitFor('focus back on Delete agent', async () => (await focused()) === 'agent-delete');
+      expect(await page.getByRole('button', { name: 'Yes, delete' }).count()).toBe(0);
+      expect((await agentOf(agent.id)).status).toBe('draft');
+
+      await page.getByRole('button', { name: 'Delete agent' }).click();
+      await page.getByRole('button', { name: 'Yes, delete' }).click();
+      await page.waitForURL(`${app.baseUrl}/agents`);
+      expect((await app.request('GET', `/v1/agents/${agent.id}`, { key: person.key })).status).toBe(404);
+      await page.locator('table[aria-label="Agents"]').waitFor();
+      expect(await page.getByRole('link', { name: agent.name, exact: true }).count()).toBe(0);
     });
 
     it('says plainly when an agent does not exist, with a link to the list', async () => {

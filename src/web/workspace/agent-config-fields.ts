@@ -94,6 +94,34 @@ export function initialValues(type: AgentType): FormValues {
   );
 }
 
+/** The form's values for a config the API holds (the edit form starts from them); a key it lacks takes the default. */
+export function valuesOf(type: AgentType, config: Config): FormValues {
+  const defaults = initialValues(type);
+  return Object.fromEntries(
+    CONFIG_FIELDS[type].map((field) => {
+      const value = config[field.key];
+      if (value === undefined) return [field.key, defaults[field.key]];
+      switch (field.kind) {
+        case 'number':
+          return [field.key, value === null ? '' : String(value)];
+        case 'stage_days': {
+          const days = (value ?? {}) as Record<string, unknown>;
+          const start = defaults[field.key] as Record<string, string>;
+          return [field.key, Object.fromEntries(OPEN_STAGES.map((stage) => [stage, days[stage] == null ? start[stage] : String(days[stage])]))];
+        }
+        case 'auto_approve':
+          return [field.key, Array.isArray(value) && value.includes(field.option)];
+        case 'text':
+          return [field.key, value === null ? '' : String(value)];
+        case 'boolean':
+          return [field.key, value === true];
+        default:
+          return [field.key, String(value)];
+      }
+    }),
+  );
+}
+
 /** A typed number as a number; anything else as typed, for the API to name what is wrong with it. */
 const numberOf = (text: string): number | string => (text.trim() !== '' && !Number.isNaN(Number(text)) ? Number(text) : text);
 

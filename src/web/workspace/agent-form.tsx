@@ -8,6 +8,41 @@ import { humanize } from './ui';
 const fieldOf = (param: string | undefined): string | undefined => param?.replace(/^config\./, '').replace(/\..*$/, '');
 
 /**
+ * The API's error on an agent form (create or edit): shown under the field it names when the form
+ * has that field, else for the form as a whole (`agent-form-error`), and focused so it is read out.
+ */
+export function useFieldProblem() {
+  const [problem, setProblem] = useState<{ field?: string; message: string } | null>(null);
+
+  const show = (error: unknown, fields: string[]) => {
+    const field = fieldOf(error instanceof ApiProblem ? error.param : undefined);
+    const known = field !== undefined && fields.includes(field);
+    setProblem({ field: known ? field : undefined, message: (error as Error).message });
+    // The field in error takes the focus, so the message under it is read out.
+    requestAnimationFrame(() => document.getElementById(known ? `agent-${field}` : 'agent-form-error')?.focus());
+  };
+  const errorFor = (field: string) =>
+    problem?.field === field ? (
+      <p class="field-error" id={`agent-${field}-error`} role="alert">
+        {problem.message}
+      </p>
+    ) : null;
+  /** aria-invalid and aria-describedby of a field: its hint, if it has one, and its error, when it is in error. */
+  const aria = (field: string, hasHint = false): Aria => {
+    const invalid = problem?.field === field;
+    const ids = [hasHint && `agent-${field}-hint`, invalid && `agent-${field}-error`].filter(Boolean).join(' ');
+    return { ...(invalid ? { 'aria-invalid': 'true' } : {}), ...(ids ? { 'aria-describedby': ids } : {}) };
+  };
+  const formError =
+    problem && !problem.field ? (
+      <p class="field-error" id="agent-form-error" role="alert" tabIndex={-1}>
+        {problem.message}
+      </p>
+    ) : null;
+  return { setProblem, show, errorFor, aria, formError };
+}
+
+/**
  * Creates an agent (a draft until deployed): name, type and the type's common settings with their
  * defaults. The API decides what is valid; its error is shown next to the field it names.
  */
@@ -15,7 +50,7 @@ export function AgentForm({ onCreated }: { onCreated(agent: Agent): void }) {
   const [name, setName] = useState('');
   const [type, setType] = useState<AgentType>('lead_qualifier');
   const [values, setValues] = useState<FormValues>(() => initialValues('lead_qualifier'));
-  const [problem, setProblem] = useState<{ field?: string; message: string } | null>(null);
+  const { setProblem, show, errorFor, aria, formError } = useFieldProblem();
   const [busy, setBusy] = useState(false);
 
   const submit = async (event: Event) => {
@@ -29,27 +64,10 @@ export function AgentForm({ onCreated }: { onCreated(agent: Agent): void }) {
       setValues(initialValues(type));
       onCreated(agent);
     } catch (error) {
-      const field = fieldOf(error instanceof ApiProblem ? error.param : undefined);
-      const known = field === 'name' || field === 'type' || CONFIG_FIELDS[type].some((f) => f.key === field);
-      setProblem({ field: known ? field : undefined, message: (error as Error).message });
-      // The field in error takes the focus, so the message under it is read out.
-      requestAnimationFrame(() => document.getElementById(known ? `agent-${field}` : 'agent-form-error')?.focus());
+      show(error, ['name', 'type', ...CONFIG_FIELDS[type].map((field) => field.key)]);
     } finally {
       setBusy(false);
     }
-  };
-
-  const errorFor = (field: string) =>
-    problem?.field === field ? (
-      <p class="field-error" id={`agent-${field}-error`} role="alert">
-        {problem.message}
-      </p>
-    ) : null;
-  /** aria-invalid and aria-describedby of a field: its hint, if it has one, and its error, when it is in error. */
-  const aria = (field: string, hasHint = false): Aria => {
-    const invalid = problem?.field === field;
-    const ids = [hasHint && `agent-${field}-hint`, invalid && `agent-${field}-error`].filter(Boolean).join(' ');
-    return { ...(invalid ? { 'aria-invalid': 'true' } : {}), ...(ids ? { 'aria-describedby': ids } : {}) };
   };
 
   return (
@@ -99,11 +117,7 @@ export function AgentForm({ onCreated }: { onCreated(agent: Agent): void }) {
           />
         ))}
       </fieldset>
-      {problem && !problem.field && (
-        <p class="field-error" id="agent-form-error" role="alert" tabIndex={-1}>
-          {problem.message}
-        </p>
-      )}
+      {formError}
       <div class="actions">
         <button type="submit" disabled={busy}>
           Create agent
@@ -121,10 +135,10 @@ interface SettingProps {
   aria: Aria;
 }
 
-type Aria = { 'aria-invalid'?: 'true'; 'aria-describedby'?: string };
+export type Aria = { 'aria-invalid'?: 'true'; 'aria-describedby'?: string };
 
 /** One setting's input(s), its hint and, when the API named it, its error. */
-function Setting({ field, value, onChange, error, aria }: SettingProps) {
+export function Setting({ field, value, onChange, error, aria }: SettingProps) {
   const id = `agent-${field.key}`;
   const hint = field.hint ? (
     <p class="hint" id={`${id}-hint`}>

@@ -1,7 +1,8 @@
-import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiProblem } from './api';
+import { AgentDelete } from './agent-delete';
 import { AgentMetricsSection } from './agent-metrics';
+import { AgentSettings } from './agent-settings';
 import { AgentSimulate } from './agent-simulate';
 import { AgentSuggestions } from './agent-suggestions';
 import { agentRuns, deployAgent, loadAgent, pauseAgent, resumeAgent, TYPE_PURPOSE, type Agent, type AgentRun } from './agents-api';
@@ -11,9 +12,9 @@ import './agents.css';
 const WRITERS = ['follow_up_writer', 'lead_researcher'];
 
 /**
- * /agents/:id: what the agent is and does (facts, settings), its lifecycle (deploy, pause,
- * resume), a dry run, its metrics, its recent runs and, for writers, the suggestions waiting for a
- * person. Every change is read back from the API before it is shown.
+ * /agents/:id: what the agent is and does (facts, settings to edit), its lifecycle (deploy, pause,
+ * resume, delete while a draft), a dry run, its metrics, its recent runs and, for writers, the
+ * suggestions waiting for a person. Every change is read back from the API before it is shown.
  */
 export function AgentPage({ id }: { id: string }) {
   const [agent, setAgent] = useState<Agent | null>(null);
@@ -166,36 +167,25 @@ export function AgentPage({ id }: { id: string }) {
           </p>
         )}
       </section>
-      <section class="card" aria-labelledby="agent-config-title">
-        <h2 id="agent-config-title">Settings</h2>
-        <dl class="facts config" id="agent-config">
-          {Object.entries(agent.config).map(([key, value]) => (
-            <Fragment key={key}>
-              <dt>{humanize(key)}</dt>
-              <dd data-setting={key}>{settingText(value)}</dd>
-            </Fragment>
-          ))}
-        </dl>
-      </section>
+      <AgentSettings
+        agent={agent}
+        onSaved={async () => {
+          const after = await loadAgent(id);
+          setAgent(after);
+          setAnnouncement(
+            after.status === 'draft'
+              ? `Saved the settings of ${after.name}; they take effect when it is deployed.`
+              : `Saved the settings of ${after.name}; they take effect on the next deploy (it acts with version ${after.version} until then).`,
+          );
+        }}
+      />
       <AgentSimulate agentId={agent.id} />
       <AgentMetricsSection agentId={agent.id} revision={revision} />
       <RecentRuns agentId={agent.id} revision={revision} />
       {WRITERS.includes(agent.type) && <AgentSuggestions agentId={agent.id} onDecided={() => setRevision(revision + 1)} />}
+      <AgentDelete agent={agent} onRefused={read} />
     </div>
   );
-}
-
-/** A setting for people: lists joined, stage days as "Proposal 7", nothing as "—". */
-function settingText(value: unknown): string {
-  if (value === null || value === undefined || value === '') return '—';
-  if (Array.isArray(value)) return value.length ? value.map(String).map(humanize).join(', ') : 'None';
-  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
-  if (typeof value === 'object') {
-    return Object.entries(value)
-      .map(([key, inner]) => `${humanize(key)} ${String(inner)}`)
-      .join(', ');
-  }
-  return typeof value === 'string' ? humanize(value) : String(value);
 }
 
 function RecentRuns({ agentId, revision }: { agentId: string; revision: number }) {

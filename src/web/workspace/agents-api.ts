@@ -139,6 +139,26 @@ export async function loadAgent(id: string): Promise<Agent> {
   return data.agent;
 }
 
+/**
+ * Changes the name and the working config. A deployed agent keeps acting with the config frozen
+ * at its deploy: the change runs only once it is deployed again (the service's rule).
+ */
+export async function updateAgent(id: string, input: { name: string; config: Config }): Promise<Agent> {
+  const data = await graphql<{ updateAgent: Agent }>(
+    `mutation UpdateAgent($id: ID!, $input: AgentUpdateInput!) { updateAgent(id: $id, input: $input) { ${AGENT} } }`,
+    {
+      id,
+      input,
+    },
+  );
+  return data.updateAgent;
+}
+
+/** Deletes a draft agent; a deployed or paused one is refused (resource_conflict). */
+export async function deleteAgent(id: string): Promise<void> {
+  await graphql<{ deleteAgent: { id: string } }>(`mutation DeleteAgent($id: ID!) { deleteAgent(id: $id) { id } }`, { id });
+}
+
 export async function agentRuns(id: string): Promise<AgentRun[]> {
   const data = await graphql<{ agent: { runs: { data: AgentRun[] } } }>(
     `query Runs($id: ID!) { agent(id: $id) { runs(filter: { limit: 10 }) { data { id version trigger eventType outcome actions error durationMs createdAt } } } }`,

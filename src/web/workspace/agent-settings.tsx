@@ -1,0 +1,139 @@
+import { Fragment } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { Setting, useFieldProblem } from './agent-form';
+import { CONFIG_FIELDS, configOf, valuesOf, type FormValues } from './agent-config-fields';
+import { updateAgent, type Agent } from './agents-api';
+import { humanize } from './ui';
+
+/**
+ * The agent's Settings card: what its working config holds and, on "Edit settings", the create
+ * form's fields filled with it (the type is fixed: AgentUpdateInput takes a name and a config).
+ * The API judges the change; its error is shown under the field it names. The page reads the
+ * agent again after a save (onSaved) and says what happened.
+ */
+export function AgentSettings({ agent, onSaved }: { agent: Agent; onSaved(): Promise<void> }) {
+  const [editing, setEditing] = useState(false);
+  const [focus, setFocus] = useState<string | null>(null);
+  useEffect(() => {
+    if (!focus) return;
+    document.getElementById(focus)?.focus();
+    setFocus(null);
+  }, [editing, focus]);
+
+  return (
+    <section class="card" aria-labelledby="agent-config-title">
+      <h2 id="agent-config-title">Settings</h2>
+      <p class="muted hint" id="agent-settings-note">
+        {agent.status === 'draft'
+          ? 'A draft does nothing: these settings take effect when you deploy it.'
+          : `Changes take effect on the next deploy: until then the agent keeps acting with the settings of version ${agent.version}.`}
+      </p>
+      {editing ? (
+        <AgentEditForm
+          agent={agent}
+          onSaved={async () => {
+            await onSaved();
+            setEditing(false);
+            setFocus('agent-edit');
+          }}
+          onCancel={() => {
+            setEditing(false);
+            setFocus('agent-edit');
+          }}
+        />
+      ) : (
+        <>
+          <dl class="facts config" id="agent-config">
+            {Object.entries(agent.config).map(([key, value]) => (
+              <Fragment key={key}>
+                <dt>{humanize(key)}</dt>
+                <dd data-setting={key}>{settingText(value)}</dd>
+              </Fragment>
+            ))}
+          </dl>
+          <div class="actions-row">
+            <button
+              type="button"
+              class="secondary"
+              id="agent-edit"
+              onClick={() => {
+                setEditing(true);
+                setFocus('agent-name');
+              }}
+            >
+              Edit settings
+            </button>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+function AgentEditForm({ agent, onSaved, onCancel }: { agent: Agent; onSaved(): Promise<void>; onCancel(): void }) {
+  const [name, setName] = useState(agent.name);
+  const [values, setValues] = useState<FormValues>(() => valuesOf(agent.type, agent.config));
+  const { setProblem, show, errorFor, aria, formError } = useFieldProblem();
+  const [busy, setBusy] = useState(false);
+  const fields = CONFIG_FIELDS[agent.type];
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      // The config is replaced whole: keys the form does not offer (a proposal's notes) keep their value.
+      await updateAgent(agent.id, { name, config: { ...agent.config, ...configOf(agent.type, values) } });
+      setProblem(null);
+      await onSaved();
+    } catch (error) {
+      show(error, ['name', ...fields.map((field) => field.key)]);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="agent-form agent-edit" onSubmit={submit} aria-label={`Edit the settings of ${agent.name}`} noValidate>
+      <div class="field">
+        <label for="agent-name">Name</label>
+        <input id="agent-name" name="name" value={name} required onInput={(e) => setName(e.currentTarget.value)} {...aria('name')} />
+        {errorFor('name')}
+      </div>
+      <fieldset class="settings">
+        <legend>Settings of a {humanize(agent.type).toLowerCase()}</legend>
+        {fields.map((field) => (
+          <Setting
+            key={field.key}
+            field={field}
+            value={values[field.key]}
+            onChange={(value) => setValues({ ...values, [field.key]: value })}
+            error={errorFor(field.key)}
+            aria={aria(field.key, Boolean(field.hint))}
+          />
+        ))}
+      </fieldset>
+      {formError}
+      <div class="actions-row">
+        <button type="submit" disabled={busy}>
+          Save settings
+        </button>
+        <button type="button" class="secondary" onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** A setting for people: lists joined, stage days as "Proposal 7", nothing as "—". */
+function settingText(value: unknown): string {
+  if (value === null || value === undefined || value === '') return '—';
+  if (Array.isArray(value)) return value.length ? value.map(String).map(humanize).join(', ') : 'None';
+  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+  if (typeof value === 'object') {
+    return Object.entries(value)
+      .map(([key, inner]) => `${humanize(key)} ${String(inner)}`)
+      .join(', ');
+  }
+  return typeof value === 'string' ? humanize(value) : String(value);
+}
