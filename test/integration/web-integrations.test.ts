@@ -28,7 +28,12 @@ interface IntegrationBody {
   last_error: string | null;
   last_error_at: string | null;
   last_synced_at: string | null;
+  settings: { stage_map: Record<string, string> | null };
 }
+
+/** REST's snake_case stage map as GraphQL's StageMapInput takes it. */
+const toCamel = (map: Record<string, string>) =>
+  Object.fromEntries(Object.entries(map).map(([key, value]) => [key.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()), value]));
 
 /** As the pages write a moment: "Nov 24, 2026, 17:40 UTC". */
 const when = (moment: string | null) =>
@@ -279,6 +284,58 @@ describe('integrations pages', () => {
       await expectRunsMatchApi(reported);
       await expectSoundPage(open);
       await screenshot(page, `integration-${viewport.label}`);
+    });
+
+    it('edits the name and the stage map; the API’s refusal is shown on its field, the change read back over REST', async () => {
+      const before = await integration();
+      const settingsRegion = page.getByRole('region', { name: 'Settings' });
+      await settingsRegion.getByRole('button', { name: 'Edit settings' }).focus();
+      await page.keyboard.press('Enter');
+      await waitFor('focus in the name', async () => (await page.evaluate(() => document.activeElement?.id)) === 'edit-name');
+      const form = page.getByRole('form', { name: 'Edit the settings of HubSpot' });
+      // Exactly what HubSpot takes: a name and the stage map (no delivery record, sales rep or model).
+      const labels = (await form.locator('label').allTextContents()).map((label) => label.trim());
+      expect(labels).toEqual(['Name', 'Prospecting', 'Qualification', 'Proposal', 'Negotiation', 'Closed won', 'Closed lost']);
+      await expect(form.getByLabel('Name').inputValue()).resolves.toBe(before.name);
+      await expect(form.getByLabel('Prospecting').inputValue()).resolves.toBe(before.settings.stage_map!.prospecting);
+
+      // An emptied stage: the API refuses it, and the page shows its message on that field.
+      const name = `Acme sales ${viewport.label}`;
+      await form.getByLabel('Name').fill(name);
+      const prospecting = form.getByLabel('Prospecting');
+      await prospecting.fill('');
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      const stageMap = { ...toCamel(before.settings.stage_map!), prospecting: '' };
+      const refused = await app.graphql(
+        'mutation ($id: ID!, $input: IntegrationUpdateInput!) { updateIntegration(id: $id, input: $input) { id } }',
+        { id: integrationId, input: { name, settings: { stageMap } } },
+        person.key,
+      );
+      const [problem] = refused.body.errors as Array<{ message: string; extensions: { param: string } }>;
+      expect(problem.extensions.param).toMatch(/^settings\.stage_?[mM]ap\.prospecting$/);
+      await waitFor('the stage marked invalid', async () => (await prospecting.getAttribute('aria-invalid')) === 'true');
+      await waitFor('focus on the stage', async () => (await page.evaluate(() => document.activeElement?.id)) === 'edit-settings-stage_map-prospecting');
+      const describedBy = (await prospecting.getAttribute('aria-describedby'))!.split(' ');
+      await expect(page.locator(`#${describedBy[describedBy.length - 1]}`).textContent()).resolves.toBe(problem.message);
+      await expect(integration()).resolves.toMatchObject({ name: before.name, settings: before.settings });
+      await expectSoundPage(open);
+      await screenshot(page, `integration-settings-${viewport.label}`);
+
+      // A stage of the portal's own pipeline: saved, announced, and what REST reads back.
+      const stage = `discovery-${viewport.label}`;
+      await prospecting.fill(stage);
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await waitFor('the save announced', async () => (await announced('integration-announcer')) === `Saved the settings of HubSpot · ${name}.`);
+      const after = await integration();
+      expect(after.name).toBe(name);
+      expect(after.settings.stage_map).toEqual({ ...before.settings.stage_map, prospecting: stage });
+      await page.getByRole('heading', { name: `HubSpot · ${name}`, level: 1 }).waitFor();
+      await expect(form.count()).resolves.toBe(0);
+      await waitFor('focus back on Edit settings', async () => (await page.evaluate(() => document.activeElement?.id)) === 'edit-settings');
+      const facts = await settingsRegion.locator('dl.stage-map').evaluate((list: { textContent: string | null }) => list.textContent);
+      expect(facts).toContain(`Prospecting${stage}`);
+      expect(facts).toContain(`Closed won${after.settings.stage_map!.closed_won}`);
+      await expectSoundPage(open);
     });
 
     it('disconnects after a confirmation; the status is read back over REST', async () => {

@@ -1,17 +1,7 @@
-import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiProblem } from './api';
-import {
-  disconnectIntegration,
-  type Integration as IntegrationRecord,
-  integrationTitle,
-  loadIntegration,
-  PROVIDER_NAMES,
-  type StageMap,
-  syncIntegration,
-  syncs,
-  TYPE_NAMES,
-} from './integrations-api';
+import { disconnectIntegration, integrationTitle, loadIntegration, PROVIDER_NAMES, syncIntegration, syncs, TYPE_NAMES } from './integrations-api';
+import { Settings } from './integration-settings';
 import { IntegrationStatus } from './integration-status';
 import { SyncRuns } from './sync-runs';
 import { Announcer, Empty, Pager, Status, useCursorPages, useLoad, useTitle, when } from './ui';
@@ -20,18 +10,9 @@ import './integrations.css';
 /** How often the page reads the runs again while one is running. */
 const RUNNING_POLL_MS = 1000;
 
-const STAGE_LABELS: Array<[keyof StageMap, string]> = [
-  ['prospecting', 'Prospecting'],
-  ['qualification', 'Qualification'],
-  ['proposal', 'Proposal'],
-  ['negotiation', 'Negotiation'],
-  ['closedWon', 'Closed won'],
-  ['closedLost', 'Closed lost'],
-];
-
 /**
  * /integrations/:id: the connection (status, credentials hint, times), its last error, its
- * settings and its sync runs, with Sync now for providers the engine runs and Disconnect (which
+ * settings (with Edit settings, integration-settings.tsx) and its sync runs, with Sync now for providers the engine runs and Disconnect (which
  * destroys the credentials; the API keeps the integration as history, and its DELETE does the same,
  * so there is no separate Delete). Everything is read again from the API after a change, and
  * again every second while a run is running.
@@ -224,7 +205,13 @@ export function Integration({ id }: { id: string }) {
         </section>
       )}
 
-      <Settings integration={integration} />
+      <Settings
+        integration={integration}
+        onSaved={async (saved) => {
+          await loaded.reload();
+          setAnnouncement(`Saved the settings of ${integrationTitle(saved)}.`);
+        }}
+      />
 
       <section class="card" aria-labelledby="runs-title">
         <h2 id="runs-title">Sync runs</h2>
@@ -242,55 +229,5 @@ export function Integration({ id }: { id: string }) {
         )}
       </section>
     </>
-  );
-}
-
-function Settings({ integration }: { integration: IntegrationRecord }) {
-  const { stageMap, deliveryRecord, salesRep, model } = integration.settings;
-  const provider = PROVIDER_NAMES[integration.provider];
-  const none = !stageMap && !deliveryRecord && !salesRep && !model;
-  return (
-    <section class="card" aria-labelledby="settings-title">
-      <h2 id="settings-title">Settings</h2>
-      {none && <p class="muted">{provider} has no settings.</p>}
-      {model && (
-        <dl class="facts">
-          <dt>Model</dt>
-          <dd>{model}</dd>
-        </dl>
-      )}
-      {(deliveryRecord || salesRep) && (
-        <dl class="facts">
-          {deliveryRecord && (
-            <>
-              <dt>A won deal becomes a</dt>
-              <dd>{deliveryRecord}</dd>
-            </>
-          )}
-          {salesRep && (
-            <>
-              <dt>Fallback sales rep</dt>
-              <dd>{salesRep}</dd>
-            </>
-          )}
-        </dl>
-      )}
-      {stageMap && (
-        <>
-          <h3>Stage map</h3>
-          <p class="muted">Our deal stages, and the {provider} stage each becomes.</p>
-          <dl class="facts stage-map">
-            {STAGE_LABELS.map(([key, label]) => (
-              <Fragment key={key}>
-                <dt>{label}</dt>
-                <dd>
-                  <code>{stageMap[key]}</code>
-                </dd>
-              </Fragment>
-            ))}
-          </dl>
-        </>
-      )}
-    </section>
   );
 }

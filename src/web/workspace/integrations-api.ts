@@ -1,11 +1,14 @@
 import { graphql } from './api';
 import { CREDENTIALS_BY_PROVIDER, type CredentialField, type FieldKind } from '../../modules/integrations/credential-fields';
 import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE, RUN_PROVIDERS } from '../../modules/integrations/integration-kinds';
+import { isSyncProvider, type PsaProvider } from '../../modules/integrations/providers/crm-client';
+import { DELIVERY_RECORDS } from '../../modules/integrations/sync/delivery-records';
 
 /**
  * What the Integrations pages read and change through /graphql. The providers, their grouping by
  * type and their credential fields are the service's own (credential-fields.ts and
- * integration-kinds.ts hold no server code), so the connect form cannot drift from what the API takes.
+ * integration-kinds.ts hold no server code), so the connect form cannot drift from what the API takes;
+ * likewise the settings form offers the delivery records of sync/delivery-records.ts.
  */
 
 export { IntegrationProvider, IntegrationType };
@@ -188,6 +191,39 @@ export async function connectIntegration(connection: Connection): Promise<Integr
     },
   );
   return data.connectIntegration;
+}
+
+/** Which settings apply to the provider, as the service's settingsFor decides them. */
+export interface ApplicableSettings {
+  stageMap: boolean;
+  /** A PSA's delivery records, its default first; null when the provider has none. */
+  deliveryRecords: readonly string[] | null;
+  salesRep: boolean;
+  model: boolean;
+}
+
+export function applicableSettings(integration: Pick<Integration, 'type' | 'provider'>): ApplicableSettings {
+  const { provider } = integration;
+  return {
+    stageMap: isSyncProvider(provider),
+    deliveryRecords: provider in DELIVERY_RECORDS ? DELIVERY_RECORDS[provider as PsaProvider] : null,
+    salesRep: provider === IntegrationProvider.connectwise,
+    model: integration.type === IntegrationType.llm,
+  };
+}
+
+/** IntegrationUpdateInput: fields left out keep their value; a null setting takes the default again. */
+export interface IntegrationUpdate {
+  name: string | null;
+  settings?: { stageMap?: StageMap; deliveryRecord?: string; salesRep?: string | null; model?: string | null };
+}
+
+export async function updateIntegration(id: string, input: IntegrationUpdate): Promise<Integration> {
+  const data = await graphql<{ updateIntegration: Integration }>(
+    `mutation Update($id: ID!, $input: IntegrationUpdateInput!) { updateIntegration(id: $id, input: $input) { ${INTEGRATION} } }`,
+    { id, input },
+  );
+  return data.updateIntegration;
 }
 
 export async function syncIntegration(id: string): Promise<{ id: string }> {

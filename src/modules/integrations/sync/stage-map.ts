@@ -3,7 +3,8 @@ import { Field, InputType, ObjectType } from 'type-graphql';
 import { snakeToCamel } from '../../../common/case';
 import { NOT_BLANK, rules } from '../../../common/validation';
 import { DealStage } from '../../deals/deal-stage';
-import type { PsaProvider, SyncProvider } from '../providers/crm-client';
+import type { SyncProvider } from '../providers/crm-client';
+import { DELIVERY_RECORDS } from './delivery-records';
 
 const STAGE_VALUE = () =>
   rules(Length(1, 100, { message: '$property must be 1 to 100 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
@@ -42,16 +43,6 @@ export class StageMap {
   closedLost!: string;
 }
 
-/**
- * The delivery record a PSA makes from a won deal's latest proposal, by PSA: the first is the
- * default. ConnectWise: a project or an agreement; Autotask: a contract or a project; HaloPSA: a
- * contract or a ticket.
- */
-export const DELIVERY_RECORDS: Record<PsaProvider, readonly [string, ...string[]]> = {
-  connectwise: ['project', 'agreement'],
-  autotask: ['contract', 'project'],
-  halopsa: ['contract', 'ticket'],
-};
 const ALL_DELIVERY_RECORDS = [...new Set(Object.values(DELIVERY_RECORDS).flat())];
 
 /** What an integration may be told besides its credentials. */
