@@ -401,5 +401,54 @@ describe('deal page', () => {
       }
       await expectSoundPage(open);
     });
+
+    it('Delete deal asks first (Cancel, focused, keeps it); the API’s refusal of a deal with a proposal is shown; another deal is deleted (GET 404) and the board says so', async () => {
+      const focusedId = () => page.evaluate(() => document.activeElement?.id);
+      const deleteNow = (id: string) => app.graphql('mutation D($id: ID!) { deleteDeal(id: $id) { deleted } }', { id }, person.key);
+      // The deal has the proposal made above: the API keeps it, and the page says why in its words.
+      expect((await rest<{ data: Proposal[] }>('GET', `/v1/proposals?deal_id=${deal.id}`)).data.length).toBeGreaterThan(0);
+      await visit();
+      await page.getByRole('button', { name: 'Delete deal' }).click();
+      await waitFor('focus on Cancel, the safe choice', async () => (await focusedId()) === 'delete-deal-cancel');
+      await page.keyboard.press('Enter');
+      await waitFor('focus back on Delete deal', async () => (await focusedId()) === 'delete-deal');
+      await expect(dealNow()).resolves.toMatchObject({ id: deal.id });
+      await page.getByRole('button', { name: 'Delete deal' }).click();
+      await page.getByRole('button', { name: 'Yes, delete deal' }).click();
+      const error = page.locator('#delete-deal-error');
+      await error.waitFor();
+      const refused = await deleteNow(deal.id);
+      expect(refused.body.errors[0].extensions.code).toBe('CONFLICT');
+      await expect(error.textContent()).resolves.toBe(refused.body.errors[0].message);
+      await expect(page.getByRole('button', { name: 'Delete deal' }).getAttribute('aria-describedby')).resolves.toBe('delete-deal-error');
+      await waitFor('focus back on Delete deal', async () => (await focusedId()) === 'delete-deal');
+      expect(page.url()).toBe(`${app.baseUrl}/deals/${deal.id}`);
+      await expect(dealNow()).resolves.toMatchObject({ id: deal.id });
+      await expectSoundPage(open);
+
+      // A deal without a proposal: Cancel by pointer keeps it; Yes deletes it.
+      const spare = await rest<Deal>('POST', '/v1/deals', { name: `Spare parts ${viewport.label}`, value: 900, stage: 'qualification' });
+      await page.goto(`${app.baseUrl}/deals/${spare.id}`);
+      await waitFor('the deal drawn', async () => (await page.locator('#deal-facts').count()) === 1);
+      await page.getByRole('button', { name: 'Delete deal' }).click();
+      const question = page.getByRole('group', { name: `Delete ${spare.name}?`, exact: false });
+      await question.waitFor();
+      await screenshot(page, `deal-delete-${viewport.label}`);
+      await question.getByRole('button', { name: 'Cancel' }).click();
+      await expect(question.count()).resolves.toBe(0);
+      await expect(rest<Deal>('GET', `/v1/deals/${spare.id}`)).resolves.toMatchObject({ id: spare.id, name: spare.name });
+
+      await page.getByRole('button', { name: 'Delete deal' }).click();
+      await page.getByRole('button', { name: 'Yes, delete deal' }).click();
+      await waitFor('the pipeline board', async () => page.url() === `${app.baseUrl}/pipeline`);
+      await waitFor('the deletion said', async () => (await page.locator('#deleted-notice').textContent()) === `Deleted ${spare.name}.`);
+      const gone = await app.request('GET', `/v1/deals/${spare.id}`, { key: person.key });
+      expect(gone.status).toBe(404);
+      await waitFor('the board drawn', async () => (await page.locator('article.deal').count()) > 0);
+      await expect(page.locator('article.deal h3 a', { hasText: spare.name }).count()).resolves.toBe(0);
+      await expect(page.locator('article.deal h3 a', { hasText: 'Acme rollout phase 2' }).count()).resolves.toBe(1);
+      await expectSoundPage(open);
+      expect(open.errors).toEqual([]);
+    });
   });
 });

@@ -342,6 +342,41 @@ describe('leads pages', () => {
       }
       await expectSoundPage(open);
     });
+
+    it('Delete lead asks first (Cancel, focused, keeps it); then the lead is gone (GET 404), its deal unlinked, and the list says so', async () => {
+      const lead = await rest<Lead>('POST', '/v1/leads', { company: `Doomed ${label}`, contact_email: `gone-${label}@doomed.test` });
+      const deal = await rest<{ id: string }>('POST', '/v1/deals', { name: `Doomed ${label} deal`, value: 100, lead_id: lead.id });
+      const focusedId = () => page.evaluate(() => document.activeElement?.id);
+      await page.goto(`${app.baseUrl}/leads/${lead.id}`);
+      await waitFor('the lead’s name as the heading', async () => (await page.locator('h1').textContent()) === lead.company);
+
+      await page.getByRole('button', { name: 'Delete lead' }).click();
+      const question = page.getByRole('group', { name: `Delete ${lead.company}?`, exact: false });
+      await question.waitFor();
+      await waitFor('focus on Cancel, the safe choice', async () => (await focusedId()) === 'delete-lead-cancel');
+      await expectSoundPage(open);
+      await screenshot(page, `lead-delete-${label}`);
+      await page.keyboard.press('Enter');
+      await waitFor('focus back on Delete lead', async () => (await focusedId()) === 'delete-lead');
+      await expect(question.count()).resolves.toBe(0);
+      await expect(rest<Lead>('GET', `/v1/leads/${lead.id}`)).resolves.toMatchObject({ id: lead.id, company: lead.company });
+
+      await page.getByRole('button', { name: 'Delete lead' }).click();
+      await page.getByRole('button', { name: 'Yes, delete lead' }).click();
+      await waitFor('the leads list', async () => page.url() === `${app.baseUrl}/leads`);
+      await waitFor('the deletion said', async () => (await page.locator('#deleted-notice').textContent()) === `Deleted ${lead.company}.`);
+      const gone = await app.request('GET', `/v1/leads/${lead.id}`, { key: person.key });
+      expect(gone.status).toBe(404);
+      await expect(rest<{ lead_id: string | null }>('GET', `/v1/deals/${deal.id}`)).resolves.toMatchObject({ lead_id: null });
+      const listed = await expectListMatches('');
+      expect(listed.data.map((one) => one.id)).not.toContain(lead.id);
+      await expectSoundPage(open);
+      // Said once: a reload of the list does not repeat it.
+      await page.reload();
+      await expectListMatches('');
+      await expect(page.locator('#deleted-notice').textContent()).resolves.toBe('');
+      expect(open.errors).toEqual([]);
+    });
   });
 
   describe.each(VIEWPORTS)('an account without leads at $width×$height', (viewport) => {

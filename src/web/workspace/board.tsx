@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { DealCard } from './deal-card';
 import { DealForm } from './deal-form';
+import { DeletedNotice } from './delete-record';
 import { createDeal, isClosed, loadPipeline, money, moveDeal, STAGES, stageLabel, updateDeal, type Pipeline, type Stage } from './pipeline';
 
 /** Where focus goes once the board has drawn again: a card (by deal id) or a column's toggle. */
@@ -64,6 +65,7 @@ export function Board() {
       <p class="visually-hidden" role="status" aria-live="polite" id="board-announcer">
         {announcement}
       </p>
+      <DeletedNotice />
       {loadError && (
         <p class="error" role="alert">
           {loadError}

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { DealCoSell } from './deal-co-sell';
+import { DeleteRecord } from './delete-record';
 import { DealForm } from './deal-form';
 import { DealHistory } from './deal-history';
 import { DealProposals } from './deal-proposals';
-import { loadDeal, type ExternalRecord, type LoadedDeal } from './deal';
+import { deleteDeal, loadDeal, type ExternalRecord, type LoadedDeal } from './deal';
 import { isClosed, moveDeal, STAGES, stageLabel, updateDeal, type Stage } from './pipeline';
 import { Announcer, day, Empty, livemode, money, Status, Table, useLoad, useTitle, when } from './ui';
 import './deal-page.css';
@@ -11,7 +12,7 @@ import './deal-page.css';
 /**
  * One deal (/deals/:id): its facts, edited in place and moved between stages as on the board, its
  * stage history, proposals (with their PDFs), co-sell registration and the records it became at
- * connected CRMs and PSAs. Every change goes through /graphql and the deal is read again after it.
+ * connected CRMs and PSAs, and Delete. Every change goes through /graphql and the deal is read again after it.
  */
 export function DealPage({ id }: { id: string }) {
   const loaded = useLoad(() => loadDeal(id), [id]);
@@ -176,6 +177,9 @@ function DealFacts({ loaded: { deal, company }, onChanged, onProblem }: FactsPro
           )}
         </form>
       )}
+      <DeleteRecord noun="deal" name={deal.name} listPath="/pipeline" remove={() => deleteDeal(deal.id)}>
+        Delete {deal.name}? It goes for good with its stage history. A deal with a proposal is kept: proposals are issued documents.
+      </DeleteRecord>
     </section>
   );
 }

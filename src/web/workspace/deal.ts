@@ -123,3 +123,8 @@ export async function createProposal(input: { dealId: string; title?: string; li
 
 /** The web app's own download of a proposal's PDF (session-signed; the API's REST route needs a key). */
 export const pdfHref = (proposalId: string): string => `/proposals/${encodeURIComponent(proposalId)}/pdf`;
+
+/** Deletes the deal with its stage history; the API refuses while the deal has a proposal. */
+export async function deleteDeal(id: string): Promise<void> {
+  await graphql<{ deleteDeal: { deleted: boolean } }>('mutation DeleteDeal($id: ID!) { deleteDeal(id: $id) { deleted } }', { id });
+}

@@ -201,3 +201,8 @@ export async function leadEvents(objectId: string, cursor: string | null): Promi
 
 /** A signal's points as a signed number: "+15", "−8", "0". */
 export const signed = (impact: number): string => (impact > 0 ? `+${impact}` : impact < 0 ? `−${Math.abs(impact)}` : '0');
+
+/** Deletes the lead; its deals stay, no longer linked to it (the API sets their lead to none). */
+export async function deleteLead(id: string): Promise<void> {
+  await graphql<{ deleteLead: { deleted: boolean } }>('mutation DeleteLead($id: ID!) { deleteLead(id: $id) { deleted } }', { id });
+}

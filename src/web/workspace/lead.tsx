@@ -2,15 +2,16 @@ import type { ComponentChildren } from 'preact';
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiProblem } from './api';
+import { DeleteRecord } from './delete-record';
 import { LeadActivity } from './lead-activity';
 import { LeadScoreCard } from './lead-score';
-import { loadLead, SETTABLE_STATUSES, updateLeadStatus, type Lead } from './lead-queries';
+import { deleteLead, loadLead, SETTABLE_STATUSES, updateLeadStatus, type Lead } from './lead-queries';
 import { Announcer, humanize, livemode, Status, useLoad, useTitle, when } from './ui';
 import './leads.css';
 
 /**
  * /leads/:id: the lead's facts, its score with the signals that explain it, its deals and its
- * events, and its status to change. A lead that is not this account's (or this mode's) is "not
+ * events, its status to change, and Delete. A lead that is not this account's (or this mode's) is "not
  * found", as the API says.
  */
 export function LeadPage({ id }: { id: string }) {
@@ -82,6 +83,9 @@ function LeadFacts({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> }) 
         ))}
       </dl>
       <StatusForm lead={lead} onSaved={onSaved} />
+      <DeleteRecord noun="lead" name={lead.company} listPath="/leads" remove={() => deleteLead(lead.id)}>
+        Delete {lead.company}? Its score and details go for good; its deals stay, no longer linked to a lead.
+      </DeleteRecord>
     </section>
   );
 }

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiProblem } from './api';
+import { DeletedNotice } from './delete-record';
 import { LeadFilters } from './lead-filters';
 import { LeadForm } from './lead-form';
 import {
@@ -66,6 +67,7 @@ export function Leads() {
   return (
     <>
       <Announcer text={announcement} id="leads-announcer" />
+      <DeletedNotice />
       {!nothingToFilter && <LeadFilters filters={filters} problem={answer.problem} onApply={apply} onClear={clear} />}
       {!nothingToFilter && answer.anyLead && (
         <div class="actions-row add-lead">
