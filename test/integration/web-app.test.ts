@@ -5,6 +5,7 @@ import { Account } from '../../src/modules/accounts/account.entity';
 import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../helpers/chromium';
 import { BROWSER_STEP_TIMEOUT_MS } from '../helpers/timeouts';
 import { BAD_LOGIN, http, markVerified, money, PASSWORD, screenshot, sessionCookie, signUp, tableRows, uniqueEmail } from '../helpers/web';
+import { waitFor } from '../helpers/wait';
 
 /**
  * The web application (src/web) in a real browser: playwright-core drives Debian's Chromium
@@ -142,12 +143,11 @@ describe('web application', () => {
       expect(list.body.data.map((lead: { id: string }) => lead.id)).toContain(created.body.id);
 
       // "last used" is written after the request, not awaited by it: look again until it shows.
-      let lastUsed = '—';
-      for (let attempt = 0; attempt < 20 && lastUsed === '—'; attempt++) {
+      const lastUsed = await waitFor('the key’s last use on the page', async () => {
         await page.goto(`${app.baseUrl}/settings/api-keys`);
-        lastUsed = (await tableRows(page, 'table[aria-label="API keys"]')).find((cells) => cells[0] === 'CRM sync')?.[5] ?? '—';
-        if (lastUsed === '—') await page.waitForTimeout(100);
-      }
+        const shown = (await tableRows(page, 'table[aria-label="API keys"]')).find((cells) => cells[0] === 'CRM sync')?.[5] ?? '—';
+        return shown !== '—' && shown;
+      });
       expect(lastUsed).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     });
 

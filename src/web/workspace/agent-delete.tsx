@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiProblem } from './api';
 import { deleteAgent, type Agent } from './agents-api';
+import { useFocusWhenShown } from './ui';
 
 /**
  * Deleting an agent. The service deletes only a draft (a deployed or paused one may act or has a
@@ -13,12 +14,7 @@ export function AgentDelete({ agent, onRefused }: { agent: Agent; onRefused(): P
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
-  const [focus, setFocus] = useState<string | null>(null);
-  useEffect(() => {
-    if (!focus) return;
-    document.getElementById(focus)?.focus();
-    setFocus(null);
-  }, [confirming, focus, problem]);
+  const setFocus = useFocusWhenShown();
 
   const remove = async () => {
     setBusy(true);

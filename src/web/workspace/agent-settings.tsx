@@ -1,9 +1,9 @@
 import { Fragment } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { Setting, useFieldProblem } from './agent-form';
 import { CONFIG_FIELDS, configOf, valuesOf, type FormValues } from './agent-config-fields';
 import { updateAgent, type Agent } from './agents-api';
-import { humanize } from './ui';
+import { humanize, useFocusWhenShown } from './ui';
 
 /**
  * The agent's Settings card: what its working config holds and, on "Edit settings", the create
@@ -13,12 +13,7 @@ import { humanize } from './ui';
  */
 export function AgentSettings({ agent, onSaved }: { agent: Agent; onSaved(): Promise<void> }) {
   const [editing, setEditing] = useState(false);
-  const [focus, setFocus] = useState<string | null>(null);
-  useEffect(() => {
-    if (!focus) return;
-    document.getElementById(focus)?.focus();
-    setFocus(null);
-  }, [editing, focus]);
+  const setFocus = useFocusWhenShown();
 
   return (
     <section class="card" aria-labelledby="agent-config-title">

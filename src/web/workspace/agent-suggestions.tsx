@@ -1,8 +1,8 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { agentSuggestions, approveSuggestion, EDITABLE, leadCompanies, rejectSuggestion, type Suggestion, type SuggestionEdits } from './agents-api';
-import { Announcer, humanize, Status, Table, useLoad, when } from './ui';
+import { Announcer, humanize, Status, Table, useFocusWhenShown, useLoad, when } from './ui';
 
 /** The companies of the leads the listed suggestions are for, by lead id. */
 const Companies = createContext<Record<string, string>>({});
@@ -22,13 +22,7 @@ export function AgentSuggestions({ agentId, onDecided }: { agentId: string; onDe
     return { ...found, companies: await leadCompanies(leads) };
   }, [agentId]);
   const [announcement, setAnnouncement] = useState('');
-  const [focus, setFocus] = useState<string | null>(null);
-
-  useEffect(() => {
-    if (!focus || !list.data) return;
-    document.getElementById(focus)?.focus();
-    setFocus(null);
-  }, [list.data, focus]);
+  const setFocus = useFocusWhenShown(Boolean(list.data));
 
   const decided = async (suggestion: Suggestion, result: string) => {
     const pending = list.data?.pending ?? [];

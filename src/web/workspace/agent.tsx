@@ -6,7 +6,7 @@ import { AgentSettings } from './agent-settings';
 import { AgentSimulate } from './agent-simulate';
 import { AgentSuggestions } from './agent-suggestions';
 import { agentRuns, deployAgent, loadAgent, pauseAgent, resumeAgent, TYPE_PURPOSE, type Agent, type AgentRun } from './agents-api';
-import { Announcer, Empty, humanize, Status, Table, useLoad, useTitle, when } from './ui';
+import { Announcer, Empty, humanize, Status, Table, useFocusWhenShown, useLoad, useTitle, when } from './ui';
 import './agents.css';
 
 const WRITERS = ['follow_up_writer', 'lead_researcher'];
@@ -24,7 +24,7 @@ export function AgentPage({ id }: { id: string }) {
   const [busy, setBusy] = useState(false);
   /** Bumped after each change, so the metrics and runs are read again too. */
   const [revision, setRevision] = useState(0);
-  const [focus, setFocus] = useState<string | null>(null);
+  const setFocus = useFocusWhenShown();
 
   const read = async () => {
     try {
@@ -35,11 +35,6 @@ export function AgentPage({ id }: { id: string }) {
     }
   };
   useEffect(() => void read(), [id]);
-  useEffect(() => {
-    if (!focus) return;
-    document.getElementById(focus)?.focus();
-    setFocus(null);
-  }, [agent, focus]);
   useTitle(agent?.name ?? (problem?.missing ? 'Agent not found' : null));
 
   if (problem?.missing) {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { DealCoSell } from './deal-co-sell';
 import { DeleteRecord } from './delete-record';
 import { DealForm } from './deal-form';
@@ -6,7 +6,7 @@ import { DealHistory } from './deal-history';
 import { DealProposals } from './deal-proposals';
 import { deleteDeal, loadDeal, type ExternalRecord, type LoadedDeal } from './deal';
 import { isClosed, moveDeal, STAGES, stageLabel, updateDeal, type Stage } from './pipeline';
-import { Announcer, day, Empty, livemode, money, Status, Table, useLoad, useTitle, when } from './ui';
+import { Announcer, day, Empty, livemode, money, Status, Table, useFocusWhenShown, useLoad, useTitle, when } from './ui';
 import './deal-page.css';
 
 /**
@@ -73,12 +73,7 @@ function DealFacts({ loaded: { deal, company }, onChanged, onProblem }: FactsPro
   const [editing, setEditing] = useState(false);
   const [target, setTarget] = useState<Stage | ''>('');
   const [moveError, setMoveError] = useState<string | null>(null);
-  const [focus, setFocus] = useState<string | null>(null);
-  useEffect(() => {
-    if (!focus) return;
-    document.getElementById(focus)?.focus();
-    setFocus(null);
-  }, [focus, deal]);
+  const setFocus = useFocusWhenShown();
 
   const move = async (event: Event) => {
     event.preventDefault();

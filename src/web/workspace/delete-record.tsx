@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { useFocusWhenShown } from './ui';
 
 interface DeleteProps {
   /** What is deleted, in the buttons' words: "lead", "deal". */
@@ -23,13 +24,8 @@ export function DeleteRecord({ noun, name, children, listPath, remove }: DeleteP
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
-  const [focus, setFocus] = useState<string | null>(null);
+  const setFocus = useFocusWhenShown();
   const base = `delete-${noun}`;
-  useEffect(() => {
-    if (!focus) return;
-    document.getElementById(focus)?.focus();
-    setFocus(null);
-  }, [focus, confirming]);
 
   const confirm = async () => {
     setBusy(true);

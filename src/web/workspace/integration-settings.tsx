@@ -2,6 +2,7 @@ import { Fragment, type JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiProblem } from './api';
 import { applicableSettings, type Integration, type IntegrationUpdate, PROVIDER_NAMES, type StageMap, updateIntegration } from './integrations-api';
+import { useFocusWhenShown } from './ui';
 
 const STAGE_LABELS: Array<[keyof StageMap, string]> = [
   ['prospecting', 'Prospecting'],
@@ -33,12 +34,7 @@ interface Props {
  */
 export function Settings({ integration, onSaved }: Props) {
   const [editing, setEditing] = useState(false);
-  const [focus, setFocus] = useState<string | null>(null);
-  useEffect(() => {
-    if (!focus) return;
-    document.getElementById(focus)?.focus();
-    setFocus(null);
-  }, [focus, editing]);
+  const setFocus = useFocusWhenShown();
 
   return (
     <section class="card" aria-labelledby="settings-title">

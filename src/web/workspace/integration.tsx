@@ -4,7 +4,7 @@ import { disconnectIntegration, integrationTitle, loadIntegration, PROVIDER_NAME
 import { Settings } from './integration-settings';
 import { IntegrationStatus } from './integration-status';
 import { SyncRuns } from './sync-runs';
-import { Announcer, Empty, Pager, Status, useCursorPages, useLoad, useTitle, when } from './ui';
+import { Announcer, Empty, Pager, Status, useCursorPages, useFocusWhenShown, useLoad, useTitle, when } from './ui';
 import './integrations.css';
 
 /** How often the page reads the runs again while one is running. */
@@ -33,7 +33,7 @@ export function Integration({ id }: { id: string }) {
   const [busy, setBusy] = useState(false);
   /** The run Sync now started, whose end is announced. */
   const [watching, setWatching] = useState<string | null>(null);
-  const [focus, setFocus] = useState<string | null>(null);
+  const setFocus = useFocusWhenShown();
 
   const data = loaded.data === 'missing' ? null : loaded.data;
   useTitle(data ? integrationTitle(data.integration) : loaded.data === 'missing' ? 'Integration not found' : null);
@@ -51,12 +51,6 @@ export function Integration({ id }: { id: string }) {
     setWatching(null);
     setAnnouncement(`Sync ${run.status}: ${run.pushed} pushed, ${run.pulled} pulled, ${run.failed} failed.${run.error ? ` ${run.error}` : ''}`);
   }, [data, watching]);
-
-  useEffect(() => {
-    if (!focus) return;
-    document.getElementById(focus)?.focus();
-    setFocus(null);
-  }, [focus, loaded.data, confirming]);
 
   if (loaded.data === 'missing') {
     return (

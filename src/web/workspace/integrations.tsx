@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ConnectForm } from './connect-form';
 import {
   activeIntegrations,
@@ -12,7 +12,7 @@ import {
   TYPE_PURPOSES,
 } from './integrations-api';
 import { IntegrationStatus } from './integration-status';
-import { Announcer, Empty, Pager, Status, Table, useCursorPages, useLoad, when } from './ui';
+import { Announcer, Empty, Pager, Status, Table, useCursorPages, useFocusWhenShown, useLoad, when } from './ui';
 import './integrations.css';
 
 /**
@@ -26,15 +26,7 @@ export function Integrations() {
   const active = useLoad(activeIntegrations, []);
   const [choosing, setChoosing] = useState<IntegrationProvider | null>(null);
   const [announcement, setAnnouncement] = useState('');
-  const [focus, setFocus] = useState<string | null>(null);
-
-  useEffect(() => {
-    if (!focus) return;
-    const element = document.getElementById(focus);
-    if (!element) return;
-    element.focus();
-    setFocus(null);
-  }, [focus, list.data, active.data, choosing]);
+  const setFocus = useFocusWhenShown();
 
   const connected = async (integration: Integration) => {
     setChoosing(null);

@@ -34,6 +34,23 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []): Loaded
   return { data, error, reload };
 }
 
+/**
+ * Where focus goes once the page has drawn again (after an edit opens, a save, a refusal): call the
+ * returned function with an element's id, and that element takes the focus as soon as it is on the
+ * page and `ready` holds (a list that is read again). One mechanism for every page's focus moves.
+ */
+export function useFocusWhenShown(ready = true): (id: string) => void {
+  const [target, setTarget] = useState<string | null>(null);
+  useEffect(() => {
+    if (!target || !ready) return;
+    const element = document.getElementById(target);
+    if (!element) return;
+    element.focus();
+    setTarget(null);
+  });
+  return setTarget;
+}
+
 /** Sets the page's heading and the tab's title (a record's page names the record once it is loaded). */
 export function useTitle(title: string | null | undefined): void {
   useEffect(() => {
