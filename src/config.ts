@@ -28,7 +28,10 @@ export interface Config {
   rateLimits: boolean;
   /** REQUEST_LOGS=off stops storing the accounts' request logs (the benchmark's comparison); on by default. */
   requestLogs: boolean;
-  /** statement_timeout and idle_in_transaction_session_timeout of the service's connections. */
+  /**
+   * statement_timeout and idle_in_transaction_session_timeout of the service's connections. 0 turns
+   * one off: the service sets none, as PostgreSQL's 0 means (the benchmark measures what they cost).
+   */
   databaseTimeouts: DatabaseTimeouts;
   /** Where the CRM providers are reached (the real hosts unless set, and only the real hosts in production). */
   providers: ProviderConfig;
@@ -108,10 +111,10 @@ function parseBoolean(name: string, value: string | undefined, fallback: boolean
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
 }
 
-function parseMilliseconds(name: string, value: string | undefined, fallback: number): number {
+function parseMilliseconds(name: string, value: string | undefined, fallback: number, min = 1): number {
   if (value === undefined || value === '') return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 3_600_000) {
-    throw new ConfigError(`${name} must be a whole number of milliseconds from 1 to 3600000, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > 3_600_000) {
+    throw new ConfigError(`${name} must be a whole number of milliseconds from ${min} to 3600000, got "${value}"`);
   }
   return Number(value);
 }
@@ -204,8 +207,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: parseBoolean('RATE_LIMITS', env.RATE_LIMITS, true),
     requestLogs: parseBoolean('REQUEST_LOGS', env.REQUEST_LOGS, true),
     databaseTimeouts: {
-      statementMs: parseMilliseconds('DATABASE_STATEMENT_TIMEOUT_MS', env.DATABASE_STATEMENT_TIMEOUT_MS, 5_000),
-      idleInTransactionMs: parseMilliseconds('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 10_000),
+      statementMs: parseMilliseconds('DATABASE_STATEMENT_TIMEOUT_MS', env.DATABASE_STATEMENT_TIMEOUT_MS, 5_000, 0),
+      idleInTransactionMs: parseMilliseconds('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 10_000, 0),
     },
     providers: {
       hubspotApiUrl: parseProviderUrl('HUBSPOT_API_URL', env.HUBSPOT_API_URL, DEFAULT_HUBSPOT_API_URL, isProduction),

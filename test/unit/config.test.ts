@@ -230,9 +230,20 @@ describe('loadConfig', () => {
       statementMs: 250,
       idleInTransactionMs: 900,
     });
-    for (const bad of ['0', '-5', '1.5', 'soon', '3600001']) {
-      expect(configError({ DATABASE_STATEMENT_TIMEOUT_MS: bad }).message).toMatch(/^DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds/);
+    for (const bad of ['-5', '1.5', 'soon', '3600001']) {
+      expect(configError({ DATABASE_STATEMENT_TIMEOUT_MS: bad }).message).toMatch(
+        /^DATABASE_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds from 0/,
+      );
     }
+  });
+
+  it('takes 0 as no database timeout, as PostgreSQL does (the benchmark measures their cost)', () => {
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0' }).databaseTimeouts).toEqual({
+      statementMs: 0,
+      idleInTransactionMs: 0,
+    });
+    // Other durations keep refusing 0: a sync every 0 ms or a provider deadline of 0 ms is a mistake.
+    expect(configError({ SYNC_INTERVAL_MS: '0' }).message).toMatch(/^SYNC_INTERVAL_MS must be a whole number of milliseconds from 1 to 3600000/);
   });
 
   it('takes METRICS_TOKEN when long enough and without spaces, and never echoes a bad one', () => {
