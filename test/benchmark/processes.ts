@@ -2,8 +2,11 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { LoopDelay, LoopDelayRequest } from './loop-delay';
 
 export const ROOT = path.resolve(__dirname, '../../..');
+/** Loaded into every server started here (see loop-delay.ts). */
+const LOOP_DELAY_PRELOAD = path.join(__dirname, 'loop-delay.js');
 
 export interface Server {
   name: string;
@@ -11,6 +14,8 @@ export interface Server {
   process: ChildProcess;
   /** Resident memory now and at its peak (VmRSS, VmHWM from /proc), in MiB. */
   memory(): { rssMiB: number; peakMiB: number };
+  /** The event-loop delay since the last call (or the start), and a fresh measurement from now on. */
+  loopDelay(): Promise<LoopDelay>;
   stop(): Promise<void>;
 }
 
@@ -51,13 +56,43 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
   throw new Error(`${url} was not ready within 60 s:\n${output()}`);
 }
 
-/** Starts `node <script>` with `env` on a free loopback port and waits for GET /readyz. */
+function askLoopDelay(child: ChildProcess): Promise<LoopDelay> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      clearTimeout(timer);
+    };
+    const onMessage = (message: { type?: string } & LoopDelay) => {
+      if (message?.type !== 'loop-delay') return;
+      done();
+      resolve({ p99Ms: message.p99Ms, maxMs: message.maxMs, meanMs: message.meanMs });
+    };
+    const onExit = () => {
+      done();
+      reject(new Error('the server exited before it told its event-loop delay'));
+    };
+    // A guard, not a wait: the answer comes within a loop turn unless the preload is missing.
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error('the server did not tell its event-loop delay within 10 s'));
+    }, 10_000);
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    child.send({ type: 'loop-delay', reset: true } satisfies LoopDelayRequest);
+  });
+}
+
+/**
+ * Starts `node <script>` with `env` on a free loopback port and waits for GET /readyz. The
+ * event-loop delay preload comes first, over an IPC channel the server's own code never uses.
+ */
 export async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, script)], {
+  const child = spawn(process.execPath, ['-r', LOOP_DELAY_PRELOAD, ...nodeArgs, path.join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -72,6 +107,7 @@ export async function startServer(name: string, script: string, env: Record<stri
     url,
     process: child,
     memory: () => readMemory(child.pid),
+    loopDelay: () => askLoopDelay(child),
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
