@@ -275,6 +275,21 @@ async function main(): Promise<void> {
     res.json({ object: 'list', data: data.map(dealJson), has_more: hasMore, next_cursor: hasMore ? cursorOf(data[data.length - 1], '-created_at') : null });
   });
 
+  // The stored rendering of a proposal (the service renders on the first request and keeps the bytes).
+  app.get('/v1/proposals/:id/pdf', async (req, res) => {
+    const auth = res.locals.auth as Auth;
+    const { rows } = await pool.query({
+      name: 'proposal-pdf',
+      text: `select p.number, f.etag, f.bytes from proposal_pdfs f join proposals p on p.id = f.proposal_id
+              where f.account_id = $1 and f.livemode = $2 and f.proposal_id = $3`,
+      values: [auth.accountId, auth.livemode, req.params.id],
+    });
+    if (!rows[0]) return error(res, 404, 'invalid_request_error', 'resource_missing', `No such proposal: '${req.params.id}'`);
+    res.attachment(`${rows[0].number}.pdf`);
+    res.set({ 'Content-Type': 'application/pdf', ETag: rows[0].etag, 'Cache-Control': 'private, no-cache' });
+    res.end(rows[0].bytes);
+  });
+
   app.get('/readyz', (_req, res) => {
     res.json({ status: 'ready' });
   });

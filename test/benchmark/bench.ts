@@ -70,6 +70,7 @@ function summarize(results: LoadResult[]): LoadResult {
     p50: median(results.map((r) => r.p50)),
     p99: median(results.map((r) => r.p99)),
     failures: results.reduce((sum, r) => sum + r.failures, 0),
+    loopP99Ms: results.every((r) => r.loopP99Ms !== undefined) ? median(results.map((r) => r.loopP99Ms!)) : undefined,
   };
 }
 
@@ -120,7 +121,7 @@ async function main(): Promise<void> {
     const profileArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, '.data/bench/profiles')}`] : [];
     const service = await startServer('service', 'dist/src/main.js', serviceEnv, profileArgs);
     servers.push(service);
-    const account = await seed(databaseUrl, { leads: settings.leads, deals: settings.deals });
+    const account = await seed(databaseUrl, { leads: settings.leads, deals: settings.deals, serviceUrl: service.url });
     const baseline = await startServer('baseline', 'dist/test/benchmark/baseline-server.js', { DATABASE_URL: databaseUrl, REDIS_URL: redis });
     servers.push(baseline);
     const unlimited = await startServer('service without rate limiting', 'dist/src/main.js', { ...serviceEnv, RATE_LIMITS: 'off' });
@@ -128,7 +129,17 @@ async function main(): Promise<void> {
     // The same switch for the request logs (written off the request path): what storing them costs.
     const unlogged = await startServer('service without request logs', 'dist/src/main.js', { ...serviceEnv, REQUEST_LOGS: 'off' });
     servers.push(unlogged);
-    log(`service ${service.url}, baseline ${baseline.url}, service without rate limiting ${unlimited.url}, without request logs ${unlogged.url}`);
+    // And for the database timeouts (0 sets none): what the hardening costs.
+    const untimed = await startServer('service without statement timeouts', 'dist/src/main.js', {
+      ...serviceEnv,
+      DATABASE_STATEMENT_TIMEOUT_MS: '0',
+      DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0',
+    });
+    servers.push(untimed);
+    log(
+      `service ${service.url}, baseline ${baseline.url}, service without rate limiting ${unlimited.url}, without request logs ${unlogged.url}, ` +
+        `without statement timeouts ${untimed.url}`,
+    );
 
     const runTag = Date.now().toString(36);
     const every = scenarios(account, runTag);
@@ -139,33 +150,41 @@ async function main(): Promise<void> {
       throw new Error(`--only takes scenario names including read (${every.map((s) => s.name).join(', ')})`);
     }
     const load: LoadOptions = { connections: settings.connections, durationS: settings.durationS };
-    const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options);
+    const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options, server.loopDelay);
+    const serviceFor = (scenario: Scenario) => (scenario.overOperationLimit ? unlimited : service);
 
-    /** The scenarios measured on the servers with a switch off too (rate limiting, request logs). */
+    /** The scenarios measured on the servers with a switch off too (rate limiting, request logs, statement timeouts). */
     const switched = (scenario: Scenario) => scenario.name === 'read' || scenario.name === 'page1';
     log('warming up');
     for (const scenario of all) {
-      await run(service, scenario, { ...load, durationS: settings.warmupS });
+      await run(serviceFor(scenario), scenario, { ...load, durationS: settings.warmupS });
       await run(unlimited, scenario, { ...load, durationS: settings.warmupS });
-      if (switched(scenario)) await run(unlogged, scenario, { ...load, durationS: settings.warmupS });
+      if (switched(scenario)) {
+        await run(unlogged, scenario, { ...load, durationS: settings.warmupS });
+        await run(untimed, scenario, { ...load, durationS: settings.warmupS });
+      }
       await run(baseline, byName.get(scenario.baselineScenario ?? scenario.name)!, { ...load, durationS: settings.warmupS });
     }
 
-    const samples = new Map<string, { service: LoadResult[]; baseline: LoadResult[]; unlimited: LoadResult[]; unlogged: LoadResult[] }>();
+    const samples = new Map<
+      string,
+      { service: LoadResult[]; baseline: LoadResult[]; unlimited: LoadResult[]; unlogged: LoadResult[]; untimed: LoadResult[] }
+    >();
     for (let round = 1; round <= settings.rounds; round++) {
       for (const scenario of all) {
-        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [] };
+        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [], untimed: [] };
         samples.set(scenario.name, entry);
         const baselineScenario = byName.get(scenario.baselineScenario ?? scenario.name)!;
         // A and B interleaved, the order flipped every round, so drift (caches, autovacuum) hits both.
         const order = round % 2 ? (['service', 'baseline'] as const) : (['baseline', 'service'] as const);
         for (const who of order) {
-          if (who === 'service') entry.service.push(await run(service, scenario));
+          if (who === 'service') entry.service.push(await run(serviceFor(scenario), scenario));
           else entry.baseline.push(await run(baseline, baselineScenario));
         }
         if (switched(scenario)) {
           entry.unlimited.push(await run(unlimited, scenario));
           entry.unlogged.push(await run(unlogged, scenario));
+          entry.untimed.push(await run(untimed, scenario));
         }
         const last = (list: LoadResult[]) => list[list.length - 1];
         log(
@@ -183,6 +202,7 @@ async function main(): Promise<void> {
           baseline: summarize(s.baseline),
           unlimited: s.unlimited.length ? summarize(s.unlimited) : undefined,
           unlogged: s.unlogged.length ? summarize(s.unlogged) : undefined,
+          untimed: s.untimed.length ? summarize(s.untimed) : undefined,
         },
       ]),
     );

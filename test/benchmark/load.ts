@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import type { LoopDelay } from './loop-delay';
 import type { BenchAccount } from './seed';
 
 /** One kind of request the benchmark sends, to the service and to the baseline alike. */
@@ -10,6 +11,11 @@ export interface Scenario {
   next(): { path: string; body?: string };
   /** Only the service answers it (GraphQL); the baseline's REST equivalent is named here. */
   baselineScenario?: string;
+  /**
+   * The service limits this operation per account far below what a load run sends (proposalPdf:
+   * 120 a minute), so its side is measured on the service with RATE_LIMITS=off.
+   */
+  overOperationLimit?: boolean;
 }
 
 const LEAD_FIELDS =
@@ -50,6 +56,13 @@ export function scenarios(account: BenchAccount, runTag: string): Scenario[] {
     },
     { name: 'deals', title: 'GET /v1/deals?stage=proposal', method: 'GET', next: () => ({ path: '/v1/deals?stage=proposal' }) },
     {
+      name: 'pdf',
+      title: 'GET /v1/proposals/{id}/pdf (stored; service with RATE_LIMITS=off)',
+      method: 'GET',
+      overOperationLimit: true,
+      next: () => ({ path: `/v1/proposals/${account.proposalId}/pdf` }),
+    },
+    {
       name: 'graphql',
       title: 'POST /graphql { lead(id) }',
       method: 'POST',
@@ -69,6 +82,8 @@ export interface LoadResult {
   p99: number;
   /** Responses that were not 2xx, and connection errors; a run with any is reported, not hidden. */
   failures: number;
+  /** The measured server's event-loop delay p99 over the run, in ms (loop-delay.ts); absent in older figures. */
+  loopP99Ms?: number;
 }
 
 export interface LoadOptions {
@@ -78,8 +93,12 @@ export interface LoadOptions {
   rate?: number;
 }
 
-/** Drives `url` with one scenario through autocannon on loopback. */
-export async function drive(url: string, key: string, scenario: Scenario, options: LoadOptions): Promise<LoadResult> {
+/**
+ * Drives `url` with one scenario through autocannon on loopback; `loopDelay` is the server's
+ * (Server.loopDelay), asked before the run to start afresh and after it for the run's figures.
+ */
+export async function drive(url: string, key: string, scenario: Scenario, options: LoadOptions, loopDelay?: () => Promise<LoopDelay>): Promise<LoadResult> {
+  await loopDelay?.();
   const result = await autocannon({
     url,
     connections: options.connections,
@@ -98,5 +117,6 @@ export async function drive(url: string, key: string, scenario: Scenario, option
     p50: result.latency.p50,
     p99: result.latency.p99,
     failures: result.non2xx + result.errors,
+    loopP99Ms: (await loopDelay?.())?.p99Ms,
   };
 }

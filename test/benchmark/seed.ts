@@ -20,6 +20,8 @@ export interface BenchAccount {
   deepCursor: string;
   deepRow: number;
   leads: number;
+  /** A proposal of the first seeded deal, its PDF rendered and stored (the `pdf` scenario's). */
+  proposalId: string;
 }
 
 function cli(databaseUrl: string, args: string[]): string {
@@ -63,10 +65,32 @@ async function insertInBatches(db: Client, label: string, from: number, to: numb
 }
 
 /**
+ * One proposal, made through the service's API as a user would (POST /v1/proposals from the first
+ * seeded deal), and its PDF asked once: the service renders it on the first request and stores it,
+ * so the measured requests (and the baseline, which reads proposal_pdfs) get the stored bytes.
+ */
+async function seedProposal(serviceUrl: string, liveKey: string): Promise<string> {
+  const headers = { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' };
+  const created = await fetch(`${serviceUrl}/v1/proposals`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ deal_id: `deal_BENCH${'0'.repeat(21)}`, title: 'Benchmark proposal' }),
+  });
+  if (created.status !== 201) throw new Error(`POST /v1/proposals answered ${created.status}: ${await created.text()}`);
+  const { id } = (await created.json()) as { id: string };
+  const pdf = await fetch(`${serviceUrl}/v1/proposals/${id}/pdf`, { headers });
+  const type = pdf.headers.get('content-type');
+  if (pdf.status !== 200 || type !== 'application/pdf') throw new Error(`GET /v1/proposals/${id}/pdf answered ${pdf.status} ${type}`);
+  await pdf.arrayBuffer();
+  return id;
+}
+
+/**
  * Fills the bench account with `leads` leads (and a pipeline of deals) in SQL batches, with a
  * progress bar. Rows are spread 10 ms apart in created_at, scores over 0–100, five industries.
+ * Then one proposal through the service at `serviceUrl` (seedProposal).
  */
-export async function seed(databaseUrl: string, options: { leads: number; deals: number }): Promise<BenchAccount> {
+export async function seed(databaseUrl: string, options: { leads: number; deals: number; serviceUrl: string }): Promise<BenchAccount> {
   const liveKey = prepareAccount(databaseUrl);
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
@@ -119,7 +143,8 @@ export async function seed(databaseUrl: string, options: { leads: number; deals:
       [accountId, deepRow - 1],
     );
     const deepCursor = Buffer.from(JSON.stringify({ s: '-created_at', v: deep.rows[0].created_at.toISOString(), i: deep.rows[0].id })).toString('base64url');
-    return { accountId, liveKey, leadIds, deepCursor, deepRow, leads: options.leads };
+    const proposalId = await seedProposal(options.serviceUrl, liveKey);
+    return { accountId, liveKey, leadIds, deepCursor, deepRow, leads: options.leads, proposalId };
   } finally {
     await db.end();
   }

@@ -7,8 +7,10 @@ import { testRedisUrl } from '../helpers/app';
 
 /**
  * `npm run bench -- --quick` runs to completion: the service, the baseline, and the service without
- * rate limiting and without request logs start, the account is seeded through the CLI, every scenario answers 2xx on both
- * sides, and the report prints. No timing is asserted (the figures are for docs/benchmark.md).
+ * rate limiting, without request logs and without statement timeouts start, the account is seeded
+ * through the CLI (and a proposal through the API), every scenario answers 2xx on both sides, each
+ * server tells its event-loop delay, and the report prints. No timing is asserted (the figures are
+ * for docs/benchmark.md).
  */
 describe('benchmark (quick mode, as a smoke test)', () => {
   const redisUrl = testRedisUrl();
@@ -29,13 +31,30 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     if (code !== 0) throw new Error(`bench exited with ${code}:\n${output.slice(-3_000)}`);
 
     expect(output).toMatch(/\[bench\] leads \[=+\] 100% 2000\/2000 rows/);
-    for (const title of ['GET /v1/leads/{id}', 'GET /v1/leads?limit=50', 'POST /v1/leads', 'GET /v1/deals?stage=proposal', 'POST /graphql { lead(id) }']) {
+    const titles = [
+      'GET /v1/leads/{id}',
+      'GET /v1/leads?limit=50',
+      'POST /v1/leads',
+      'GET /v1/deals?stage=proposal',
+      'POST /graphql { lead(id) }',
+      'GET /v1/proposals/{id}/pdf (stored; service with RATE_LIMITS=off)',
+    ];
+    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    for (const title of titles) {
       // Each scenario's row: service and baseline throughput, and their ratio.
-      expect(output).toMatch(new RegExp(`\\| ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\| \\d+ \\| \\d+[^|]* \\| \\d+\\.\\d\\d× \\|`));
+      expect(output).toMatch(new RegExp(`\\| ${escape(title)} \\| \\d+ \\| \\d+[^|]* \\| \\d+\\.\\d\\d× \\|`));
+      // And its event-loop delay p99 on the service and the baseline (the other servers run single reads and page 1 only).
+      expect(output).toMatch(new RegExp(`\\| ${escape(title)} \\| \\d+\\.\\d \\| \\d+\\.\\d \\| `));
     }
-    expect(output).toMatch(/Redis rate limiting: throughput cost/);
+    expect(output).toMatch(
+      /Event-loop delay p99 under each scenario \(ms\): service \/ baseline \/ without rate limiting \/ without request logs \/ without statement timeouts/,
+    );
+    expect(output).toMatch(
+      /\| Rate limiting in Redis \(plan quotas and per-root-field operation limits, RATE_LIMITS=off\): throughput cost on GET \/v1\/leads\/\{id\} \| -?\d+\.\d % \| ≤ 5 % \|/,
+    );
     expect(output).toMatch(/Service without request logs \(REQUEST_LOGS=off\): GET \/v1\/leads\/\{id\} \d+ req\/s, GET \/v1\/leads\?limit=50 \d+ req\/s\./);
-    expect(output).toMatch(/\| Request logs: throughput cost on GET \/v1\/leads\/\{id\} \| -?\d+\.\d % \| ≤ 10 % \|/);
+    expect(output).toMatch(/\| Request logs: throughput cost on GET \/v1\/leads\/\{id\} \| -?\d+\.\d % \| ≤ 5 % \|/);
+    expect(output).toMatch(/\| Statement timeouts: throughput cost on GET \/v1\/leads\?limit=50 \| -?\d+\.\d % \| ≤ 5 % \|/);
     expect(output).toMatch(/Peak RSS: service \d+\.\d MiB, baseline \d+\.\d MiB/);
     expect(output).not.toMatch(/FAILED/);
 
@@ -57,6 +76,9 @@ describe('benchmark (quick mode, as a smoke test)', () => {
         [started],
       );
       expect(Number(logged.rows[0].count)).toBeGreaterThan(0);
+      // The pdf scenario's proposal was rendered once, before the measured requests, and stored.
+      const pdfs = await db.query<{ count: string }>(`select count(*) from proposal_pdfs where created_at >= $1`, [started]);
+      expect(Number(pdfs.rows[0].count)).toBe(1);
     } finally {
       await db.end();
     }
