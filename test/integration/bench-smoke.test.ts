@@ -6,8 +6,8 @@ import { workerDatabaseUrl } from '../helpers/database';
 import { testRedisUrl } from '../helpers/app';
 
 /**
- * `npm run bench -- --quick` runs to completion: the service, the baseline, and the service without
- * rate limiting and without request logs start, the account is seeded through the CLI, every scenario answers 2xx on both
+ * `npm run bench -- --quick` runs to completion: the service, the baseline, the service without
+ * rate limiting and without request logs, and PostGraphile start, the account is seeded through the CLI, every scenario answers 2xx on both
  * sides, and the report prints. No timing is asserted (the figures are for docs/benchmark.md).
  */
 describe('benchmark (quick mode, as a smoke test)', () => {
@@ -29,14 +29,27 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     if (code !== 0) throw new Error(`bench exited with ${code}:\n${output.slice(-3_000)}`);
 
     expect(output).toMatch(/\[bench\] leads \[=+\] 100% 2000\/2000 rows/);
-    for (const title of ['GET /v1/leads/{id}', 'GET /v1/leads?limit=50', 'POST /v1/leads', 'GET /v1/deals?stage=proposal', 'POST /graphql { lead(id) }']) {
+    for (const title of [
+      'GET /v1/leads/{id}',
+      'GET /v1/leads?limit=50',
+      'POST /v1/leads',
+      'GET /v1/deals?stage=proposal',
+      'POST /graphql { lead(id) }',
+      'POST /graphql { leads(limit: 50) }',
+    ]) {
       // Each scenario's row: service and baseline throughput, and their ratio.
       expect(output).toMatch(new RegExp(`\\| ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\| \\d+ \\| \\d+[^|]* \\| \\d+\\.\\d\\d× \\|`));
     }
+    // PostGraphile answered the same GraphQL queries (checked for data and no errors before they were measured).
+    expect(output).toMatch(/GraphQL: the service vs PostGraphile 4\.\d+\.\d+/);
+    for (const title of ['lead\\(id\\)', 'leads\\(limit: 50\\)']) {
+      expect(output).toMatch(new RegExp(`\\| POST /graphql \\{ ${title} \\} \\| \\d+ \\| \\d+ \\| \\d+\\.\\d\\d× \\|`));
+    }
+    expect(output).toMatch(/\| \/graphql first 50 leads vs PostGraphile \| \d+\.\d\d× \| ≥ 1\.0× \|/);
     expect(output).toMatch(/Redis rate limiting: throughput cost/);
     expect(output).toMatch(/Service without request logs \(REQUEST_LOGS=off\): GET \/v1\/leads\/\{id\} \d+ req\/s, GET \/v1\/leads\?limit=50 \d+ req\/s\./);
     expect(output).toMatch(/\| Request logs: throughput cost on GET \/v1\/leads\/\{id\} \| -?\d+\.\d % \| ≤ 10 % \|/);
-    expect(output).toMatch(/Peak RSS: service \d+\.\d MiB, baseline \d+\.\d MiB/);
+    expect(output).toMatch(/Peak RSS: service \d+\.\d MiB, baseline \d+\.\d MiB, PostGraphile \d+\.\d MiB/);
     expect(output).not.toMatch(/FAILED/);
 
     // The leads the create scenario sent are in the database, scored, each with its two events.
