@@ -9,12 +9,13 @@
  *            --only read,create (measure these scenarios only; skips the fixed-rate run and the soak)
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { drive, LoadOptions, LoadResult, Scenario, scenarios } from './load';
+import { check, drive, LoadOptions, LoadResult, postgraphileScenarios, Scenario, scenarios } from './load';
 import { ROOT, Server, startServer } from './processes';
 import { Figures, printReport, writeResults } from './report';
 import { seed } from './seed';
@@ -73,6 +74,9 @@ function summarize(results: LoadResult[]): LoadResult {
     loopP99Ms: results.every((r) => r.loopP99Ms !== undefined) ? median(results.map((r) => r.loopP99Ms!)) : undefined,
   };
 }
+
+/** The PostGraphile release installed (pinned in package.json), for the report's heading. */
+const postgraphileVersion = () => (JSON.parse(readFileSync(path.join(ROOT, 'node_modules/postgraphile/package.json'), 'utf8')) as { version: string }).version;
 
 async function redisUrl(): Promise<string> {
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -153,6 +157,22 @@ async function main(): Promise<void> {
     const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options, server.loopDelay);
     const serviceFor = (scenario: Scenario) => (scenario.overOperationLimit ? unlimited : service);
 
+    // PostGraphile over the same database, for the GraphQL scenarios measured here (issue 25).
+    const versusPostgraphile = postgraphileScenarios(account);
+    const postgraphile = all.some((s) => versusPostgraphile[s.name])
+      ? await startServer('postgraphile', 'dist/test/benchmark/postgraphile-server.js', { DATABASE_URL: databaseUrl })
+      : undefined;
+    if (postgraphile) servers.push(postgraphile);
+    const rival = (scenario: Scenario) => (postgraphile ? versusPostgraphile[scenario.name] : undefined);
+    for (const scenario of all.filter((s) => s.leadIds)) {
+      const ours = await check(service.url, account.liveKey, scenario);
+      const theirs = rival(scenario) && (await check(postgraphile!.url, account.liveKey, rival(scenario)!));
+      // Same rows in the same order on both sides, or the comparison is of different work.
+      if (theirs && scenario.name === 'graphql-page' && ours.join() !== theirs.join()) {
+        throw new Error(`${scenario.title}: the service and PostGraphile answered different leads:\n${ours.join()}\n${theirs.join()}`);
+      }
+    }
+
     /** The scenarios measured on the servers with a switch off too (rate limiting, request logs, statement timeouts). */
     const switched = (scenario: Scenario) => scenario.name === 'read' || scenario.name === 'page1';
     log('warming up');
@@ -164,22 +184,24 @@ async function main(): Promise<void> {
         await run(untimed, scenario, { ...load, durationS: settings.warmupS });
       }
       await run(baseline, byName.get(scenario.baselineScenario ?? scenario.name)!, { ...load, durationS: settings.warmupS });
+      if (rival(scenario)) await run(postgraphile!, rival(scenario)!, { ...load, durationS: settings.warmupS });
     }
 
     const samples = new Map<
       string,
-      { service: LoadResult[]; baseline: LoadResult[]; unlimited: LoadResult[]; unlogged: LoadResult[]; untimed: LoadResult[] }
+      { service: LoadResult[]; baseline: LoadResult[]; unlimited: LoadResult[]; unlogged: LoadResult[]; untimed: LoadResult[]; postgraphile: LoadResult[] }
     >();
     for (let round = 1; round <= settings.rounds; round++) {
       for (const scenario of all) {
-        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [], untimed: [] };
+        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [], untimed: [], postgraphile: [] };
         samples.set(scenario.name, entry);
         const baselineScenario = byName.get(scenario.baselineScenario ?? scenario.name)!;
         // A and B interleaved, the order flipped every round, so drift (caches, autovacuum) hits both.
-        const order = round % 2 ? (['service', 'baseline'] as const) : (['baseline', 'service'] as const);
+        const order = round % 2 ? (['service', 'baseline', 'postgraphile'] as const) : (['postgraphile', 'baseline', 'service'] as const);
         for (const who of order) {
           if (who === 'service') entry.service.push(await run(serviceFor(scenario), scenario));
-          else entry.baseline.push(await run(baseline, baselineScenario));
+          else if (who === 'baseline') entry.baseline.push(await run(baseline, baselineScenario));
+          else if (rival(scenario)) entry.postgraphile.push(await run(postgraphile!, rival(scenario)!));
         }
         if (switched(scenario)) {
           entry.unlimited.push(await run(unlimited, scenario));
@@ -189,7 +211,8 @@ async function main(): Promise<void> {
         const last = (list: LoadResult[]) => list[list.length - 1];
         log(
           `round ${round}/${settings.rounds} ${scenario.name}: service ${last(entry.service).rps.toFixed(0)}/s, ` +
-            `baseline ${last(entry.baseline).rps.toFixed(0)}/s`,
+            `baseline ${last(entry.baseline).rps.toFixed(0)}/s` +
+            (rival(scenario) ? `, PostGraphile ${last(entry.postgraphile).rps.toFixed(0)}/s` : ''),
         );
       }
     }
@@ -203,6 +226,7 @@ async function main(): Promise<void> {
           unlimited: s.unlimited.length ? summarize(s.unlimited) : undefined,
           unlogged: s.unlogged.length ? summarize(s.unlogged) : undefined,
           untimed: s.untimed.length ? summarize(s.untimed) : undefined,
+          postgraphile: s.postgraphile.length ? summarize(s.postgraphile) : undefined,
         },
       ]),
     );
@@ -243,7 +267,8 @@ async function main(): Promise<void> {
       titles: Object.fromEntries(all.map((s) => [s.name, s.title])),
       summary: Object.fromEntries(summary),
       fixed,
-      memory: { service: service.memory(), baseline: baseline.memory(), soak: rss },
+      memory: { service: service.memory(), baseline: baseline.memory(), postgraphile: postgraphile?.memory(), soak: rss },
+      postgraphileVersion: postgraphile ? postgraphileVersion() : undefined,
       durationS: Math.round((Date.now() - started) / 1000),
     };
     const failed = printReport(figures, log);

@@ -16,10 +16,19 @@ export interface Scenario {
    * 120 a minute), so its side is measured on the service with RATE_LIMITS=off.
    */
   overOperationLimit?: boolean;
+  /** A GraphQL answer's lead ids, for the sanity request (`check`) made before any measurement. */
+  leadIds?(data: Record<string, unknown>): string[];
 }
 
 const LEAD_FIELDS =
   'id object createdAt updatedAt livemode company contactEmail contactName industry employees website country source status score scoreLabel modelVersion scoredAt metadata';
+/** The same columns under PostGraphile's names; `object` is a constant on our side, its `__typename` on PostGraphile's. */
+const POSTGRAPHILE_LEAD_FIELDS = LEAD_FIELDS.replace('object', '__typename');
+
+/** A repeated document with variables, as a dashboard or a generated client sends it. */
+const graphqlBody = (query: string, variables: Record<string, unknown>) => JSON.stringify({ query, variables });
+type Json = Record<string, unknown>;
+const idsOf = (leads: unknown) => (Array.isArray(leads) ? leads : [leads]).filter(Boolean).map((lead) => (lead as Json).id as string);
 
 export function scenarios(account: BenchAccount, runTag: string): Scenario[] {
   let turn = 0;
@@ -67,12 +76,62 @@ export function scenarios(account: BenchAccount, runTag: string): Scenario[] {
       title: 'POST /graphql { lead(id) }',
       method: 'POST',
       baselineScenario: 'read',
+      next: () => ({ path: '/graphql', body: graphqlBody(`query Lead($id: ID!) { lead(id: $id) { ${LEAD_FIELDS} } }`, { id: nextLead() }) }),
+      leadIds: (data) => idsOf(data.lead),
+    },
+    {
+      name: 'graphql-page',
+      title: 'POST /graphql { leads(limit: 50) }',
+      method: 'POST',
+      baselineScenario: 'page1',
       next: () => ({
         path: '/graphql',
-        body: JSON.stringify({ query: `query Lead($id: ID!) { lead(id: $id) { ${LEAD_FIELDS} } }`, variables: { id: nextLead() } }),
+        body: graphqlBody(`query Leads($filter: LeadListInput) { leads(filter: $filter) { object hasMore nextCursor data { ${LEAD_FIELDS} } } }`, {
+          filter: { limit: 50 },
+        }),
       }),
+      leadIds: (data) => idsOf((data.leads as Json).data),
     },
   ];
+}
+
+/**
+ * PostGraphile's equivalents of our GraphQL scenarios (keyed by their names): the same lead by its
+ * primary key, and the account's first 50 live leads in our list's order (created_at desc, id desc),
+ * with the same columns and the page's "is there more" and cursor.
+ */
+export function postgraphileScenarios(account: BenchAccount): Record<string, Scenario> {
+  let turn = 0;
+  const nextLead = () => account.leadIds[(turn = (turn + 1) % account.leadIds.length)];
+  return {
+    graphql: {
+      name: 'postgraphile-lead',
+      title: 'PostGraphile { leadById(id) }',
+      method: 'POST',
+      next: () => ({
+        path: '/graphql',
+        body: graphqlBody(`query Lead($id: String!) { leadById(id: $id) { ${POSTGRAPHILE_LEAD_FIELDS} } }`, { id: nextLead() }),
+      }),
+      leadIds: (data) => idsOf(data.leadById),
+    },
+    'graphql-page': {
+      name: 'postgraphile-page',
+      title: 'PostGraphile { allLeads(first: 50) }',
+      method: 'POST',
+      next: () => ({
+        path: '/graphql',
+        body: graphqlBody(
+          `query Leads($accountId: String!, $first: Int!) {
+            allLeads(first: $first, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { accountId: $accountId, livemode: true }) {
+              __typename pageInfo { hasNextPage endCursor } nodes { ${POSTGRAPHILE_LEAD_FIELDS} }
+            }
+          }`,
+          { accountId: account.accountId, first: 50 },
+        ),
+      }),
+      leadIds: (data) => idsOf((data.allLeads as Json).nodes),
+    },
+  };
 }
 
 export interface LoadResult {
@@ -91,6 +150,30 @@ export interface LoadOptions {
   durationS: number;
   /** A fixed rate for all connections together (requests per second); unset: as fast as it answers. */
   rate?: number;
+}
+
+/**
+ * One request of a GraphQL scenario before it is measured: autocannon counts only non-2xx answers as
+ * failures, and a GraphQL error (or a null lead) comes back as 200. Throws with the answer unless it
+ * carries data, no errors, and at least one lead; returns the leads' ids.
+ */
+export async function check(url: string, key: string, scenario: Scenario): Promise<string[]> {
+  const { path, body } = scenario.next();
+  const response = await fetch(`${url}${path}`, {
+    method: scenario.method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+  });
+  const text = await response.text();
+  let answer: { data?: Json | null; errors?: unknown[] } = {};
+  try {
+    answer = JSON.parse(text) as typeof answer;
+  } catch {
+    // not JSON: reported below with the text
+  }
+  const ids = response.ok && answer.data && !answer.errors ? (scenario.leadIds?.(answer.data) ?? []) : [];
+  if (!ids.length) throw new Error(`${scenario.title} at ${url}: ${response.status} ${text.slice(0, 2_000)}`);
+  return ids;
 }
 
 /**

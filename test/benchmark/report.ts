@@ -10,15 +10,22 @@ export interface Figures {
   titles: Record<string, string>;
   /**
    * unlimited: the service with RATE_LIMITS=off; unlogged: with REQUEST_LOGS=off; untimed: with
-   * DATABASE_STATEMENT_TIMEOUT_MS=0 (the last two on single reads and page 1 only).
+   * DATABASE_STATEMENT_TIMEOUT_MS=0 (the last two on single reads and page 1 only);
+   * postgraphile: PostGraphile's equivalent of a GraphQL scenario (load.ts, postgraphileScenarios).
    */
-  summary: Record<string, { service: LoadResult; baseline: LoadResult; unlimited?: LoadResult; unlogged?: LoadResult; untimed?: LoadResult }>;
+  summary: Record<
+    string,
+    { service: LoadResult; baseline: LoadResult; unlimited?: LoadResult; unlogged?: LoadResult; untimed?: LoadResult; postgraphile?: LoadResult }
+  >;
   fixed: { rate: number; service: LoadResult; baseline: LoadResult };
   memory: {
     service: { rssMiB: number; peakMiB: number };
     baseline: { rssMiB: number; peakMiB: number };
+    postgraphile?: { rssMiB: number; peakMiB: number };
     soak: Array<{ atS: number; rssMiB: number }>;
   };
+  /** The PostGraphile release measured, when it was (figures written before it have none). */
+  postgraphileVersion?: string;
   durationS: number;
 }
 
@@ -35,6 +42,7 @@ const SERVERS = {
   unlimited: 'Without rate limiting',
   unlogged: 'Without request logs',
   untimed: 'Without statement timeouts',
+  postgraphile: 'PostGraphile',
 } as const;
 
 /** What each switch turns off, and the server measured with it off. */
@@ -87,6 +95,7 @@ export function checks(f: Figures): Check[] {
       });
     }
   }
+  out.push(...graphqlChecks(f));
   const p99 = f.fixed.service.p99 / f.fixed.baseline.p99;
   out.push({
     what: `p99 at ${f.fixed.rate}/s (70 % of the baseline's maximum)`,
@@ -111,10 +120,53 @@ export function checks(f: Figures): Check[] {
   return out;
 }
 
+/** Issue 25: our GraphQL against PostGraphile's for the same rows, and against our own REST routes. */
+const GRAPHQL_VERSUS = [
+  { name: 'graphql', rest: 'read', what: '/graphql lead by id', restWhat: 'GET /v1/leads/{id}' },
+  { name: 'graphql-page', rest: 'page1', what: '/graphql first 50 leads', restWhat: 'GET /v1/leads?limit=50' },
+];
+
+function graphqlChecks(f: Figures): Check[] {
+  const out: Check[] = [];
+  for (const { name, what } of GRAPHQL_VERSUS) {
+    const s = f.summary[name];
+    if (!s?.postgraphile) continue;
+    const ratio = s.service.rps / s.postgraphile.rps;
+    out.push({ what: `${what} vs PostGraphile`, value: `${ratio.toFixed(2)}×`, target: '≥ 1.0×', met: ratio >= 1 });
+  }
+  for (const { name, rest, what, restWhat } of GRAPHQL_VERSUS) {
+    const [graphql, rested] = [f.summary[name], f.summary[rest]];
+    if (!graphql || !rested) continue;
+    const ratio = graphql.service.rps / rested.service.rps;
+    out.push({ what: `${what} vs ${restWhat}`, value: `${ratio.toFixed(2)}×`, target: '≥ 0.9×', met: ratio >= 0.9 });
+  }
+  return out;
+}
+
+function postgraphileTable(f: Figures): string[] {
+  const rows = GRAPHQL_VERSUS.filter(({ name }) => f.summary[name]?.postgraphile);
+  if (!rows.length) return [];
+  return [
+    `GraphQL: the service vs PostGraphile ${f.postgraphileVersion ?? ''} (same rows, same columns, same order; load.ts):`,
+    '',
+    '| Query | Service req/s | PostGraphile req/s | Ratio | Service p50 / p99 | PostGraphile p50 / p99 |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows.map(({ name }) => {
+      const service = f.summary[name].service;
+      const postgraphile = f.summary[name].postgraphile!;
+      return (
+        `| ${f.titles[name]} | ${service.rps.toFixed(0)} | ${postgraphile.rps.toFixed(0)} | ${(service.rps / postgraphile.rps).toFixed(2)}× | ` +
+        `${ms(service.p50)} / ${ms(service.p99)} | ${ms(postgraphile.p50)} / ${ms(postgraphile.p99)} |`
+      );
+    }),
+    '',
+  ];
+}
+
 function throughputTable(f: Figures): string[] {
   const lines = ['| Scenario | Service req/s | Baseline req/s | Ratio | Service p50 / p99 | Baseline p50 / p99 |', '|---|---:|---:|---:|---:|---:|'];
   for (const [name, s] of Object.entries(f.summary)) {
-    const baselineNote = name === 'graphql' ? ' (REST read)' : '';
+    const baselineNote = name === 'graphql' ? ' (REST read)' : name === 'graphql-page' ? ' (REST page 1)' : '';
     lines.push(
       `| ${f.titles[name]} | ${s.service.rps.toFixed(0)} | ${s.baseline.rps.toFixed(0)}${baselineNote} | ${(s.service.rps / s.baseline.rps).toFixed(2)}× | ` +
         `${ms(s.service.p50)} / ${ms(s.service.p99)} | ${ms(s.baseline.p50)} / ${ms(s.baseline.p99)} |`,
@@ -157,8 +209,10 @@ function markdown(f: Figures): string {
     ...loopDelayTable(f),
     '',
     ...switchedOff,
-    `Peak RSS: service ${fixed1(f.memory.service.peakMiB)} MiB, baseline ${fixed1(f.memory.baseline.peakMiB)} MiB.`,
+    `Peak RSS: service ${fixed1(f.memory.service.peakMiB)} MiB, baseline ${fixed1(f.memory.baseline.peakMiB)} MiB` +
+      (f.memory.postgraphile ? `, PostGraphile ${fixed1(f.memory.postgraphile.peakMiB)} MiB.` : '.'),
     '',
+    ...postgraphileTable(f),
     '| Target | Measured | Target | Met |',
     '|---|---:|---:|:-:|',
     ...all.map((c) => `| ${c.what} | ${c.value} | ${c.target} | ${c.met ? 'yes' : '**no**'} |`),

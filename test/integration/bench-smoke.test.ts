@@ -6,11 +6,11 @@ import { workerDatabaseUrl } from '../helpers/database';
 import { testRedisUrl } from '../helpers/app';
 
 /**
- * `npm run bench -- --quick` runs to completion: the service, the baseline, and the service without
- * rate limiting, without request logs and without statement timeouts start, the account is seeded
- * through the CLI (and a proposal through the API), every scenario answers 2xx on both sides, each
- * server tells its event-loop delay, and the report prints. No timing is asserted (the figures are
- * for docs/benchmark.md).
+ * `npm run bench -- --quick` runs to completion: the service, the baseline, the service without
+ * rate limiting, without request logs and without statement timeouts, and PostGraphile start, the
+ * account is seeded through the CLI (and a proposal through the API), every scenario answers 2xx on
+ * both sides, each server tells its event-loop delay, and the report prints. No timing is asserted
+ * (the figures are for docs/benchmark.md).
  */
 describe('benchmark (quick mode, as a smoke test)', () => {
   const redisUrl = testRedisUrl();
@@ -38,6 +38,7 @@ describe('benchmark (quick mode, as a smoke test)', () => {
       'GET /v1/deals?stage=proposal',
       'POST /graphql { lead(id) }',
       'GET /v1/proposals/{id}/pdf (stored; service with RATE_LIMITS=off)',
+      'POST /graphql { leads(limit: 50) }',
     ];
     const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     for (const title of titles) {
@@ -55,7 +56,13 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     expect(output).toMatch(/Service without request logs \(REQUEST_LOGS=off\): GET \/v1\/leads\/\{id\} \d+ req\/s, GET \/v1\/leads\?limit=50 \d+ req\/s\./);
     expect(output).toMatch(/\| Request logs: throughput cost on GET \/v1\/leads\/\{id\} \| -?\d+\.\d % \| ≤ 5 % \|/);
     expect(output).toMatch(/\| Statement timeouts: throughput cost on GET \/v1\/leads\?limit=50 \| -?\d+\.\d % \| ≤ 5 % \|/);
-    expect(output).toMatch(/Peak RSS: service \d+\.\d MiB, baseline \d+\.\d MiB/);
+    expect(output).toMatch(/Peak RSS: service \d+\.\d MiB, baseline \d+\.\d MiB, PostGraphile \d+\.\d MiB/);
+    // PostGraphile answered the same GraphQL queries (checked for data and no errors before they were measured).
+    expect(output).toMatch(/GraphQL: the service vs PostGraphile 4\.\d+\.\d+/);
+    for (const title of ['lead\\(id\\)', 'leads\\(limit: 50\\)']) {
+      expect(output).toMatch(new RegExp(`\\| POST /graphql \\{ ${title} \\} \\| \\d+ \\| \\d+ \\| \\d+\\.\\d\\d× \\|`));
+    }
+    expect(output).toMatch(/\| \/graphql first 50 leads vs PostGraphile \| \d+\.\d\d× \| ≥ 1\.0× \|/);
     expect(output).not.toMatch(/FAILED/);
 
     // The leads the create scenario sent are in the database, scored, each with its two events.
