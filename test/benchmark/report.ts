@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LoadResult } from './load';
 import { ROOT } from './processes';
+import type { SyncPushFigures } from './sync-push';
 
 export interface Figures {
   date: string;
@@ -16,6 +17,8 @@ export interface Figures {
     baseline: { rssMiB: number; peakMiB: number };
     soak: Array<{ atS: number; rssMiB: number }>;
   };
+  /** The sync row (sync-push.ts); absent when --only leaves it out, and in figures older than it. */
+  sync?: SyncPushFigures;
   durationS: number;
 }
 
@@ -77,7 +80,27 @@ export function checks(f: Figures): Check[] {
       met: growth <= 0.1,
     });
   }
+  if (f.sync) {
+    const s = f.sync;
+    out.push({
+      what: "Sync: provider's limits respected",
+      value: `peak ${s.peakPer10s} per 10 s; all arrived: ${s.allArrived ? 'yes' : 'no'}`,
+      target: `≤ ${s.limitPer10s} per 10 s; every lead once`,
+      met: s.peakPer10s <= s.limitPer10s && s.allArrived,
+    });
+  }
   return out;
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+function syncLine(s: SyncPushFigures): string {
+  return (
+    `Sync: ${count(s.pushed)}${s.pushed === s.leads ? '' : ` of ${count(s.leads)}`} leads pushed to a loopback HubSpot: ` +
+    `${s.leadsPerSecond.toFixed(0)} leads/s in ${s.seconds.toFixed(1)} s; ${count(s.requests)} requests, ` +
+    `peak ${s.peakPer10s} per 10 s window (limit ${s.limitPer10s}), 429s: ${s.rateLimited}; all arrived: ${s.allArrived ? 'yes' : 'no'}` +
+    (s.error ? `; the run failed: ${s.error}` : '.')
+  );
 }
 
 function throughputTable(f: Figures): string[] {
@@ -113,6 +136,7 @@ function markdown(f: Figures): string {
     // Figures written before request logs existed have no such runs.
     ...(unlogged ? [`Service without request logs (REQUEST_LOGS=off): ${unlogged}.`] : []),
     `Peak RSS: service ${fixed1(f.memory.service.peakMiB)} MiB, baseline ${fixed1(f.memory.baseline.peakMiB)} MiB.`,
+    ...(f.sync ? [syncLine(f.sync)] : []),
     '',
     '| Target | Measured | Target | Met |',
     '|---|---:|---:|:-:|',
@@ -127,6 +151,7 @@ export function printReport(f: Figures, log: (line: string) => void): boolean {
   const failures = Object.entries(f.summary).flatMap(([name, s]) =>
     [s.service, s.baseline, s.unlimited, s.unlogged].filter((r) => r && r.failures > 0).map((r) => `${name}: ${r!.failures} failed requests`),
   );
+  if (f.sync?.error) failures.push(`sync: the run failed: ${f.sync.error}`);
   for (const failure of failures) log(`FAILED ${failure}`);
   return failures.length > 0;
 }
