@@ -6,7 +6,8 @@
  *   npm run bench -- --quick       2,000 leads, 1 round of 2 s, a 5 s soak (the CI smoke)
  *   options: --leads N --rounds N --duration S --soak S --connections N --write/--no-write
  *            --profile (the service runs under node --cpu-prof; see profile-summary.ts)
- *            --only read,create (measure these scenarios only; skips the fixed-rate run and the soak)
+ *            --only read,create (measure these scenarios only; skips the fixed-rate run and the soak;
+ *            `sync` there names the sync row) --sync-leads N (leads the sync row pushes; 10,000, quick 300)
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { check, drive, LoadOptions, LoadResult, postgraphileScenarios, Scenario,
 import { ROOT, Server, startServer } from './processes';
 import { Figures, printReport, writeResults } from './report';
 import { seed } from './seed';
+import { measureSyncPush } from './sync-push';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,6 +33,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string' },
     profile: { type: 'boolean', default: false },
     only: { type: 'string' },
+    'sync-leads': { type: 'string' },
     write: { type: 'boolean' },
     'no-write': { type: 'boolean', default: false },
   },
@@ -55,6 +58,7 @@ const settings = {
   warmupS: quick ? 1 : 3,
   soakS: number(args.soak, quick ? 5 : 600),
   connections: number(args.connections, 10),
+  syncLeads: number(args['sync-leads'], quick ? 300 : 10_000),
 };
 const write = args.write ?? (!quick && !args['no-write']);
 
@@ -148,10 +152,12 @@ async function main(): Promise<void> {
     const runTag = Date.now().toString(36);
     const every = scenarios(account, runTag);
     const byName = new Map(every.map((s) => [s.name, s]));
-    const only = args.only?.split(',');
+    const named = args.only?.split(',');
+    // `sync` names the sync row, not a load scenario.
+    const only = named?.filter((name) => name !== 'sync');
     const all = only ? every.filter((s) => only.includes(s.name)) : every;
     if (only && (all.length !== only.length || !only.includes('read'))) {
-      throw new Error(`--only takes scenario names including read (${every.map((s) => s.name).join(', ')})`);
+      throw new Error(`--only takes scenario names including read (${every.map((s) => s.name).join(', ')}), and sync`);
     }
     const load: LoadOptions = { connections: settings.connections, durationS: settings.durationS };
     const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options, server.loopDelay);
@@ -240,6 +246,9 @@ async function main(): Promise<void> {
       baseline: await run(baseline, byName.get('read')!, { ...load, rate }),
     };
 
+    // The sync engine pushing leads to a loopback HubSpot, with a service and database of its own (sync-push.ts).
+    const sync = !named || named.includes('sync') ? await measureSyncPush({ databaseUrl, serviceEnv, leads: settings.syncLeads, servers, log }) : undefined;
+
     // Memory over a long mixed run at a steady rate, sampled every few seconds.
     if (only) settings.soakS = 0;
     const soakRate = Math.max(1, Math.round(summary.get('read')!.service.rps * 0.5));
@@ -269,6 +278,7 @@ async function main(): Promise<void> {
       fixed,
       memory: { service: service.memory(), baseline: baseline.memory(), postgraphile: postgraphile?.memory(), soak: rss },
       postgraphileVersion: postgraphile ? postgraphileVersion() : undefined,
+      sync,
       durationS: Math.round((Date.now() - started) / 1000),
     };
     const failed = printReport(figures, log);

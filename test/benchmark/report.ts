@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LoadResult } from './load';
 import { ROOT } from './processes';
+import type { SyncPushFigures } from './sync-push';
 
 export interface Figures {
   date: string;
@@ -26,6 +27,8 @@ export interface Figures {
   };
   /** The PostGraphile release measured, when it was (figures written before it have none). */
   postgraphileVersion?: string;
+  /** The sync row (sync-push.ts); absent when --only leaves it out, and in figures older than it. */
+  sync?: SyncPushFigures;
   durationS: number;
 }
 
@@ -117,6 +120,15 @@ export function checks(f: Figures): Check[] {
       met: growth <= 0.1,
     });
   }
+  if (f.sync) {
+    const s = f.sync;
+    out.push({
+      what: "Sync: provider's limits respected",
+      value: `peak ${s.peakPer10s} per 10 s; all arrived: ${s.allArrived ? 'yes' : 'no'}`,
+      target: `≤ ${s.limitPer10s} per 10 s; every lead once`,
+      met: s.peakPer10s <= s.limitPer10s && s.allArrived,
+    });
+  }
   return out;
 }
 
@@ -161,6 +173,17 @@ function postgraphileTable(f: Figures): string[] {
     }),
     '',
   ];
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+function syncLine(s: SyncPushFigures): string {
+  return (
+    `Sync: ${count(s.pushed)}${s.pushed === s.leads ? '' : ` of ${count(s.leads)}`} leads pushed to a loopback HubSpot: ` +
+    `${s.leadsPerSecond.toFixed(0)} leads/s in ${s.seconds.toFixed(1)} s; ${count(s.requests)} requests, ` +
+    `peak ${s.peakPer10s} per 10 s window (limit ${s.limitPer10s}), 429s: ${s.rateLimited}; all arrived: ${s.allArrived ? 'yes' : 'no'}` +
+    (s.error ? `; the run failed: ${s.error}` : '.')
+  );
 }
 
 function throughputTable(f: Figures): string[] {
@@ -211,6 +234,7 @@ function markdown(f: Figures): string {
     ...switchedOff,
     `Peak RSS: service ${fixed1(f.memory.service.peakMiB)} MiB, baseline ${fixed1(f.memory.baseline.peakMiB)} MiB` +
       (f.memory.postgraphile ? `, PostGraphile ${fixed1(f.memory.postgraphile.peakMiB)} MiB.` : '.'),
+    ...(f.sync ? [syncLine(f.sync)] : []),
     '',
     ...postgraphileTable(f),
     '| Target | Measured | Target | Met |',
@@ -229,6 +253,7 @@ export function printReport(f: Figures, log: (line: string) => void): boolean {
       .filter((r) => r && r.failures > 0)
       .map((r) => `${name}: ${r!.failures} failed requests`),
   );
+  if (f.sync?.error) failures.push(`sync: the run failed: ${f.sync.error}`);
   for (const failure of failures) log(`FAILED ${failure}`);
   return failures.length > 0;
 }

@@ -20,8 +20,8 @@ export interface BenchAccount {
   deepCursor: string;
   deepRow: number;
   leads: number;
-  /** A proposal of the first seeded deal, its PDF rendered and stored (the `pdf` scenario's). */
-  proposalId: string;
+  /** A proposal of the first seeded deal, its PDF rendered and stored (the `pdf` scenario's); none without deals. */
+  proposalId?: string;
 }
 
 function cli(databaseUrl: string, args: string[]): string {
@@ -88,7 +88,7 @@ async function seedProposal(serviceUrl: string, liveKey: string): Promise<string
 /**
  * Fills the bench account with `leads` leads (and a pipeline of deals) in SQL batches, with a
  * progress bar. Rows are spread 10 ms apart in created_at, scores over 0–100, five industries.
- * Then one proposal through the service at `serviceUrl` (seedProposal).
+ * Then, when there are deals, one proposal through the service at `serviceUrl` (seedProposal).
  */
 export async function seed(databaseUrl: string, options: { leads: number; deals: number; serviceUrl: string }): Promise<BenchAccount> {
   const liveKey = prepareAccount(databaseUrl);
@@ -143,7 +143,7 @@ export async function seed(databaseUrl: string, options: { leads: number; deals:
       [accountId, deepRow - 1],
     );
     const deepCursor = Buffer.from(JSON.stringify({ s: '-created_at', v: deep.rows[0].created_at.toISOString(), i: deep.rows[0].id })).toString('base64url');
-    const proposalId = await seedProposal(options.serviceUrl, liveKey);
+    const proposalId = options.deals > 0 ? await seedProposal(options.serviceUrl, liveKey) : undefined;
     return { accountId, liveKey, leadIds, deepCursor, deepRow, leads: options.leads, proposalId };
   } finally {
     await db.end();

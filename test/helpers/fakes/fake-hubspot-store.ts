@@ -127,6 +127,12 @@ export class FakeHubSpotStore {
   private readonly records: Record<HubSpotObjectType, Map<string, FakeHubSpotObject>> = { contacts: new Map(), companies: new Map(), deals: new Map() };
   readonly definitions: Record<HubSpotObjectType, Map<string, PropertyDefinition>>;
   private readonly links = new Map<string, Set<string>>();
+  /**
+   * Records by type, property and value (lower case): unique values are checked and upserts matched
+   * against it, so a push of thousands of records (the benchmark's sync row) is not spent scanning
+   * every record for each input.
+   */
+  private readonly byValue = new Map<string, Set<FakeHubSpotObject>>();
   private nextId = 1001;
   private lastStamp = 0;
   private frozenAt: number | null = null;
@@ -192,7 +198,7 @@ export class FakeHubSpotStore {
       if (name === 'dealstage' && !this.dealStages.has(value))
         return `Property values were not valid: ${value} was not one of the allowed options (INVALID_OPTION)`;
       if (property.hasUniqueValue || (type === 'contacts' && name === 'email')) {
-        const holder = this.live(type).find((object) => object !== self && object.properties[name]?.toLowerCase() === value.toLowerCase());
+        const holder = this.holder(type, name, value, self);
         if (holder)
           return type === 'contacts' && name === 'email'
             ? `Contact already exists. Existing ID: ${holder.id}`
@@ -205,8 +211,10 @@ export class FakeHubSpotStore {
   create(type: HubSpotObjectType, properties: Record<string, string | null>): FakeHubSpotObject {
     const id = String(this.nextId++);
     const time = new Date(this.stamp()).toISOString();
-    const object: FakeHubSpotObject = { id, properties: { hs_object_id: id, createdate: time }, createdAt: time, updatedAt: time, archived: false };
+    const object: FakeHubSpotObject = { id, properties: {}, createdAt: time, updatedAt: time, archived: false };
     this.records[type].set(id, object);
+    this.set(type, object, 'hs_object_id', id);
+    this.set(type, object, 'createdate', time);
     this.write(object, properties, time);
     return object;
   }
@@ -226,10 +234,32 @@ export class FakeHubSpotStore {
 
   /** "" clears a property, as HubSpot does. */
   private write(object: FakeHubSpotObject, properties: Record<string, string | null>, time: string): void {
-    for (const [name, value] of Object.entries(properties)) object.properties[name] = value === '' ? null : value;
+    const type = OBJECT_TYPES.find((one) => this.records[one].get(object.id) === object)!;
+    for (const [name, value] of Object.entries(properties)) this.set(type, object, name, value === '' ? null : value);
     object.updatedAt = time;
-    object.properties.hs_lastmodifieddate = time;
-    object.properties.lastmodifieddate = time;
+    this.set(type, object, 'hs_lastmodifieddate', time);
+    this.set(type, object, 'lastmodifieddate', time);
+  }
+
+  /** The first live record (in creation order) whose property has the value, case-insensitively, other than `except`. */
+  holder(type: HubSpotObjectType, name: string, value: string, except?: FakeHubSpotObject): FakeHubSpotObject | undefined {
+    let first: FakeHubSpotObject | undefined;
+    for (const object of this.byValue.get(valueKey(type, name, value)) ?? []) {
+      // Ids grow with creation; a record may have taken the value after a newer one did.
+      if (!object.archived && object !== except && (!first || Number(object.id) < Number(first.id))) first = object;
+    }
+    return first;
+  }
+
+  /** Sets one property, keeping byValue in step. */
+  private set(type: HubSpotObjectType, object: FakeHubSpotObject, name: string, value: string | null): void {
+    const old = object.properties[name];
+    if (old !== undefined && old !== null) this.byValue.get(valueKey(type, name, old))?.delete(object);
+    object.properties[name] = value;
+    if (value === null) return;
+    const key = valueKey(type, name, value);
+    const holders = this.byValue.get(key) ?? new Set();
+    this.byValue.set(key, holders.add(object));
   }
 
   associate(fromType: HubSpotObjectType, fromId: string, toType: HubSpotObjectType, toId: string): void {
@@ -304,5 +334,7 @@ function compare(name: string, a: string | null, b: string | null): number {
   if (NUMBERS.has(name)) return Number(a) - Number(b);
   return a.toLowerCase().localeCompare(b.toLowerCase());
 }
+
+const valueKey = (type: HubSpotObjectType, name: string, value: string) => `${type}\n${name}\n${String(value).toLowerCase()}`;
 
 const instant = (value: string): number => (/^\d+$/.test(value) ? Number(value) : Date.parse(value));

@@ -338,7 +338,7 @@ export class FakeHubSpot extends FakeProvider {
     for (const input of inputs) {
       const id = input.id as string;
       const idProperty = input.idProperty as string;
-      const existing = this.store.live(type).find((object) => object.properties[idProperty]?.toLowerCase() === id.toLowerCase());
+      const existing = this.store.holder(type, idProperty, id);
       const properties = { ...(input.properties ?? {}), [idProperty]: id };
       const refused = this.store.invalid(type, properties, existing);
       if (refused) {
@@ -373,10 +373,7 @@ export class FakeHubSpot extends FakeProvider {
       errors.push({ status: 'error', category, message, context: { ids: [id] }, errors: [{ message }], links: {} });
     for (const input of inputs) {
       const id = input.id as string;
-      const object =
-        input.idProperty === undefined
-          ? this.store.get(type, id)
-          : this.store.live(type).find((candidate) => candidate.properties[input.idProperty as string]?.toLowerCase() === id.toLowerCase());
+      const object = input.idProperty === undefined ? this.store.get(type, id) : this.store.holder(type, input.idProperty as string, id);
       if (!object || object.archived) {
         refuse(id, 'OBJECT_NOT_FOUND', `No ${type} record was found for id ${id}; it may be archived or deleted`);
         continue;
