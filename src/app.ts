@@ -128,8 +128,6 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   const graphqlAuth = authenticate(orm, quota, graphqlErrors, rejected);
   const sessionAuth = sessionGraphQLAuth(orm, quota, graphqlErrors, rejected);
-  app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger }));
-  app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger, servicesFor }));
   app.use(
     '/graphql',
     (req: Request, res: Response, next: NextFunction) =>
@@ -152,6 +150,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     createRestRouter(ROUTES, { schema, checks: prepared, createContext }),
     routeNotFound,
   );
+  // The web app's pages after the API, so an API request does not walk every page's route first.
+  app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger }));
+  app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger, servicesFor }));
   // A browser asking for a page that does not exist gets the web app's 404 page; API clients (and
   // /v1, /graphql, /healthz…, whatever they accept) keep the JSON one.
   app.use(webNotFound);

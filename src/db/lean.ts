@@ -86,6 +86,28 @@ function propertySteps(meta: EntityMetadata, prop: EntityProperty, platform: Pla
       target[prop.name] = embedded;
     };
   }
+  if (prop.kind === ReferenceKind.EMBEDDED && prop.object && prop.embeddable) {
+    // A JSON embeddable (Proposal.customer, Proposal.lineItems): one column holding the object, or
+    // an array of them, keyed by the children's field names, as MikroORM writes it.
+    const children = Object.values(prop.embeddedProps);
+    const nested = children.find((child) => child.kind !== ReferenceKind.SCALAR);
+    if (nested) throw new Error(`lean reads do not support ${meta.className}.${prop.name}.${nested.name} (${nested.kind}); read it with em.find`);
+    const steps = children.map((child) => scalarStep(child, platform, child.fieldNames[0], child.embedded![1]));
+    const prototype = leanPrototype(
+      (prop.embeddable as EntityClass<object>).prototype,
+      children.map((child) => child.embedded![1]),
+    );
+    const one = (value: Row) => {
+      const embedded = Object.create(prototype) as Record<string, unknown>;
+      for (const step of steps) step(embedded, value);
+      return embedded;
+    };
+    const column = prop.fieldNames[0];
+    return (target, row) => {
+      const value = row[column];
+      target[prop.name] = value === null || value === undefined ? null : prop.array ? (value as Row[]).map(one) : one(value as Row);
+    };
+  }
   throw new Error(`lean reads do not support ${meta.className}.${prop.name} (${prop.kind}); read it with em.find`);
 }
 

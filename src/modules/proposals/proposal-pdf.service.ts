@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { strongEtag } from '../../common/file-download';
+import type { Lean } from '../../db/lean';
 import { tenantOf } from '../../db/tenant';
 import type { ProposalDocument } from './proposal-pdf';
 import { ProposalPdfPool } from './proposal-pdf.pool';
@@ -12,7 +13,7 @@ export interface PdfStoreObserver {
 }
 
 /** The PDF's content, from the proposal's frozen figures. */
-function documentOf(proposal: Proposal): ProposalDocument {
+function documentOf(proposal: Lean<Proposal>): ProposalDocument {
   return {
     accountName: proposal.issuerName,
     number: proposal.number,
@@ -61,7 +62,7 @@ export class ProposalPdfService {
    * (so another account's or mode's id never gets here): stored bytes when there are some, else one
    * render shared by every request that asks meanwhile.
    */
-  async pdfOf(em: EntityManager, proposal: Proposal): Promise<StoredPdf> {
+  async pdfOf(em: EntityManager, proposal: Lean<Proposal>): Promise<StoredPdf> {
     const flying = this.flights.get(proposal.id);
     if (flying) return flying;
     const stored = await findStoredPdf(em, proposal.id);
@@ -73,13 +74,13 @@ export class ProposalPdfService {
     return this.flights.get(proposal.id) ?? this.startFlight(em, proposal);
   }
 
-  private startFlight(em: EntityManager, proposal: Proposal): Promise<StoredPdf> {
+  private startFlight(em: EntityManager, proposal: Lean<Proposal>): Promise<StoredPdf> {
     const flight = this.produce(em, proposal).finally(() => this.flights.delete(proposal.id));
     this.flights.set(proposal.id, flight);
     return flight;
   }
 
-  private produce(em: EntityManager, proposal: Proposal): Promise<StoredPdf> {
+  private produce(em: EntityManager, proposal: Lean<Proposal>): Promise<StoredPdf> {
     return this.pool.forAccount(tenantOf(em), async () => {
       // Another instance may have stored it while this request waited behind its account's renders.
       const stored = await findStoredPdf(em, proposal.id);

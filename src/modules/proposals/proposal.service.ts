@@ -3,6 +3,7 @@ import { ApiError, notFound } from '../../common/api-error';
 import { FileDownload } from '../../common/file-download';
 import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
+import { findFirstLean, Lean } from '../../db/lean';
 import { createScoped, tenantOf } from '../../db/tenant';
 import { tenantQuery } from '../../db/tenant-sql';
 import type { EventRecorder } from '../../events/event-recorder';
@@ -74,8 +75,9 @@ export class ProposalService {
     });
   }
 
-  async get(id: string): Promise<Proposal> {
-    const proposal = isId('prop', id) ? await this.em.findOne(Proposal, { id }) : null;
+  /** The proposal, read-only (src/db/lean.ts): a proposal is frozen, and its answers and PDF only print it. */
+  async get(id: string): Promise<Lean<Proposal>> {
+    const proposal = isId('prop', id) ? await findFirstLean(this.em, Proposal, { id }) : null;
     if (!proposal) throw notFound('proposal', id);
     return this.link(proposal);
   }
@@ -113,7 +115,7 @@ export class ProposalService {
     return `P-${issuedAt.getUTCFullYear()}-${String(row.last_number).padStart(6, '0')}`;
   }
 
-  private link(proposal: Proposal): Proposal {
+  private link<T extends Proposal | Lean<Proposal>>(proposal: T): T {
     proposal.pdfUrl = `${this.publicUrl}/v1/proposals/${proposal.id}/pdf`;
     return proposal;
   }
