@@ -11,6 +11,7 @@ import { permissionPlugin } from './auth/permission';
 import { depthLimitRule } from './graphql/checks/depth-limit';
 import { MAX_DOCUMENT_TOKENS } from './graphql/checks/cost-limit';
 import type { RequestContext } from './graphql/context';
+import { compiledExecution } from './graphql/compiled-execution';
 import { createFormatError } from './graphql/format-error';
 import { operationChecks, operationChecksPlugin } from './graphql/operation-checks';
 import { createSchema } from './graphql/schema';
@@ -75,7 +76,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const rejected = metrics.rateLimitRejected.bind(metrics);
   const prepared = { checks: operationChecks(schema, quota, rejected), formatError: createFormatError(logger) };
   const apollo = new ApolloServer<RequestContext>({
-    schema,
+    // The schema, with execution compiled for documents run again (graphql/compiled-execution.ts).
+    gateway: compiledExecution(schema),
     formatError: prepared.formatError,
     introspection: true,
     includeStacktraceInErrorResponses: false,
