@@ -30,9 +30,9 @@ function withExtensions(result: ExecutionResult): ExecutionResult {
  * Apollo's document store hands back the same parsed and validated DocumentNode for the same text,
  * so the compiled query lives as long as that entry (a WeakMap on the node, no cache of its own).
  * A first sighting, a document rewritten for one request (the permission plugin takes refused root
- * fields out), and what graphql-jit cannot compile run through graphql-js' execute, as before; so
- * does a request whose variables do not coerce (jit answers before any resolver runs, with data
- * undefined), so its errors are graphql-js' own. Everything before execution (parsing, validation,
+ * fields out), a document without the operation asked for, and what graphql-jit cannot compile run
+ * through graphql-js' execute, as before; so does a request whose variables do not coerce (jit
+ * answers before any resolver runs, with data undefined), so its errors are graphql-js' own. Everything before execution (parsing, validation,
  * depth, the operation checks: text, cost, charge) and after it (formatError, the HTTP answer)
  * stays Apollo's. Apollo's gateway interface is its hook for supplying the executor.
  */
@@ -49,14 +49,24 @@ export function compiledExecution(schema: GraphQLSchema): Gateway {
       return undefined;
     }
     if (known !== 'seen') return known === 'uncompilable' ? undefined : known;
-    const query = compileQuery(schema, document, operationName, { disablingCapturingStackErrors: true });
-    byName.set(key, isCompiledQuery(query) ? query : 'uncompilable');
-    return isCompiledQuery(query) ? query : undefined;
+    let query: CompiledQuery | ExecutionResult | undefined;
+    try {
+      query = compileQuery(schema, document, operationName, { disablingCapturingStackErrors: true });
+    } catch {
+      // graphql-jit throws on what it does not support; graphql-js runs such a document, as before.
+    }
+    const usable = query && isCompiledQuery(query) ? query : undefined;
+    byName.set(key, usable ?? 'uncompilable');
+    return usable;
   };
 
-  const executor: Executor = async ({ document, request, operationName, context }) => {
+  const executor: Executor = async ({ document, request, operation, context }) => {
     const variables = request.variables ?? {};
-    const query = compiledFor(document, operationName ?? undefined);
+    // The name the client sent, as Apollo's own execution passes it (the resolved one is null when none resolved).
+    const operationName = request.operationName ?? undefined;
+    // No operation resolved (an operationName the document lacks): graphql-js answers it, and Apollo
+    // turns that answer into its 400, as without this executor.
+    const query = operation ? compiledFor(document, operationName) : undefined;
     if (query) {
       const result = (await query.query(undefined, context, variables)) as ExecutionResult;
       if (result.data !== undefined) return withExtensions(result);
