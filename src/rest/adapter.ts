@@ -1,4 +1,4 @@
-import { Request, Response, Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   coerceInputValue,
   GraphQLArgument,
@@ -156,24 +156,54 @@ function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unk
   return variables;
 }
 
+/** One row of the route table as the dispatcher matches it: its path as a regular expression. */
+interface Entry {
+  method: string;
+  pattern: RegExp;
+  params: string[];
+  /** The 405 answer of this row's path, for a method none of its rows has. */
+  notAllowed: RequestHandler;
+  handle: (req: Request, res: Response) => Promise<void>;
+}
+
+/**
+ * A route's path as express 5 matches it (path-to-regexp with the router's defaults): any case, an
+ * optional trailing slash, a parameter being one non-empty segment.
+ */
+function pathPattern(path: string): { pattern: RegExp; params: string[] } {
+  const params: string[] = [];
+  const source = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, (_, name: string) => {
+    params.push(name);
+    return '([^/]+)';
+  });
+  return { pattern: new RegExp(`^${source}/?$`, 'i'), params };
+}
+
+/** A path parameter percent-decoded as express decodes it; a malformed one is a URIError (errorHandler: 404). */
+function decodeParam(value: string): string {
+  return value.includes('%') ? decodeURIComponent(value) : value;
+}
+
 /**
  * The generic REST handler: every row of the route table runs its GraphQL operation in-process,
  * prepared once at start (same schema, resolvers, checks and errors as /graphql), then maps
  * the answer to snake_case and the error codes to HTTP statuses.
+ *
+ * One middleware dispatches every row, matched by its first path segment and then in table order,
+ * instead of an express route per row: express tried each row in turn (a lead read walked the
+ * deals', agents' and suggestions' rows first), with its layer bookkeeping around every try.
  */
-export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapterDependencies): Router {
-  const router = Router();
+export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapterDependencies): RequestHandler {
   const methodsByPath = new Map<string, Set<string>>();
   for (const route of routes) {
     const methods = methodsByPath.get(route.path) ?? methodsByPath.set(route.path, new Set()).get(route.path)!;
     methods.add(route.method);
     if (route.method === 'GET') methods.add('HEAD');
   }
+  const bySegment = new Map<string, Entry[]>();
   for (const route of routes) {
     const compiled = compile(route, deps.schema, deps.checks);
-    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
-    // The router is mounted at /v1; rows keep their full path because that is what clients call.
-    router[method](route.path.replace(/^\/v1/, ''), async (req: Request, res: Response) => {
+    const handle = async (req: Request, res: Response): Promise<void> => {
       const requestId = res.locals.requestId as string;
       try {
         const variables = variablesFor(compiled, req);
@@ -192,9 +222,38 @@ export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapter
         if (error instanceof ApiError) return sendError(res, error, 'rest', 'rest');
         throw error;
       }
-    });
+    };
+    // The dispatcher is mounted at /v1; rows keep their full path because that is what clients call.
+    const path = route.path.replace(/^\/v1/, '');
+    const segment = path.split('/')[1].toLowerCase();
+    const entries = bySegment.get(segment) ?? bySegment.set(segment, []).get(segment)!;
+    entries.push({ method: route.method, ...pathPattern(path), notAllowed: methodNotAllowed(methodsByPath.get(route.path)!), handle });
   }
-  // A known path asked with a method it lacks is 405 with the methods it has, not "unrecognized URL".
-  for (const [path, methods] of methodsByPath) router.all(path.replace(/^\/v1/, ''), methodNotAllowed(methods));
-  return router;
+
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const path = req.path;
+    const end = path.indexOf('/', 1);
+    const entries = bySegment.get((end === -1 ? path.slice(1) : path.slice(1, end)).toLowerCase());
+    if (!entries) return next();
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    let known: Entry | undefined;
+    for (const entry of entries) {
+      const match = entry.pattern.exec(path);
+      if (!match) continue;
+      known ??= entry;
+      if (entry.method !== method) continue;
+      const params: Record<string, string> = {};
+      try {
+        entry.params.forEach((name, i) => (params[name] = decodeParam(match[i + 1])));
+      } catch (error) {
+        return next(error);
+      }
+      req.params = params;
+      entry.handle(req, res).catch(next);
+      return;
+    }
+    // A known path asked with a method it lacks is 405 with the methods it has, not "unrecognized URL".
+    if (known) return void known.notAllowed(req, res, next);
+    next();
+  };
 }

@@ -851,6 +851,17 @@ describe('REST lead routes', () => {
       }
     });
 
+    it('routes match paths as express does: any case, an optional trailing slash, percent-decoded ids, HEAD as GET without a body', async () => {
+      const lead = await createLead();
+      for (const path of [`/v1/leads/${lead.id}/`, `/V1/Leads/${lead.id}`, `/v1/leads/${lead.id.replace('_', '%5F')}`]) {
+        const res = await app.request('GET', path, { key: testKey });
+        expect([path, res.status, res.body]).toEqual([path, 200, lead]);
+      }
+      const head = await app.request('HEAD', `/v1/leads/${lead.id}`, { key: testKey });
+      expect([head.status, head.text]).toEqual([200, '']);
+      expectError(await app.request('GET', `/v1/leads/${lead.id}/score/x`, { key: testKey }), 404, 'resource_missing', undefined);
+    });
+
     it('a known path asked with a method it lacks is 405 method_not_allowed with Allow, still behind authentication', async () => {
       for (const [method, path, allow] of [
         ['PATCH', '/v1/leads', 'GET, HEAD, POST'],
