@@ -29,7 +29,7 @@ import { ProposalPdfPool } from './modules/proposals/proposal-pdf.pool';
 import { ProposalPdfService } from './modules/proposals/proposal-pdf.service';
 import { RequestLogWriter } from './modules/request-logs/request-log-writer';
 import { createRestRouter } from './rest/adapter';
-import { createDocsRouter } from './rest/docs';
+import { createDocsRouter, DOCS_PATH } from './rest/docs';
 import { ROUTES } from './rest/routes';
 import { sessionGraphQLAuth } from './web/session-graphql';
 import { webNotFound } from './web/web-errors';
@@ -116,18 +116,6 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   app.use(accessLog(logger, routes, requestLogs));
   app.use(metrics.middleware(routes));
 
-  const ping = () => orm.em.getConnection().execute('select 1');
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const database = await checkDatabase(ping);
-    res.status(database === 'ok' ? 200 : 503).json({ status: database === 'ok' ? 'ready' : 'unavailable', database });
-  });
-  // Prometheus: METRICS_TOKEN as a bearer token when set, else loopback clients only.
-  app.get('/metrics', metrics.handler(config.metricsToken));
-  for (const path of ['/healthz', '/readyz', '/metrics']) app.all(path, methodNotAllowed(['GET', 'HEAD']));
-
   const graphqlAuth = authenticate(orm, quota, graphqlErrors, rejected);
   const sessionAuth = sessionGraphQLAuth(orm, quota, graphqlErrors, rejected);
   app.use(
@@ -143,7 +131,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   // The OpenAPI document and its Swagger UI are public, like any API reference, and limited per client address.
   const docsLimit = limitByAddress(quota, restErrors, rejected);
-  app.use(createDocsRouter(schema, { version: config.version, serverUrl: config.publicUrl, limit: docsLimit }));
+  const docs = createDocsRouter(schema, { version: config.version, serverUrl: config.publicUrl, limit: docsLimit });
+  // Only the documents' own paths enter their router, so an API request does not walk its routes.
+  app.use((req: Request, res: Response, next: NextFunction) => (DOCS_PATH.test(req.path) ? docs(req, res, next) : next()));
   app.use(
     '/v1',
     authenticate(orm, quota, restErrors, rejected),
@@ -152,6 +142,19 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     createRestRouter(ROUTES, { schema, checks: prepared, createContext }),
     routeNotFound,
   );
+  // The probes and /metrics after the API too (their paths are outside /v1 and /graphql).
+  const ping = () => orm.em.getConnection().execute('select 1');
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const database = await checkDatabase(ping);
+    res.status(database === 'ok' ? 200 : 503).json({ status: database === 'ok' ? 'ready' : 'unavailable', database });
+  });
+  // Prometheus: METRICS_TOKEN as a bearer token when set, else loopback clients only.
+  app.get('/metrics', metrics.handler(config.metricsToken));
+  for (const path of ['/healthz', '/readyz', '/metrics']) app.all(path, methodNotAllowed(['GET', 'HEAD']));
+
   // The web app's pages after the API, so an API request does not walk every page's route first.
   app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger }));
   app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger, servicesFor }));

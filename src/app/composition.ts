@@ -67,13 +67,24 @@ export function createServiceFactory(
     // Callers outside the app (the command line's seed) render no PDF; the pool starts no thread until one does.
     proposalPdfs: settings.proposalPdfs ?? new ProposalPdfService(new ProposalPdfPool()),
   };
+  // Each service is a getter on one prototype, made once (not a property defined on every
+  // request's object): built on first use, then kept in the object's own `built`.
+  class LazyServices {
+    readonly built: Record<string, unknown> = {};
+    scope!: ServiceScope;
+  }
+  for (const [name, factory] of Object.entries(FACTORIES)) {
+    Object.defineProperty(LazyServices.prototype, name, {
+      enumerable: true,
+      get(this: LazyServices) {
+        return (this.built[name] ??= factory(this.scope));
+      },
+    });
+  }
   const servicesFor: ServiceFactory = (em) => {
-    const services = {} as Services;
-    const scope: ServiceScope = { em, events: new EventRecorder(em, serializer), settings: complete, services, servicesFor };
-    for (const [name, factory] of Object.entries(FACTORIES)) {
-      let built: unknown;
-      Object.defineProperty(services, name, { enumerable: true, get: () => (built ??= factory(scope)) });
-    }
+    const lazy = new LazyServices();
+    const services = lazy as unknown as Services;
+    lazy.scope = { em, events: new EventRecorder(em, serializer), settings: complete, services, servicesFor };
     return services;
   };
   return servicesFor;

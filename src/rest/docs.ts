@@ -60,6 +60,9 @@ export interface DocsOptions {
  * and the page are limited per client address; Swagger UI's own files are not, like the web app's
  * (browsers keep them for an hour).
  */
+/** Every path createDocsRouter serves (/v1/openapi.json, /docs and its files), so the app sends it nothing else. */
+export const DOCS_PATH = /^\/(?:v1\/openapi\.json|docs)(?:\/|$)/i;
+
 export function createDocsRouter(schema: GraphQLSchema, options: DocsOptions): Router {
   const router = Router();
   const limit: RequestHandler = options.limit ?? ((_req, _res, next) => next());
