@@ -16,6 +16,7 @@ import { createFormatError } from './graphql/format-error';
 import { operationChecks, operationChecksPlugin } from './graphql/operation-checks';
 import { createSchema } from './graphql/schema';
 import { accessLog } from './http/access-log';
+import { compose } from './http/compose';
 import { errorHandler, methodNotAllowed, routeNotFound } from './http/error-handler';
 import { jsonBody } from './http/json-body';
 import { Metrics, RouteLabels } from './http/metrics';
@@ -107,14 +108,18 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   app.set('trust proxy', config.trustProxy);
   // Security headers first, so every answer carries them, errors included. No CORS middleware, on
   // purpose: secret keys never live in browsers, and the web app calls /graphql from its own origin.
-  app.use(securityHeaders({ isSandboxLandingPage: (req) => /^\/graphql\/?$/.test(req.path) && isLandingPage(req) }));
-  app.use(requestId);
   const requestLogs = config.requestLogs
     ? new RequestLogWriter({ knex: orm.em.getKnex(), logger: logger.child({ component: 'request-logs' }), metrics, ...deps.requestLogs })
     : undefined;
   requestLogs?.start();
-  app.use(accessLog(logger, routes, requestLogs));
-  app.use(metrics.middleware(routes));
+  app.use(
+    compose(
+      securityHeaders({ isSandboxLandingPage: (req) => /^\/graphql\/?$/.test(req.path) && isLandingPage(req) }),
+      requestId,
+      accessLog(logger, routes, requestLogs),
+      metrics.middleware(routes),
+    ),
+  );
 
   const graphqlAuth = authenticate(orm, quota, graphqlErrors, rejected);
   const sessionAuth = sessionGraphQLAuth(orm, quota, graphqlErrors, rejected);
@@ -136,11 +141,13 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   app.use((req: Request, res: Response, next: NextFunction) => (DOCS_PATH.test(req.path) ? docs(req, res, next) : next()));
   app.use(
     '/v1',
-    authenticate(orm, quota, restErrors, rejected),
-    jsonBody(restErrors),
-    idempotency(orm, restErrors, logger, config.encryptionKey),
-    createRestRouter(ROUTES, { schema, checks: prepared, createContext }),
-    routeNotFound,
+    compose(
+      authenticate(orm, quota, restErrors, rejected),
+      jsonBody(restErrors),
+      idempotency(orm, restErrors, logger, config.encryptionKey),
+      createRestRouter(ROUTES, { schema, checks: prepared, createContext }),
+      routeNotFound,
+    ),
   );
   // The probes and /metrics after the API too (their paths are outside /v1 and /graphql).
   const ping = () => orm.em.getConnection().execute('select 1');
