@@ -111,6 +111,21 @@ function propertySteps(meta: EntityMetadata, prop: EntityProperty, platform: Pla
   throw new Error(`lean reads do not support ${meta.className}.${prop.name} (${prop.kind}); read it with em.find`);
 }
 
+const prototypes = new WeakMap<EntityMetadata, object>();
+
+/** The lean prototype of an entity class (leanPrototype over its persisted properties), made once. */
+function prototypeOf(meta: EntityMetadata): object {
+  let prototype = prototypes.get(meta);
+  if (!prototype) {
+    prototype = leanPrototype(
+      meta.class.prototype as object,
+      meta.hydrateProps.map((prop) => prop.name),
+    );
+    prototypes.set(meta, prototype);
+  }
+  return prototype;
+}
+
 const hydrators = new WeakMap<EntityMetadata, (row: Row) => object>();
 
 /** Builds (once per entity) a function turning a row into an instance of the entity's class. */
@@ -118,10 +133,7 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
   let hydrate = hydrators.get(meta);
   if (!hydrate) {
     const steps = meta.hydrateProps.map((prop) => propertySteps(meta, prop, platform));
-    const prototype = leanPrototype(
-      meta.class.prototype as object,
-      meta.hydrateProps.map((prop) => prop.name),
-    );
+    const prototype = prototypeOf(meta);
     hydrate = (row) => {
       const entity = Object.create(prototype) as Record<string, unknown>;
       for (const step of steps) step(entity, row);
@@ -130,6 +142,28 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
     hydrators.set(meta, hydrate);
   }
   return hydrate as (row: Row) => T;
+}
+
+const constructors = new WeakMap<EntityMetadata, () => void>();
+
+/**
+ * A new instance of `entity` that no EntityManager tracks, for insertLean (src/db/lean-insert.ts)
+ * to write: the class's constructor runs (its initializers: id, timestamps, defaults) on the lean
+ * prototype, then `data`'s defined values are assigned. em.create does the same work and more for
+ * a row that is never flushed (a managed instance, its helper, reference propagation). Relations
+ * are given as LeanReference ids.
+ */
+export function createLean<T extends object>(em: EntityManager, entity: EntityClass<T>, data: Record<string, unknown>): T {
+  const meta = em.getMetadata().get<T>(entity.name);
+  let target = constructors.get(meta);
+  if (!target) {
+    target = function LeanInstance() {};
+    target.prototype = prototypeOf(meta);
+    constructors.set(meta, target);
+  }
+  const instance = Reflect.construct(meta.class, [], target) as Record<string, unknown>;
+  for (const name in data) if (data[name] !== undefined) instance[name] = data[name];
+  return instance as T;
 }
 
 /** A read-only instance of `entity` from a row keyed by column names (raw SQL, `row_to_json`). */

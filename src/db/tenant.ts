@@ -1,6 +1,7 @@
 import { EntityClass, EntityData, EntityManager, RequiredEntityData } from '@mikro-orm/core';
 import { Account } from '../modules/accounts/account.entity';
 import { TenantEntity } from './base.entity';
+import { createLean, LeanReference } from './lean';
 
 /** Whose data a request may see: one account, one mode. */
 export interface TenantScope {
@@ -46,7 +47,8 @@ export function tenantOf(em: EntityManager): TenantScope {
 
 /**
  * Creates a tenant row stamped with the EntityManager's account and mode, persisted on the next
- * flush; with `persist: false`, not persisted, for insertLean (src/db/lean-insert.ts) to write.
+ * flush; with `persist: false`, an instance no EntityManager tracks (createLean: its account a
+ * LeanReference), for insertLean (src/db/lean-insert.ts) to write.
  */
 export function createScoped<T extends TenantEntity<any>>( // eslint-disable-line @typescript-eslint/no-explicit-any -- any set of optional props
   em: EntityManager,
@@ -55,6 +57,7 @@ export function createScoped<T extends TenantEntity<any>>( // eslint-disable-lin
   options: { persist?: boolean } = {},
 ): T {
   const scope = tenantOf(em);
+  if (options.persist === false) return createLean(em, entity, { ...data, account: new LeanReference(scope.accountId), livemode: scope.livemode });
   return em.create(
     entity,
     {

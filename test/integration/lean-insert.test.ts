@@ -62,6 +62,8 @@ describe('insertLean on a real database', () => {
     const lean = scoped();
     const lead = createScoped(lean, Lead, leadData('lean@lean.test'), { persist: false });
     const event = createScoped(lean, Event, { type: 'lead.created', data: { object: { id: 'x', n: 1 }, previous_attributes: {} } }, { persist: false });
+    // Instances of the class, its initializers run (createLean), without em.create's tracking.
+    expect([lead instanceof Lead, event instanceof Event, lead.id.startsWith('lead_'), event.id.startsWith('evt_')]).toEqual([true, true, true, true]);
     await insertLean(lean, [lead, event]);
 
     const flushedRow = (await row('leads', flushedLead.id))!;
