@@ -18,7 +18,7 @@ import { methodNotAllowed } from '../http/error-handler';
 import { bodyNotAnObject } from '../http/json-body';
 import { sendError } from '../http/send-error';
 import { sendFile } from '../http/send-file';
-import { camelToSnake, paramPath, toGraphQLInput, toRestOutput } from './case-mapping';
+import { camelToSnake, paramPath, toGraphQLInput } from './case-mapping';
 import { RestRoute } from './routes';
 import { selectAll } from './selection';
 
@@ -51,8 +51,11 @@ function compile(route: RestRoute, schema: GraphQLSchema, checks: PreparedChecks
   const operationName = fieldName.charAt(0).toUpperCase() + fieldName.slice(1);
   const definitions = field.args.map((arg) => `$${arg.name}: ${arg.type.toString()}`).join(', ');
   const args = field.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
+  // A JSON answer's fields are selected under their REST names (the answer needs no renaming); a
+  // file's are read by sendFile under their own.
   const document =
-    `${type} Rest${operationName}${definitions ? `(${definitions})` : ''} ` + `{ ${fieldName}${args ? `(${args})` : ''} ${selectAll(field.type)} }`;
+    `${type} Rest${operationName}${definitions ? `(${definitions})` : ''} ` +
+    `{ ${fieldName}${args ? `(${args})` : ''} ${selectAll(field.type, { restNames: !route.file })} }`;
   return { route, field, run: prepareOperation(schema, document, checks) };
 }
 
@@ -212,7 +215,7 @@ export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapter
           const { data, error } = await compiled.run(variables, contextValue, (name, value) => res.setHeader(name, value));
           if (error) return sendError(res, error, 'rest');
           if (route.file) return sendFile(req, res, (data as Record<string, FileDownload>)[compiled.field.name]);
-          const result = toRestOutput((data as Record<string, unknown>)[compiled.field.name], compiled.field.type) as Record<string, unknown>;
+          const result = (data as Record<string, Record<string, unknown>>)[compiled.field.name];
           res.status(route.statusFrom ? route.statusFrom(result) : (route.status ?? 200)).json(result);
         } finally {
           contextValue.em.clear();

@@ -1,4 +1,4 @@
-import { GraphQLInputType, GraphQLOutputType, isInputObjectType, isListType, isNonNullType, isObjectType, isScalarType } from 'graphql';
+import { GraphQLInputType, isInputObjectType, isListType, isNonNullType, isScalarType } from 'graphql';
 import { ApiError } from '../common/api-error';
 
 import { camelToSnake, snakeToCamel } from '../common/case';
@@ -61,55 +61,4 @@ export function toGraphQLInput(value: unknown, type: GraphQLInputType, source: S
     if (type.name === 'Boolean' && (value === 'true' || value === 'false')) return value === 'true';
   }
   return value;
-}
-
-type OutputMapper = (value: unknown) => unknown;
-
-const identity: OutputMapper = (value) => value;
-const outputMappers = new WeakMap<GraphQLOutputType, OutputMapper>();
-
-/**
- * The function that renames one output type's values to the REST shape, built once per type (it
- * runs on every field of every row a list returns, so names are converted once, not per row).
- * Scalars, enums and opaque JSON (metadata, whose keys belong to the client) pass through untouched.
- */
-function outputMapper(type: GraphQLOutputType): OutputMapper {
-  let mapper = outputMappers.get(type);
-  if (mapper) return mapper;
-  if (isNonNullType(type)) {
-    mapper = outputMapper(type.ofType);
-  } else if (isListType(type)) {
-    const item = outputMapper(type.ofType);
-    mapper = (value) => (value === null || value === undefined ? value : (value as unknown[]).map(item));
-  } else if (isObjectType(type)) {
-    const fields = new Map<string, { name: string; map: OutputMapper }>();
-    // Filled on first use: object types refer to each other (and to themselves).
-    const fieldFor = (key: string) => {
-      let field = fields.get(key);
-      if (!field) {
-        const definition = type.getFields()[key];
-        field = { name: camelToSnake(key), map: definition ? outputMapper(definition.type) : identity };
-        fields.set(key, field);
-      }
-      return field;
-    };
-    mapper = (value) => {
-      if (value === null || value === undefined) return value;
-      const out: Record<string, unknown> = {};
-      for (const key in value as Record<string, unknown>) {
-        const field = fieldFor(key);
-        out[field.name] = field.map((value as Record<string, unknown>)[key]);
-      }
-      return out;
-    };
-  } else {
-    mapper = identity;
-  }
-  outputMappers.set(type, mapper);
-  return mapper;
-}
-
-/** Converts a GraphQL result into the REST shape (snake_case keys), leaving opaque JSON untouched. */
-export function toRestOutput(value: unknown, type: GraphQLOutputType): unknown {
-  return outputMapper(type)(value);
 }

@@ -1,3 +1,4 @@
+import { camelToSnake } from '../common/case';
 import { GraphQLField, GraphQLObjectType, GraphQLOutputType, getNamedType, isObjectType } from 'graphql';
 
 /**
@@ -13,14 +14,21 @@ export function restFields(type: GraphQLObjectType): Array<GraphQLField<unknown,
     .sort((a, b) => first(a.name) - first(b.name));
 }
 
-/** The selection set a REST response needs: every REST field of the type, recursing into nested objects. */
-export function selectAll(type: GraphQLOutputType, depth = 0): string {
+/**
+ * The selection set a REST response needs: every REST field of the type, recursing into nested
+ * objects. With `restNames`, each field is aliased to its REST name (`contact_email: contactEmail`),
+ * so the execution's own result is the REST answer's shape, with no renaming pass after it (opaque
+ * JSON such as metadata is a leaf, so its keys stay the client's).
+ */
+export function selectAll(type: GraphQLOutputType, options: { restNames?: boolean } = {}, depth = 0): string {
   const named = getNamedType(type);
   if (!isObjectType(named)) return '';
   if (depth > 4) throw new Error(`REST selection of ${named.name} is too deep`);
   const parts = restFields(named).map((field) => {
-    const nested = selectAll(field.type, depth + 1);
-    return nested ? `${field.name} ${nested}` : field.name;
+    const rest = options.restNames ? camelToSnake(field.name) : field.name;
+    const name = rest === field.name ? field.name : `${rest}: ${field.name}`;
+    const nested = selectAll(field.type, options, depth + 1);
+    return nested ? `${name} ${nested}` : name;
   });
   return `{ ${parts.join(' ')} }`;
 }

@@ -7,14 +7,14 @@ import {
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
-  GraphQLOutputType,
   GraphQLSchema,
   GraphQLString,
 } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { ApiError } from '../../src/common/api-error';
 import { createSchema } from '../../src/graphql/schema';
-import { camelToSnake, paramPath, restParam, snakeToCamel, toGraphQLInput, toRestOutput } from '../../src/rest/case-mapping';
+import { camelToSnake, paramPath, restParam, snakeToCamel, toGraphQLInput } from '../../src/rest/case-mapping';
+import { selectAll } from '../../src/rest/selection';
 
 const LineItem = new GraphQLInputObjectType({
   name: 'TestLineItem',
@@ -176,54 +176,21 @@ describe('toGraphQLInput', () => {
   });
 });
 
-describe('toRestOutput', () => {
-  let leadType: GraphQLOutputType;
-  let listType: GraphQLOutputType;
+describe('selectAll with REST names', () => {
+  let selection: string;
   beforeAll(async () => {
     const schema = await createSchema();
-    leadType = new GraphQLNonNull(schema.getType('Lead') as GraphQLObjectType);
-    listType = schema.getType('LeadList') as GraphQLObjectType;
+    selection = selectAll(schema.getType('LeadList') as GraphQLObjectType, { restNames: true });
   });
 
-  const lead = {
-    id: 'lead_1',
-    object: 'lead',
-    contactEmail: 'a@acme.test',
-    scoreLabel: 'warm',
-    createdAt: '2026-11-22T03:18:04.361Z',
-    metadata: { crmId: '42', Plan_Tier: 'gold', snake_key: 'x' },
-  };
-
-  it('renames every field to snake_case and keeps values', () => {
-    expect(toRestOutput(lead, leadType)).toEqual({
-      id: 'lead_1',
-      object: 'lead',
-      contact_email: 'a@acme.test',
-      score_label: 'warm',
-      created_at: '2026-11-22T03:18:04.361Z',
-      metadata: { crmId: '42', Plan_Tier: 'gold', snake_key: 'x' },
-    });
+  it('aliases every field to its snake_case name, nested objects and lists included', () => {
+    expect(selection).toMatch(/^\{ object data \{ id object created_at: createdAt updated_at: updatedAt .* \} has_more: hasMore next_cursor: nextCursor \}$/);
+    expect(selection).toContain(' contact_email: contactEmail ');
+    expect(selection).toContain(' score_label: scoreLabel ');
   });
 
-  it('leaves metadata keys exactly as the client sent them', () => {
-    const out = toRestOutput(lead, leadType) as { metadata: Record<string, string> };
-    expect(Object.keys(out.metadata)).toEqual(['crmId', 'Plan_Tier', 'snake_key']);
-  });
-
-  it('maps lists and nested objects', () => {
-    expect(toRestOutput({ object: 'list', data: [lead, { ...lead, id: 'lead_2' }], hasMore: true, nextCursor: null }, listType)).toEqual({
-      object: 'list',
-      data: [
-        expect.objectContaining({ id: 'lead_1', contact_email: 'a@acme.test', metadata: lead.metadata }),
-        expect.objectContaining({ id: 'lead_2', score_label: 'warm' }),
-      ],
-      has_more: true,
-      next_cursor: null,
-    });
-  });
-
-  it('keeps null values', () => {
-    expect(toRestOutput(null, leadType)).toBeNull();
-    expect(toRestOutput({ id: 'lead_1', contactName: null }, leadType)).toEqual({ id: 'lead_1', contact_name: null });
+  it('leaves metadata a leaf, so its keys stay exactly as the client sent them', () => {
+    expect(selection).toMatch(/ metadata[ }]/);
+    expect(selection).not.toContain('metadata {');
   });
 });
