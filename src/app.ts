@@ -125,13 +125,15 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const sessionAuth = sessionGraphQLAuth(orm, quota, graphqlErrors, rejected);
   app.use(
     '/graphql',
-    (req: Request, res: Response, next: NextFunction) =>
-      isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
-    jsonBody(graphqlErrors),
-    idempotency(orm, graphqlErrors, logger, config.encryptionKey),
-    expressMiddleware(apollo, {
-      context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId, em: res.locals.em }),
-    }),
+    compose(
+      (req: Request, res: Response, next: NextFunction) =>
+        isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
+      jsonBody(graphqlErrors),
+      idempotency(orm, graphqlErrors, logger, config.encryptionKey),
+      expressMiddleware(apollo, {
+        context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId, em: res.locals.em }),
+      }),
+    ),
   );
 
   // The OpenAPI document and its Swagger UI are public, like any API reference, and limited per client address.
