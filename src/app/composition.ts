@@ -103,20 +103,32 @@ export function createContextFactory(
   );
   return ({ auth, requestId, em: given }) => {
     const em = given ?? tenantFork(deps.orm.em, { accountId: auth.account.id, livemode: auth.livemode });
-    let logger: Logger | undefined;
-    return {
-      em,
-      auth,
-      requestId,
-      // Made when first used: most requests log nothing past the access log.
-      get logger() {
-        return (logger ??= deps.logger.child({ requestId, accountId: auth.account.id }));
-      },
-      config: deps.config,
-      services: servicesFor(em),
-      operationLimiter,
-    };
+    return new Context(em, auth, requestId, deps.config, servicesFor(em), operationLimiter, deps.logger);
   };
+}
+
+/** A request's context (RequestContext). */
+class Context implements RequestContext {
+  private madeLogger?: Logger;
+
+  constructor(
+    readonly em: RequestContext['em'],
+    readonly auth: RequestContext['auth'],
+    readonly requestId: string,
+    readonly config: Config,
+    readonly services: Services,
+    readonly operationLimiter: OperationLimiter,
+    private readonly rootLogger: Logger,
+  ) {}
+
+  /**
+   * Made when first used: most requests log nothing past the access log. A getter of the class,
+   * not of the object, so Apollo's copy of the context for each operation (own properties only)
+   * does not make one.
+   */
+  get logger(): Logger {
+    return (this.madeLogger ??= this.rootLogger.child({ requestId: this.requestId, accountId: this.auth.account.id }));
+  }
 }
 
 export type { ServiceFactory };
