@@ -115,16 +115,17 @@ export class ApiKeyService {
       throw new ApiError('api_key_invalid', 'Invalid API key provided. Use "Authorization: Bearer <key>".');
     }
     // Every request runs this, so it is one statement and read-only rows (src/db/lean.ts).
+    const hash = hashKey(secret);
     const [row] = await selectRows(
       this.em,
       `select k.*, row_to_json(a) as account_row from api_keys k join accounts a on a.id = k.account_id
        where k.secret_hash = ? or k.previous_secret_hash = ?`,
-      [hashKey(secret), hashKey(secret)],
+      [hash, hash],
     );
     if (!row) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
     const key = hydrateLean(this.em, ApiKey, row);
     if (key.revokedAt) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
-    const expiresAt = key.secretHash === hashKey(secret) ? null : key.previousSecretExpiresAt;
+    const expiresAt = key.secretHash === hash ? null : key.previousSecretExpiresAt;
     if (expiresAt && expiresAt.getTime() <= Date.now()) {
       throw new ApiError('api_key_revoked', `This API key was rolled; its old value expired at ${expiresAt.toISOString()}. Use its new value.`);
     }
