@@ -76,6 +76,7 @@ function summarize(results: LoadResult[]): LoadResult {
     p99: median(results.map((r) => r.p99)),
     failures: results.reduce((sum, r) => sum + r.failures, 0),
     loopP99Ms: results.every((r) => r.loopP99Ms !== undefined) ? median(results.map((r) => r.loopP99Ms!)) : undefined,
+    cpuUsPerRequest: results.every((r) => r.cpuUsPerRequest !== undefined) ? median(results.map((r) => r.cpuUsPerRequest!)) : undefined,
   };
 }
 
@@ -160,7 +161,7 @@ async function main(): Promise<void> {
       throw new Error(`--only takes scenario names including read (${every.map((s) => s.name).join(', ')}), and sync`);
     }
     const load: LoadOptions = { connections: settings.connections, durationS: settings.durationS };
-    const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options, server.loopDelay);
+    const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options, server);
     const serviceFor = (scenario: Scenario) => (scenario.overOperationLimit ? unlimited : service);
 
     // PostGraphile over the same database, for the GraphQL scenarios measured here (issue 25).

@@ -143,6 +143,12 @@ export interface LoadResult {
   failures: number;
   /** The measured server's event-loop delay p99 over the run, in ms (loop-delay.ts); absent in older figures. */
   loopP99Ms?: number;
+  /**
+   * The measured server's CPU time (user + system) over the run per 2xx answer, in µs: what one
+   * request costs the process, which moves less with the machine's load than throughput does. Absent
+   * in older figures, and where /proc cannot be read.
+   */
+  cpuUsPerRequest?: number;
 }
 
 export interface LoadOptions {
@@ -176,12 +182,20 @@ export async function check(url: string, key: string, scenario: Scenario): Promi
   return ids;
 }
 
+/** What drive reads off the server it measures (processes.ts, Server): its event-loop delay and CPU time. */
+export interface Measured {
+  loopDelay?: () => Promise<LoopDelay>;
+  cpuMicros?: () => number | undefined;
+}
+
 /**
- * Drives `url` with one scenario through autocannon on loopback; `loopDelay` is the server's
- * (Server.loopDelay), asked before the run to start afresh and after it for the run's figures.
+ * Drives `url` with one scenario through autocannon on loopback. `server.loopDelay` is asked
+ * before the run to start afresh and after it for the run's figures; `server.cpuMicros` before
+ * and after, for the CPU time per answer.
  */
-export async function drive(url: string, key: string, scenario: Scenario, options: LoadOptions, loopDelay?: () => Promise<LoopDelay>): Promise<LoadResult> {
-  await loopDelay?.();
+export async function drive(url: string, key: string, scenario: Scenario, options: LoadOptions, server: Measured = {}): Promise<LoadResult> {
+  await server.loopDelay?.();
+  const cpuBefore = server.cpuMicros?.();
   const result = await autocannon({
     url,
     connections: options.connections,
@@ -195,11 +209,13 @@ export async function drive(url: string, key: string, scenario: Scenario, option
       },
     ],
   });
+  const cpuAfter = server.cpuMicros?.();
   return {
     rps: result['2xx'] / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
     failures: result.non2xx + result.errors,
-    loopP99Ms: (await loopDelay?.())?.p99Ms,
+    loopP99Ms: (await server.loopDelay?.())?.p99Ms,
+    cpuUsPerRequest: cpuBefore !== undefined && cpuAfter !== undefined && result['2xx'] > 0 ? (cpuAfter - cpuBefore) / result['2xx'] : undefined,
   };
 }

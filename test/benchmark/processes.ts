@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -14,6 +14,11 @@ export interface Server {
   process: ChildProcess;
   /** Resident memory now and at its peak (VmRSS, VmHWM from /proc), in MiB. */
   memory(): { rssMiB: number; peakMiB: number };
+  /**
+   * CPU time the process has used so far (user + system, from /proc), in µs; undefined where
+   * /proc is not readable. The bench divides a run's share by its 2xx answers (load.ts, drive).
+   */
+  cpuMicros(): number | undefined;
   /** The event-loop delay since the last call (or the start), and a fresh measurement from now on. */
   loopDelay(): Promise<LoopDelay>;
   stop(): Promise<void>;
@@ -28,6 +33,31 @@ export async function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/** Clock ticks per second, the unit of /proc/<pid>/stat's CPU times (100 on Linux unless configured otherwise). */
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** utime + stime of a process (fields 14 and 15 of /proc/<pid>/stat, counted after the parenthesised name), in µs. */
+function readCpuMicros(pid: number | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks();
+  } catch {
+    return undefined;
+  }
 }
 
 function readMemory(pid: number | undefined): { rssMiB: number; peakMiB: number } {
@@ -107,6 +137,7 @@ export async function startServer(name: string, script: string, env: Record<stri
     url,
     process: child,
     memory: () => readMemory(child.pid),
+    cpuMicros: () => readCpuMicros(child.pid),
     loopDelay: () => askLoopDelay(child),
     async stop() {
       if (child.exitCode !== null) return;

@@ -214,6 +214,43 @@ function loopDelayTable(f: Figures): string[] {
   ];
 }
 
+/**
+ * Each server's CPU time per answered request under each scenario (load.ts, cpuUsPerRequest), and
+ * the service's against the baseline's; then what each switch's hardening costs in CPU per request
+ * on the scenarios measured with it off. Throughput on two shared cores moves with whatever else
+ * runs; a request's CPU time moves much less, so it shows whether a throughput gap is noise.
+ */
+function cpuTable(f: Figures): string[] {
+  const entries = Object.entries(f.summary);
+  const servers = (Object.keys(SERVERS) as Array<keyof typeof SERVERS>).filter((server) => entries.some(([, s]) => s[server]?.cpuUsPerRequest !== undefined));
+  if (!servers.includes('service')) return [];
+  const cell = (result: LoadResult | undefined) => (result?.cpuUsPerRequest === undefined ? '–' : result.cpuUsPerRequest.toFixed(0));
+  const ratio = (s: Figures['summary'][string]) =>
+    s.service.cpuUsPerRequest !== undefined && s.baseline.cpuUsPerRequest !== undefined
+      ? `${(s.service.cpuUsPerRequest / s.baseline.cpuUsPerRequest).toFixed(2)}×`
+      : '–';
+  const switchCosts = SWITCHES.flatMap(({ server, what }) =>
+    entries
+      .filter(([, s]) => s.service.cpuUsPerRequest !== undefined && s[server]?.cpuUsPerRequest !== undefined)
+      .map(([name, s]) => `${what.split(' (')[0]} on ${f.titles[name]} ${signedPercent(s.service.cpuUsPerRequest! / s[server]!.cpuUsPerRequest! - 1)}`),
+  );
+  return [
+    '',
+    `CPU time per answered request (µs; the server process' user + system time over a run ÷ its 2xx answers): ${servers
+      .map((server) => SERVERS[server].toLowerCase())
+      .join(' / ')}, and the service's ÷ the baseline's`,
+    '',
+    `| Scenario | ${servers.map((server) => SERVERS[server]).join(' | ')} | Service ÷ baseline |`,
+    `|---|${servers.map(() => '---:').join('|')}|---:|`,
+    ...entries.map(([name, s]) => `| ${f.titles[name]} | ${servers.map((server) => cell(s[server])).join(' | ')} | ${ratio(s)} |`),
+    ...(switchCosts.length
+      ? ['', `What each switch's hardening costs in CPU time per request (service ÷ service with it off − 1): ${switchCosts.join('; ')}.`]
+      : []),
+  ];
+}
+
+const signedPercent = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)} %`;
+
 function markdown(f: Figures): string {
   const all = checks(f);
   // Figures written before a switch existed have no runs with it off.
@@ -230,6 +267,7 @@ function markdown(f: Figures): string {
     '',
     ...throughputTable(f),
     ...loopDelayTable(f),
+    ...cpuTable(f),
     '',
     ...switchedOff,
     `Peak RSS: service ${fixed1(f.memory.service.peakMiB)} MiB, baseline ${fixed1(f.memory.baseline.peakMiB)} MiB` +

@@ -50,6 +50,13 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     expect(output).toMatch(
       /Event-loop delay p99 under each scenario \(ms\): service \/ baseline \/ without rate limiting \/ without request logs \/ without statement timeouts/,
     );
+    // Each server's CPU time per answered request, read from /proc around every run, and the service's over the baseline's.
+    expect(output).toMatch(
+      /CPU time per answered request \(µs; [^)]*\): service \/ baseline \/ without rate limiting \/ without request logs \/ without statement timeouts/,
+    );
+    expect(output).toMatch(/\| GET \/v1\/leads\/\{id\} \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| – \| \d+\.\d\d× \|/);
+    expect(output).toMatch(/\| POST \/v1\/leads \| \d+ \| \d+ \| – \| – \| – \| – \| \d+\.\d\d× \|/);
+    expect(output).toMatch(/costs in CPU time per request \(service ÷ service with it off − 1\): .*Request logs on GET \/v1\/leads\/\{id\} [+-]\d+\.\d %/);
     expect(output).toMatch(
       /\| Rate limiting in Redis \(plan quotas and per-root-field operation limits, RATE_LIMITS=off\): throughput cost on GET \/v1\/leads\/\{id\} \| -?\d+\.\d % \| ≤ 5 % \|/,
     );
