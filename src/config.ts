@@ -33,6 +33,12 @@ export interface Config {
    * one off: the service sets none, as PostgreSQL's 0 means (the benchmark measures what they cost).
    */
   databaseTimeouts: DatabaseTimeouts;
+  /**
+   * DATABASE_PREPARED_STATEMENTS=off: the hot reads run unnamed, parsed and planned on every call,
+   * for a connection pooler that cannot keep prepared statements (PgBouncer in transaction mode
+   * before 1.21); on by default.
+   */
+  databasePreparedStatements: boolean;
   /** Where the CRM providers are reached (the real hosts unless set, and only the real hosts in production). */
   providers: ProviderConfig;
   sync: SyncConfig;
@@ -206,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken,
     rateLimits: parseBoolean('RATE_LIMITS', env.RATE_LIMITS, true),
     requestLogs: parseBoolean('REQUEST_LOGS', env.REQUEST_LOGS, true),
+    databasePreparedStatements: parseBoolean('DATABASE_PREPARED_STATEMENTS', env.DATABASE_PREPARED_STATEMENTS, true),
     databaseTimeouts: {
       statementMs: parseMilliseconds('DATABASE_STATEMENT_TIMEOUT_MS', env.DATABASE_STATEMENT_TIMEOUT_MS, 5_000, 0),
       idleInTransactionMs: parseMilliseconds('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 10_000, 0),

@@ -60,6 +60,7 @@ async function main(): Promise<void> {
   const orm = await initOrm({
     clientUrl: database.url,
     timeouts: config.databaseTimeouts,
+    preparedStatements: config.databasePreparedStatements,
     log: (message) => logger.info({ component: 'mikro-orm' }, message),
     progress,
   });

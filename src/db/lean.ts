@@ -281,7 +281,7 @@ export async function converted<T>(em: EntityManager, query: () => Promise<T>): 
 
 /** A pooled connection as knex hands it out: a pg client, with MikroORM's type parsers. */
 interface PooledClient {
-  query(text: string, values: readonly unknown[]): Promise<{ rows: Row[] }>;
+  query(query: { text: string; values: readonly unknown[]; name?: string }): Promise<{ rows: Row[] }>;
 }
 
 interface KnexPool {
@@ -289,17 +289,44 @@ interface KnexPool {
   releaseConnection(connection: PooledClient): Promise<unknown>;
 }
 
-/** Statements with `?` placeholders as pg's `$1, $2…`, by knex's own rule (`\?` stays a literal `?`). */
-const numberedStatements = new Map<string, string>();
+/** A statement as selectRows sends it: pg's `$1, $2…` placeholders, and its prepared statement's name. */
+interface Numbered {
+  text: string;
+  name?: string;
+}
 
-function numbered(sql: string): string {
-  let text = numberedStatements.get(sql);
-  if (text === undefined) {
+/**
+ * Statements with `?` placeholders as pg's `$1, $2…`, by knex's own rule (`\?` stays a literal
+ * `?`), each named once: pg prepares a named statement once per connection and then only binds and
+ * executes it, so PostgreSQL parses and plans it once per connection instead of on every request
+ * (the baseline's and PostGraphile's way). Names carry a generation, renewed when PostgreSQL says a
+ * prepared statement's result type changed (a migration altered its table while this process ran).
+ */
+const numberedStatements = new Map<string, Numbered>();
+let generation = 0;
+
+function numbered(sql: string): Numbered {
+  let statement = numberedStatements.get(sql);
+  if (statement === undefined) {
     let count = 0;
-    text = sql.replace(/(\\*)(\?)/g, (_match, escapes: string) => (escapes.length % 2 ? '?' : `$${++count}`));
-    if (numberedStatements.size < MAX_LEAN_STATEMENTS * 2) numberedStatements.set(sql, text);
+    const text = sql.replace(/(\\*)(\?)/g, (_match, escapes: string) => (escapes.length % 2 ? '?' : `$${++count}`));
+    // Beyond the bound (statements a client could multiply), a statement runs unnamed and is not kept.
+    if (numberedStatements.size >= MAX_LEAN_STATEMENTS * 2) return { text };
+    statement = { text, name: `lean_${generation}_${numberedStatements.size}` };
+    numberedStatements.set(sql, statement);
   }
-  return text;
+  return statement;
+}
+
+/** PostgreSQL's answer to a prepared statement whose result columns changed since it was prepared. */
+const isStalePlan = (error: unknown): boolean =>
+  (error as { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test((error as Error).message);
+
+/** ORMs whose statements run unnamed (DATABASE_PREPARED_STATEMENTS=off: a pooler that cannot keep prepared statements). */
+const unprepared = new WeakSet<object>();
+
+export function withoutPreparedStatements(orm: { config: object }): void {
+  unprepared.add(orm.config);
 }
 
 /**
@@ -318,7 +345,17 @@ export function selectRows(em: EntityManager, sql: string, params: unknown[]): P
     const pool = (em as SqlEntityManager).getKnex().client as KnexPool;
     const connection = await pool.acquireConnection();
     try {
-      return (await connection.query(numbered(sql), params)).rows;
+      const { text, name } = numbered(sql);
+      if (name === undefined || unprepared.has(em.config)) return (await connection.query({ text, values: params })).rows;
+      try {
+        return (await connection.query({ name, text, values: params })).rows;
+      } catch (error) {
+        if (!isStalePlan(error)) throw error;
+        // Every statement prepared before is renamed, so each connection prepares it afresh.
+        generation += 1;
+        numberedStatements.clear();
+        return (await connection.query({ ...numbered(sql), values: params })).rows;
+      }
     } finally {
       await pool.releaseConnection(connection);
     }

@@ -4,6 +4,7 @@ import { OutboxSubscriber } from '../events/outbox.subscriber';
 import { MODULES } from '../modules';
 import { TenantEntity, TimestampedEntity } from './base.entity';
 import { migrations } from './migrations';
+import { withoutPreparedStatements } from './lean';
 import { tenantFilter } from './tenant';
 
 /** Every entity: the base classes, then each module's. */
@@ -21,6 +22,8 @@ export interface OrmOptions {
    * transaction, for longer. Migrations run on a connection without them.
    */
   timeouts?: DatabaseTimeouts;
+  /** false: the hot reads run unnamed (src/db/lean.ts, selectRows); prepared once per connection by default. */
+  preparedStatements?: boolean;
   debug?: boolean;
   /** Where MikroORM's own messages (migrations applied) go; silent when not given. */
   log?: (message: string) => void;
@@ -95,7 +98,11 @@ export async function initOrm(options: OrmOptions): Promise<MikroORM> {
     await migrator.close();
     throw error;
   }
-  if (!timeouts) return migrator;
-  await migrator.close();
-  return MikroORM.init(ormConfig(options));
+  let orm = migrator;
+  if (timeouts) {
+    await migrator.close();
+    orm = await MikroORM.init(ormConfig(options));
+  }
+  if (options.preparedStatements === false) withoutPreparedStatements(orm);
+  return orm;
 }

@@ -246,6 +246,13 @@ describe('loadConfig', () => {
     expect(configError({ SYNC_INTERVAL_MS: '0' }).message).toMatch(/^SYNC_INTERVAL_MS must be a whole number of milliseconds from 1 to 3600000/);
   });
 
+  it('prepares the hot reads unless DATABASE_PREPARED_STATEMENTS=off (a pooler that cannot keep them)', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' }).databasePreparedStatements).toBe(false);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'on' }).databasePreparedStatements).toBe(true);
+    expect(configError({ DATABASE_PREPARED_STATEMENTS: 'sometimes' }).message).toMatch(/DATABASE_PREPARED_STATEMENTS/);
+  });
+
   it('takes METRICS_TOKEN when long enough and without spaces, and never echoes a bad one', () => {
     expect(loadConfig({}).metricsToken).toBeUndefined();
     expect(loadConfig({ METRICS_TOKEN: '' }).metricsToken).toBeUndefined();
