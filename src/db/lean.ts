@@ -128,17 +128,39 @@ function prototypeOf(meta: EntityMetadata): object {
 
 const hydrators = new WeakMap<EntityMetadata, (row: Row) => object>();
 
-/** Builds (once per entity) a function turning a row into an instance of the entity's class. */
+/**
+ * Builds (once per entity) a function turning a row into an instance of the entity's class: a
+ * constructor generated from the metadata, one statement per property (`this["createdAt"] = …`),
+ * as MikroORM generates its own hydrators. Each assignment is then a site of its own that V8
+ * specialises, and the instances keep their properties in the object itself; one loop of steps
+ * over every property made each assignment site see every property (a 50-row page spent 3 % of
+ * its samples there). Scalars, dates, booleans and relations are written inline; custom types and
+ * embeddables call their step (propertySteps), with what the code needs passed in as arguments.
+ */
 function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platform): (row: Row) => T {
   let hydrate = hydrators.get(meta);
   if (!hydrate) {
-    const steps = meta.hydrateProps.map((prop) => propertySteps(meta, prop, platform));
-    const prototype = prototypeOf(meta);
-    hydrate = (row) => {
-      const entity = Object.create(prototype) as Record<string, unknown>;
-      for (const step of steps) step(entity, row);
-      return entity;
-    };
+    const values: unknown[] = [];
+    const given = (value: unknown) => `a${values.push(value) - 1}`;
+    const statements = meta.hydrateProps.map((prop) => {
+      const target = `this[${JSON.stringify(prop.name)}]`;
+      const read = (column: string) => `v = row[${JSON.stringify(column)}];`;
+      if (prop.kind === ReferenceKind.SCALAR && !prop.customType && (prop.runtimeType === 'Date' || prop.runtimeType === 'boolean')) {
+        const convert = prop.runtimeType === 'Date' ? 'v instanceof Date ? v : new Date(v)' : 'Boolean(v)';
+        return `${read(prop.fieldNames[0])} ${target} = v === null || v === undefined ? null : ${convert};`;
+      }
+      if (prop.kind === ReferenceKind.SCALAR && !prop.customType) return `${read(prop.fieldNames[0])} ${target} = v === undefined ? null : v;`;
+      if (prop.kind === ReferenceKind.MANY_TO_ONE && prop.fieldNames.length === 1) {
+        return `${read(prop.fieldNames[0])} ${target} = v === null || v === undefined ? null : new ${given(LeanReference)}(String(v));`;
+      }
+      return `${given(propertySteps(meta, prop, platform))}(this, row);`;
+    });
+    const names = values.map((_, i) => `a${i}`);
+    // Generated from entity metadata (names quoted by JSON.stringify), never from input.
+    const make = new Function(...names, `return function LeanRow(row) { let v; ${statements.join(' ')} };`) as (...args: unknown[]) => new (row: Row) => object;
+    const LeanRow = make(...values);
+    LeanRow.prototype = prototypeOf(meta);
+    hydrate = (row) => new LeanRow(row);
     hydrators.set(meta, hydrate);
   }
   return hydrate as (row: Row) => T;
