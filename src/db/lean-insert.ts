@@ -1,7 +1,7 @@
 import { EntityMetadata, helper, Platform, Reference, ReferenceKind } from '@mikro-orm/core';
 import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { converted } from './lean';
+import { converted, selectRows } from './lean';
 import { inSavepoint } from './savepoint';
 
 type Value = (entity: Record<string, unknown>) => unknown;
@@ -114,5 +114,12 @@ export async function insertLean(em: EntityManager, entities: object[]): Promise
 
   const knex = em.getKnex();
   const outer = em.getTransactionContext<Knex.Transaction>();
-  await converted(em, () => (outer ? inSavepoint(em, outer, (savepoint) => knex.raw(sql, bindings).transacting(savepoint)) : knex.raw(sql, bindings)));
+  if (outer) return void (await converted(em, () => inSavepoint(em, outer, (savepoint) => knex.raw(sql, bindings).transacting(savepoint))));
+  // Outside a transaction, as a prepared statement (selectRows): one per shape of rows, parsed and
+  // planned once per connection. Values knex would expand or embed (an array, a raw fragment) keep knex's way.
+  if (bindings.every((value) => typeof value !== 'object' || value === null || value instanceof Date || Buffer.isBuffer(value))) {
+    await selectRows(em, sql, bindings);
+    return;
+  }
+  await converted(em, () => knex.raw(sql, bindings));
 }

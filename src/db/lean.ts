@@ -353,7 +353,7 @@ export function withoutPreparedStatements(orm: { config: object }): void {
 
 /**
  * Rows of one SQL statement (`?` placeholders), for the hot reads (a row by id, a cached list
- * statement, the API key). Outside a transaction it runs on a connection of MikroORM's own pool
+ * statement, the API key) and the creates' inserts (insertLean). Outside a transaction it runs on a connection of MikroORM's own pool
  * (its limits, statement timeout and type parsers), with the values sent as parameters: MikroORM's
  * `execute` would first write them into the text and pass it through knex's query runner (14 % of
  * a single read's profile samples). In the EntityManager's transaction (a request under an
