@@ -54,7 +54,7 @@ function refusal(permissions: KeyPermissions, field: GraphQLField<unknown, unkno
 }
 
 /**
- * type-graphql's global middleware, where every field is checked: REST routes (one root field
+ * A middleware around every field it concerns (graphql/field-middlewares.ts): REST routes (one root field
  * each, answered 403 permission_denied), nested fields, and anything the plugin below left in a
  * /graphql document. It runs before a field's arguments are validated and before its own
  * middlewares (operation limits). Unrestricted keys and the web app's session pass at once.

@@ -38,7 +38,7 @@ function withoutNulls(value: unknown, type: GraphQLInputType): unknown {
 }
 
 /**
- * type-graphql's global middleware for every resolver with arguments, run before they are
+ * A middleware around every resolver with arguments (graphql/field-middlewares.ts), run before they are
  * converted and validated. The one rule for null in arguments:
  * - An optional argument sent as null is the same as one left out (as generated clients send
  *   `filter: null` through variables), so no resolver meets a null it did not ask for.

@@ -3,6 +3,7 @@ import { buildSchema } from 'type-graphql';
 import { permissionCheck, undeclaredPermissions } from '../auth/permission';
 import { VALIDATION_OPTIONS } from '../common/validation';
 import { MODULES } from '../modules';
+import { applyFieldMiddlewares } from './field-middlewares';
 import { nullArguments } from './null-arguments';
 
 /** Every module's resolvers. */
@@ -11,16 +12,17 @@ export const RESOLVERS = MODULES.flatMap((module) => module.resolvers ?? []) as 
 
 /**
  * Builds the typed schema from the resolvers; class-validator runs on every input, with the
- * options of common/validation.ts. permissionCheck runs first (a restricted key's refusal wins
+ * options of common/validation.ts. permissionCheck runs first on every field it concerns (a restricted key's refusal wins
  * over a bad argument); nullArguments runs before validation: an optional argument sent as null
  * is one left out. A root field without a declared permission stops the build.
  */
 export async function createSchema(): Promise<GraphQLSchema> {
   const schema = await buildSchema({
     resolvers: RESOLVERS,
-    globalMiddlewares: [permissionCheck, nullArguments],
     validate: VALIDATION_OPTIONS,
   });
+  // Not type-graphql's globalMiddlewares, which wrap every field of every row (field-middlewares.ts).
+  applyFieldMiddlewares(schema, [permissionCheck, nullArguments]);
   const undeclared = undeclaredPermissions(schema);
   if (undeclared.length) throw new Error(`root fields without @RequiresPermission (src/auth/permission.ts): ${undeclared.join(', ')}`);
   return schema;
