@@ -109,7 +109,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   // Security headers first, so every answer carries them, errors included. No CORS middleware, on
   // purpose: secret keys never live in browsers, and the web app calls /graphql from its own origin.
   const requestLogs = config.requestLogs
-    ? new RequestLogWriter({ knex: orm.em.getKnex(), logger: logger.child({ component: 'request-logs' }), metrics, ...deps.requestLogs })
+    ? new RequestLogWriter({ em: orm.em, logger: logger.child({ component: 'request-logs' }), metrics, ...deps.requestLogs })
     : undefined;
   requestLogs?.start();
   app.use(

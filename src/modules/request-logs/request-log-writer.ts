@@ -1,5 +1,6 @@
-import type { Knex } from '@mikro-orm/knex';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../../common/ids';
+import { selectRows } from '../../db/lean';
 import type { Metrics } from '../../http/metrics';
 import type { Logger } from '../../logger';
 
@@ -21,7 +22,8 @@ export interface RequestLogRecord {
 export type RequestLogBounds = Pick<RequestLogWriterOptions, 'flushIntervalMs' | 'batchSize' | 'maxBuffered'>;
 
 export interface RequestLogWriterOptions {
-  knex: Knex;
+  /** The ORM's global EntityManager: the writer runs one statement on its pool, outside any request. */
+  em: EntityManager;
   logger: Logger;
   metrics: Metrics;
   /** How often the buffer is written (default 250 ms). */
@@ -46,7 +48,7 @@ export class RequestLogWriter {
   private writing: Promise<void> | null = null;
   private timer?: NodeJS.Timeout;
   private droppedSinceWarning = { buffer_full: 0, write_failed: 0 };
-  private readonly knex: Knex;
+  private readonly em: EntityManager;
   private readonly logger: Logger;
   private readonly metrics: Metrics;
   private readonly flushIntervalMs: number;
@@ -54,7 +56,7 @@ export class RequestLogWriter {
   private readonly maxBuffered: number;
 
   constructor(options: RequestLogWriterOptions) {
-    this.knex = options.knex;
+    this.em = options.em;
     this.logger = options.logger;
     this.metrics = options.metrics;
     this.flushIntervalMs = options.flushIntervalMs ?? 250;
@@ -138,7 +140,9 @@ export class RequestLogWriter {
       latency_ms: record.latencyMs,
       created_at: record.createdAt.toISOString(),
     }));
-    await this.knex.raw(
+    // A prepared statement (selectRows): the same text every batch, parsed and planned once per connection.
+    await selectRows(
+      this.em,
       `insert into request_logs (id, created_at, updated_at, account_id, livemode, method, route, operation_name, status, request_id, key_prefix, latency_ms)
        select r.id, r.created_at, r.created_at, r.account_id, r.livemode, r.method, r.route, r.operation_name, r.status, r.request_id, r.key_prefix, r.latency_ms
          from json_populate_recordset(null::request_logs, ?::json) r
