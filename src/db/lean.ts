@@ -143,6 +143,11 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
     const values: unknown[] = [];
     const given = (value: unknown) => `a${values.push(value) - 1}`;
     const statements = meta.hydrateProps.map((prop) => {
+      const statement = hydrateStatement(prop);
+      // A lazy property's column is in the row only when the read asked for it (leanColumns).
+      return prop.lazy ? `if (row[${JSON.stringify(prop.fieldNames[0])}] !== undefined) { ${statement} }` : statement;
+    });
+    function hydrateStatement(prop: EntityProperty<T>): string {
       const target = `this[${JSON.stringify(prop.name)}]`;
       const read = (column: string) => `v = row[${JSON.stringify(column)}];`;
       if (prop.kind === ReferenceKind.SCALAR && !prop.customType && (prop.runtimeType === 'Date' || prop.runtimeType === 'boolean')) {
@@ -154,7 +159,7 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
         return `${read(prop.fieldNames[0])} ${target} = v === null || v === undefined ? null : new ${given(LeanReference)}(String(v));`;
       }
       return `${given(propertySteps(meta, prop, platform))}(this, row);`;
-    });
+    }
     const names = values.map((_, i) => `a${i}`);
     // Generated from entity metadata (names quoted by JSON.stringify), never from input.
     const make = new Function(...names, `return function LeanRow(row) { let v; ${statements.join(' ')} };`) as (...args: unknown[]) => new (row: Row) => object;
@@ -186,6 +191,18 @@ export function createLean<T extends object>(em: EntityManager, entity: EntityCl
   const instance = Reflect.construct(meta.class, [], target) as Record<string, unknown>;
   for (const name in data) if (data[name] !== undefined) instance[name] = data[name];
   return instance as T;
+}
+
+/**
+ * What a lean read selects: `*`, or, for an entity with lazy properties (MikroORM's `lazy: true`,
+ * which em.find leaves out too), every other property, plus the lazy ones named in `populate`.
+ * A lazy property is a large column that no list or answer prints (`Lead.scoreSignals`, about
+ * 800 bytes of JSON a lead, which only the score explanation reads): not selecting it saves
+ * PostgreSQL sending it and the service parsing it on every row of every page.
+ */
+function leanSelection<T>(meta: EntityMetadata<T>, populate: readonly string[] = []): Array<EntityProperty<T>> | undefined {
+  if (!meta.hydrateProps.some((prop) => prop.lazy)) return undefined;
+  return meta.hydrateProps.filter((prop) => !prop.lazy || populate.includes(prop.name));
 }
 
 /** A read-only instance of `entity` from a row keyed by column names (raw SQL, `row_to_json`). */
@@ -226,9 +243,10 @@ export async function findLean<T extends object>(
   const known = key === undefined ? null : leanStatements.get(key);
   if (known) return (await selectRows(em, known, values)).map(hydrate) as Array<Lean<T>>;
 
+  const selection = leanSelection(em.getMetadata().get<T>(entity.name));
   const qb = (em as SqlEntityManager)
     .createQueryBuilder(entity)
-    .select('*')
+    .select((selection?.map((prop) => prop.name) ?? '*') as never)
     .where(where as never);
   await qb.applyFilters();
   if (options.orderBy) qb.orderBy(options.orderBy as never);
@@ -397,12 +415,14 @@ export async function findFirstLean<T extends object>(
   entity: EntityClass<T>,
   equal: Partial<Record<keyof T & string, string | number | boolean>>,
   orderBy: Partial<Record<keyof T & string, 'asc' | 'desc'>> = {},
+  options: { populate?: ReadonlyArray<keyof T & string> } = {},
 ): Promise<Lean<T> | null> {
   const meta = em.getMetadata().get<T>(entity.name);
   const condition = { ...(tenantFilter.cond(tenantOf(em)) as Record<string, unknown>), ...equal };
   const names = Object.keys(condition);
   const order = Object.entries(orderBy) as Array<[string, 'asc' | 'desc']>;
-  const key = `${meta.className}|${names.join(',')}|${order.map(([name, direction]) => `${name} ${direction}`).join(',')}`;
+  const populate = options.populate ?? [];
+  const key = `${meta.className}|${names.join(',')}|${order.map(([name, direction]) => `${name} ${direction}`).join(',')}|${populate.join(',')}`;
   let sql = firstStatements.get(key);
   if (!sql) {
     const props = meta.properties as Record<string, EntityProperty>;
@@ -413,7 +433,9 @@ export async function findFirstLean<T extends object>(
     };
     const where = names.map((name) => `${column(name)} = ?`).join(' and ');
     const sorted = order.length ? ` order by ${order.map(([name, direction]) => `${column(name)} ${direction}`).join(', ')}` : '';
-    sql = `select * from ${em.getPlatform().quoteIdentifier(meta.tableName)} where ${where}${sorted} limit 1`;
+    const selection = leanSelection(meta, populate);
+    const columns = selection?.flatMap((prop) => prop.fieldNames.map((field) => em.getPlatform().quoteIdentifier(field))).join(', ') ?? '*';
+    sql = `select ${columns} from ${em.getPlatform().quoteIdentifier(meta.tableName)} where ${where}${sorted} limit 1`;
     firstStatements.set(key, sql);
   }
   const [row] = await selectRows(

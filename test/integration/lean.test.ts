@@ -1,5 +1,5 @@
 import { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { findLean } from '../../src/db/lean';
+import { findFirstLean, findLean } from '../../src/db/lean';
 import { scopeTo, TenantScope } from '../../src/db/tenant';
 import { AccountService } from '../../src/modules/accounts/account.service';
 import { Lead } from '../../src/modules/leads/lead.entity';
@@ -37,7 +37,7 @@ describe('findLean statements on a real database', () => {
           status: i % 2 ? LeadStatus.new : LeadStatus.contacted,
           score: (n * 37) % 101,
           scoreLabel: 'warm',
-          scoreSignals: [],
+          scoreSignals: [{ name: 'industry', value: 'software', impact: n, description: `signal ${n}` }],
           scoreBase: 40,
           modelVersion: 'prior-v1',
           scoredAt: new Date(),
@@ -73,6 +73,44 @@ describe('findLean statements on a real database', () => {
         expect(lean.every((lead) => lead.account.id === scope.accountId && lead.livemode === scope.livemode)).toBe(true);
       }
     }
+  });
+
+  it('leaves a lazy property (Lead.scoreSignals) out of lean reads unless populated, as em.find does', async () => {
+    const em = scoped(scopes[0]);
+    const statements: string[] = [];
+    const pg = orm.em.getConnection().getKnex().client as { acquireConnection(): Promise<{ query: (...args: unknown[]) => unknown }> };
+    const acquire = pg.acquireConnection.bind(pg);
+    const watched = new WeakSet<object>();
+    const spy = jest.spyOn(pg, 'acquireConnection').mockImplementation(async () => {
+      const connection = await acquire();
+      if (watched.has(connection)) return connection;
+      watched.add(connection);
+      const query = connection.query;
+      connection.query = (...args: unknown[]) => {
+        const text = (args[0] as { text?: string }).text ?? String(args[0]);
+        statements.push(text);
+        return query.apply(connection, args);
+      };
+      return connection;
+    });
+    try {
+      const [first] = await findLean(em, Lead, {}, { orderBy: [{ createdAt: 'desc', id: 'desc' }] as never, limit: 3 });
+      expect(first.scoreSignals).toBeUndefined();
+      expect(first.company).toMatch(/^Company /);
+      const byId = await findFirstLean(em, Lead, { id: first.id });
+      expect(byId!.scoreSignals).toBeUndefined();
+      expect(byId!.scoredAt).toBeInstanceOf(Date);
+      const populated = await findFirstLean(em, Lead, { id: first.id }, {}, { populate: ['scoreSignals'] });
+      const managed = await scoped(scopes[0]).findOneOrFail(Lead, first.id, { populate: ['scoreSignals'] });
+      expect(populated!.scoreSignals).toEqual(managed.scoreSignals);
+      expect(populated!.scoreSignals).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+    // The page, the lead by id, and the populated read, on the lean paths (em.find's own read is `select "l0".*`).
+    const lean = statements.filter((text) => /^select "(l0"\."id|id)"/.test(text) && /from "leads"/.test(text));
+    expect(lean).toHaveLength(3);
+    expect(lean.map((text) => text.includes('score_signals'))).toEqual([false, false, true]);
   });
 
   it('asks the query builder once per shape, then runs the statement with the new values', async () => {

@@ -79,7 +79,12 @@ export class Lead extends TenantEntity<'object' | 'status' | 'metadata'> {
   @Enum({ items: () => LeadScoreLabel })
   scoreLabel!: ScoreLabel;
 
-  @Property({ type: 'json' })
+  /**
+   * Lazy (MikroORM's `lazy: true`): em.find and the lean reads leave it out unless asked for
+   * (`populate`). About 800 bytes of JSON a lead, read only by the score explanation and rescoring;
+   * every list and lead answer would otherwise fetch and parse it for nothing.
+   */
+  @Property({ type: 'json', lazy: true })
   scoreSignals!: ScoreSignal[];
 
   @Property({ type: 'smallint' })

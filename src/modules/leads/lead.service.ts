@@ -66,9 +66,9 @@ export class LeadService {
     return lead;
   }
 
-  /** The lead, read-only (src/db/lean.ts): for answers that only print it. */
-  async read(id: string): Promise<Lean<Lead>> {
-    const lead = isId('lead', id) ? await findFirstLean(this.em, Lead, { id }) : null;
+  /** The lead, read-only (src/db/lean.ts): for answers that only print it; `populate` adds lazy properties. */
+  async read(id: string, options: { populate?: Array<'scoreSignals'> } = {}): Promise<Lean<Lead>> {
+    const lead = isId('lead', id) ? await findFirstLean(this.em, Lead, { id }, {}, options) : null;
     if (!lead) throw notFound('lead', id);
     return lead;
   }
@@ -109,7 +109,7 @@ export class LeadService {
   }
 
   async score(id: string): Promise<LeadScore> {
-    const lead = await this.read(id);
+    const lead = await this.read(id, { populate: ['scoreSignals'] });
     return {
       leadId: lead.id,
       score: lead.score,
@@ -145,7 +145,7 @@ export class LeadService {
    * changed. Run it in a transaction so a batch and its events commit together.
    */
   async rescoreBatch(scorer: LeadScorer, afterId: string, batchSize: number): Promise<{ changed: number; through: string | null; done: boolean }> {
-    const batch = await this.em.find(Lead, { id: { $gt: afterId } }, { orderBy: { id: 'asc' }, limit: batchSize });
+    const batch = await this.em.find(Lead, { id: { $gt: afterId } }, { orderBy: { id: 'asc' }, limit: batchSize, populate: ['scoreSignals'] });
     let changed = 0;
     for (const lead of batch) {
       const before = this.events.snapshot(lead);
