@@ -98,6 +98,24 @@ async function redisUrl(): Promise<string> {
   }
 }
 
+/**
+ * One create through a service process before it is measured. A process's first transaction (its
+ * first write) starts MikroORM's transaction context, an AsyncLocalStorage, and on Node 20 that
+ * costs every promise of every later request from then on: about 15 % of a single read's CPU,
+ * side by side (docs/benchmark.md, "Seventh pass"). Every instance in production has written; a
+ * copy that had served only reads would be measured in a state none stays in, and the switch rows
+ * would count that difference as the switch's cost.
+ */
+async function prime(server: Server, key: string): Promise<void> {
+  const tag = `${Date.now().toString(36)}-${server.url.split(':').pop()}`;
+  const response = await fetch(`${server.url}/v1/leads`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ company: `Bench prime ${tag}`, contact_email: `prime@${tag}.example` }),
+  });
+  if (response.status !== 201) throw new Error(`${server.name}: POST /v1/leads answered ${response.status}: ${await response.text()}`);
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const redis = await redisUrl();
@@ -145,6 +163,8 @@ async function main(): Promise<void> {
       DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0',
     });
     servers.push(untimed);
+    // The seed wrote through the service (its proposal); each copy writes once too (prime).
+    for (const copy of [unlimited, unlogged, untimed]) await prime(copy, account.liveKey);
     log(
       `service ${service.url}, baseline ${baseline.url}, service without rate limiting ${unlimited.url}, without request logs ${unlogged.url}, ` +
         `without statement timeouts ${untimed.url}`,
