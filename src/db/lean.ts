@@ -144,7 +144,7 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
     const given = (value: unknown) => `a${values.push(value) - 1}`;
     const statements = meta.hydrateProps.map((prop) => {
       const statement = hydrateStatement(prop);
-      // A lazy property's column is in the row only when the read asked for it (leanColumns).
+      // A lazy property's column is in the row only when the read asked for it (leanSelection).
       return prop.lazy ? `if (row[${JSON.stringify(prop.fieldNames[0])}] !== undefined) { ${statement} }` : statement;
     });
     function hydrateStatement(prop: EntityProperty<T>): string {

@@ -80,12 +80,13 @@ describe('findLean statements on a real database', () => {
     const statements: string[] = [];
     const pg = orm.em.getConnection().getKnex().client as { acquireConnection(): Promise<{ query: (...args: unknown[]) => unknown }> };
     const acquire = pg.acquireConnection.bind(pg);
-    const watched = new WeakSet<object>();
+    // Each pooled connection's query is wrapped once, and given back its own when the test ends.
+    const watched = new Map<{ query: (...args: unknown[]) => unknown }, (...args: unknown[]) => unknown>();
     const spy = jest.spyOn(pg, 'acquireConnection').mockImplementation(async () => {
       const connection = await acquire();
       if (watched.has(connection)) return connection;
-      watched.add(connection);
       const query = connection.query;
+      watched.set(connection, query);
       connection.query = (...args: unknown[]) => {
         const text = (args[0] as { text?: string }).text ?? String(args[0]);
         statements.push(text);
@@ -106,6 +107,7 @@ describe('findLean statements on a real database', () => {
       expect(populated!.scoreSignals).toHaveLength(1);
     } finally {
       spy.mockRestore();
+      for (const [connection, query] of watched) connection.query = query;
     }
     // The page, the lead by id, and the populated read, on the lean paths (em.find's own read is `select "l0".*`).
     const lean = statements.filter((text) => /^select "(l0"\."id|id)"/.test(text) && /from "leads"/.test(text));
