@@ -4,6 +4,7 @@ import { OutboxSubscriber } from '../events/outbox.subscriber';
 import { MODULES } from '../modules';
 import { TenantEntity, TimestampedEntity } from './base.entity';
 import { migrations } from './migrations';
+import { contextsOnlyWhileRunning } from './async-context';
 import { withoutPreparedStatements } from './lean';
 import { tenantFilter } from './tenant';
 
@@ -104,5 +105,6 @@ export async function initOrm(options: OrmOptions): Promise<MikroORM> {
     orm = await MikroORM.init(ormConfig(options));
   }
   if (options.preparedStatements === false) withoutPreparedStatements(orm);
+  await contextsOnlyWhileRunning(orm);
   return orm;
 }
