@@ -99,21 +99,21 @@ async function redisUrl(): Promise<string> {
 }
 
 /**
- * One create through a service process before it is measured. A process's first transaction (its
- * first write) starts MikroORM's transaction context, an AsyncLocalStorage, and on Node 20 that
- * costs every promise of every later request from then on: about 15 % of a single read's CPU,
- * side by side (docs/benchmark.md, "Seventh pass"). Every instance in production has written; a
- * copy that had served only reads would be measured in a state none stays in, and the switch rows
- * would count that difference as the switch's cost.
+ * One write through a service process before it is measured, as every instance in production has
+ * written: a deal, whose create is an `em.flush()` (a lead's is a lean insert, which is not). A
+ * process's first flush starts MikroORM's context storages; on Node 20 those cost every promise of
+ * every later request until src/db/async-context.ts turns them off again. Before that change, a copy
+ * that had only read was measured in a state no instance stays in, and each switch row counted the
+ * difference as the switch's cost (docs/benchmark.md, seventh and eighth passes).
  */
 async function prime(server: Server, key: string): Promise<void> {
   const tag = `${Date.now().toString(36)}-${server.url.split(':').pop()}`;
-  const response = await fetch(`${server.url}/v1/leads`, {
+  const response = await fetch(`${server.url}/v1/deals`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ company: `Bench prime ${tag}`, contact_email: `prime@${tag}.example` }),
+    body: JSON.stringify({ name: `Bench prime ${tag}`, value: 1000 }),
   });
-  if (response.status !== 201) throw new Error(`${server.name}: POST /v1/leads answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 201) throw new Error(`${server.name}: POST /v1/deals answered ${response.status}: ${await response.text()}`);
 }
 
 async function main(): Promise<void> {
