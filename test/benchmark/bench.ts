@@ -163,11 +163,17 @@ async function main(): Promise<void> {
       DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0',
     });
     servers.push(untimed);
+    // What each switch-off copy is compared with: the service's own settings in a copy that serves
+    // exactly what they serve. The main service also serves every other scenario, and a process that
+    // has run more kinds of request runs each a little slower (less specialised code, a larger heap),
+    // which the switch rows would otherwise count as the switch's cost (docs/benchmark.md, eighth pass).
+    const twin = await startServer('service copy with every switch on', 'dist/src/main.js', serviceEnv);
+    servers.push(twin);
     // The seed wrote through the service (its proposal); each copy writes once too (prime).
-    for (const copy of [unlimited, unlogged, untimed]) await prime(copy, account.liveKey);
+    for (const copy of [unlimited, unlogged, untimed, twin]) await prime(copy, account.liveKey);
     log(
       `service ${service.url}, baseline ${baseline.url}, service without rate limiting ${unlimited.url}, without request logs ${unlogged.url}, ` +
-        `without statement timeouts ${untimed.url}`,
+        `without statement timeouts ${untimed.url}, copy with every switch on ${twin.url}`,
     );
 
     const runTag = Date.now().toString(36);
@@ -209,6 +215,7 @@ async function main(): Promise<void> {
       if (switched(scenario)) {
         await run(unlogged, scenario, { ...load, durationS: settings.warmupS });
         await run(untimed, scenario, { ...load, durationS: settings.warmupS });
+        await run(twin, scenario, { ...load, durationS: settings.warmupS });
       }
       await run(baseline, byName.get(scenario.baselineScenario ?? scenario.name)!, { ...load, durationS: settings.warmupS });
       if (rival(scenario)) await run(postgraphile!, rival(scenario)!, { ...load, durationS: settings.warmupS });
@@ -216,11 +223,19 @@ async function main(): Promise<void> {
 
     const samples = new Map<
       string,
-      { service: LoadResult[]; baseline: LoadResult[]; unlimited: LoadResult[]; unlogged: LoadResult[]; untimed: LoadResult[]; postgraphile: LoadResult[] }
+      {
+        service: LoadResult[];
+        baseline: LoadResult[];
+        unlimited: LoadResult[];
+        unlogged: LoadResult[];
+        untimed: LoadResult[];
+        twin: LoadResult[];
+        postgraphile: LoadResult[];
+      }
     >();
     for (let round = 1; round <= settings.rounds; round++) {
       for (const scenario of all) {
-        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [], untimed: [], postgraphile: [] };
+        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [], untimed: [], twin: [], postgraphile: [] };
         samples.set(scenario.name, entry);
         const baselineScenario = byName.get(scenario.baselineScenario ?? scenario.name)!;
         // A and B interleaved, the order flipped every round, so drift (caches, autovacuum) hits both.
@@ -234,6 +249,7 @@ async function main(): Promise<void> {
           entry.unlimited.push(await run(unlimited, scenario));
           entry.unlogged.push(await run(unlogged, scenario));
           entry.untimed.push(await run(untimed, scenario));
+          entry.twin.push(await run(twin, scenario));
         }
         const last = (list: LoadResult[]) => list[list.length - 1];
         log(
@@ -253,6 +269,7 @@ async function main(): Promise<void> {
           unlimited: s.unlimited.length ? summarize(s.unlimited) : undefined,
           unlogged: s.unlogged.length ? summarize(s.unlogged) : undefined,
           untimed: s.untimed.length ? summarize(s.untimed) : undefined,
+          twin: s.twin.length ? summarize(s.twin) : undefined,
           postgraphile: s.postgraphile.length ? summarize(s.postgraphile) : undefined,
         },
       ]),

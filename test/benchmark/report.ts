@@ -11,12 +11,22 @@ export interface Figures {
   titles: Record<string, string>;
   /**
    * unlimited: the service with RATE_LIMITS=off; unlogged: with REQUEST_LOGS=off; untimed: with
-   * DATABASE_STATEMENT_TIMEOUT_MS=0 (the last two on single reads and page 1 only);
+   * DATABASE_STATEMENT_TIMEOUT_MS=0 (the last two on single reads and page 1 only); twin: a copy
+   * of the service with every switch on that serves what those copies serve, the figure each switch
+   * is compared with (absent in older figures, which compared with the service);
    * postgraphile: PostGraphile's equivalent of a GraphQL scenario (load.ts, postgraphileScenarios).
    */
   summary: Record<
     string,
-    { service: LoadResult; baseline: LoadResult; unlimited?: LoadResult; unlogged?: LoadResult; untimed?: LoadResult; postgraphile?: LoadResult }
+    {
+      service: LoadResult;
+      baseline: LoadResult;
+      unlimited?: LoadResult;
+      unlogged?: LoadResult;
+      untimed?: LoadResult;
+      twin?: LoadResult;
+      postgraphile?: LoadResult;
+    }
   >;
   fixed: { rate: number; service: LoadResult; baseline: LoadResult };
   memory: {
@@ -45,6 +55,7 @@ const SERVERS = {
   unlimited: 'Without rate limiting',
   unlogged: 'Without request logs',
   untimed: 'Without statement timeouts',
+  twin: 'Copy with every switch on',
   postgraphile: 'PostGraphile',
 } as const;
 
@@ -62,6 +73,9 @@ const SWITCHES = [
     label: 'Service without statement timeouts (DATABASE_STATEMENT_TIMEOUT_MS=0, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS=0)',
   },
 ] as const;
+
+/** What a switch-off copy is compared with: the copy with every switch on where the run has one, else the service. */
+const switchedOn = (s: Figures['summary'][string]): LoadResult => s.twin ?? s.service;
 
 interface Check {
   what: string;
@@ -89,7 +103,7 @@ export function checks(f: Figures): Check[] {
     for (const name of ['read', 'page1']) {
       const off = f.summary[name]?.[server];
       if (!off) continue;
-      const cost = 1 - f.summary[name].service.rps / off.rps;
+      const cost = 1 - switchedOn(f.summary[name]).rps / off.rps;
       out.push({
         what: `${what}: throughput cost on ${f.titles[name]}`,
         value: `${(cost * 100).toFixed(1)} %`,
@@ -231,8 +245,8 @@ function cpuTable(f: Figures): string[] {
       : '–';
   const switchCosts = SWITCHES.flatMap(({ server, what }) =>
     entries
-      .filter(([, s]) => s.service.cpuUsPerRequest !== undefined && s[server]?.cpuUsPerRequest !== undefined)
-      .map(([name, s]) => `${what.split(' (')[0]} on ${f.titles[name]} ${signedPercent(s.service.cpuUsPerRequest! / s[server]!.cpuUsPerRequest! - 1)}`),
+      .filter(([, s]) => switchedOn(s).cpuUsPerRequest !== undefined && s[server]?.cpuUsPerRequest !== undefined)
+      .map(([name, s]) => `${what.split(' (')[0]} on ${f.titles[name]} ${signedPercent(switchedOn(s).cpuUsPerRequest! / s[server]!.cpuUsPerRequest! - 1)}`),
   );
   return [
     '',
@@ -244,7 +258,10 @@ function cpuTable(f: Figures): string[] {
     `|---|${servers.map(() => '---:').join('|')}|---:|`,
     ...entries.map(([name, s]) => `| ${f.titles[name]} | ${servers.map((server) => cell(s[server])).join(' | ')} | ${ratio(s)} |`),
     ...(switchCosts.length
-      ? ['', `What each switch's hardening costs in CPU time per request (service ÷ service with it off − 1): ${switchCosts.join('; ')}.`]
+      ? [
+          '',
+          `What each switch's hardening costs in CPU time per request (${entries.some(([, s]) => s.twin) ? 'the copy with every switch on' : 'service'} ÷ the copy with it off − 1): ${switchCosts.join('; ')}.`,
+        ]
       : []),
   ];
 }
@@ -260,6 +277,10 @@ function markdown(f: Figures): string {
       .map(([name, s]) => `${f.titles[name]} ${s[server]!.rps.toFixed(0)} req/s`);
     return runs.length ? [`${label}: ${runs.join(', ')}.`] : [];
   });
+  const twinRuns = Object.entries(f.summary)
+    .filter(([, s]) => s.twin)
+    .map(([name, s]) => `${f.titles[name]} ${s.twin!.rps.toFixed(0)} req/s`);
+  if (twinRuns.length) switchedOff.push(`Copy of the service with every switch on (what each switch is compared with): ${twinRuns.join(', ')}.`);
   return [
     `Run of ${f.date.slice(0, 10)} (${f.date}), ${f.durationS} s in all, on ${f.machine}.`,
     `Settings: ${f.settings.leads.toLocaleString('en-US')} leads, ${f.settings.deals.toLocaleString('en-US')} deals, ` +
