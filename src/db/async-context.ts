@@ -10,8 +10,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
  *
  * On Node 20 an AsyncLocalStorage is built on async hooks: once it has run, it stays enabled, and
  * an init hook then runs for every promise the process creates, in every request, for the rest of
- * the process's life. A process's first `em.flush()` turns that on; a single read then costs about
- * 15 % more CPU than in a process that has never written (docs/benchmark.md, "Eighth pass").
+ * the process's life. A process's first `em.flush()` turns that on; side by side, a single read
+ * then cost about 8 % more CPU than with the storages off (docs/benchmark.md, "Eighth pass").
  *
  * Each storage here is turned off again (`disable()`) when its last run has ended, and back on by
  * its next `run`, which is Node's own behaviour for `run`. While any run is under way the storage

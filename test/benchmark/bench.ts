@@ -164,9 +164,9 @@ async function main(): Promise<void> {
     });
     servers.push(untimed);
     // What each switch-off copy is compared with: the service's own settings in a copy that serves
-    // exactly what they serve. The main service also serves every other scenario, and a process that
-    // has run more kinds of request runs each a little slower (less specialised code, a larger heap),
-    // which the switch rows would otherwise count as the switch's cost (docs/benchmark.md, eighth pass).
+    // exactly what they serve. The main service also serves every other scenario; compared with it,
+    // a switch row would also compare two histories (code specialised for fewer kinds of request, a
+    // smaller heap) and count that as the switch's cost (docs/benchmark.md, eighth pass).
     const twin = await startServer('service copy with every switch on', 'dist/src/main.js', serviceEnv);
     servers.push(twin);
     // The seed wrote through the service (its proposal); each copy writes once too (prime).
