@@ -23,7 +23,7 @@ const HOOK_BASED = typeof (AsyncLocalStorage.prototype as unknown as { _enable?:
 const switched = new WeakSet<AsyncLocalStorage<unknown>>();
 
 /** Makes `storage` enabled only while one of its runs is under way (the run's callback, to the end of the promise it returns). */
-export function enabledOnlyWhileRunning(storage: AsyncLocalStorage<unknown>): void {
+function enabledOnlyWhileRunning(storage: AsyncLocalStorage<unknown>): void {
   if (!HOOK_BASED || switched.has(storage)) return;
   switched.add(storage);
   const run = storage.run;
@@ -90,8 +90,6 @@ async function findStorages(orm: MikroORM): Promise<AsyncLocalStorage<unknown>[]
 }
 
 /** Applies enabledOnlyWhileRunning to MikroORM's context storages (initOrm, once per process). */
-export async function contextsOnlyWhileRunning(orm: MikroORM): Promise<AsyncLocalStorage<unknown>[]> {
-  const storages = await mikroOrmStorages(orm);
-  storages.forEach(enabledOnlyWhileRunning);
-  return storages;
+export async function contextsOnlyWhileRunning(orm: MikroORM): Promise<void> {
+  (await mikroOrmStorages(orm)).forEach(enabledOnlyWhileRunning);
 }

@@ -270,17 +270,14 @@ const signedPercent = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fract
 
 function markdown(f: Figures): string {
   const all = checks(f);
+  const twin = { server: 'twin', label: 'Copy of the service with every switch on (what each switch is compared with)' } as const;
   // Figures written before a switch existed have no runs with it off.
-  const switchedOff = SWITCHES.flatMap(({ server, label }) => {
+  const switchedOff = [...SWITCHES, twin].flatMap(({ server, label }) => {
     const runs = Object.entries(f.summary)
       .filter(([, s]) => s[server])
       .map(([name, s]) => `${f.titles[name]} ${s[server]!.rps.toFixed(0)} req/s`);
     return runs.length ? [`${label}: ${runs.join(', ')}.`] : [];
   });
-  const twinRuns = Object.entries(f.summary)
-    .filter(([, s]) => s.twin)
-    .map(([name, s]) => `${f.titles[name]} ${s.twin!.rps.toFixed(0)} req/s`);
-  if (twinRuns.length) switchedOff.push(`Copy of the service with every switch on (what each switch is compared with): ${twinRuns.join(', ')}.`);
   return [
     `Run of ${f.date.slice(0, 10)} (${f.date}), ${f.durationS} s in all, on ${f.machine}.`,
     `Settings: ${f.settings.leads.toLocaleString('en-US')} leads, ${f.settings.deals.toLocaleString('en-US')} deals, ` +
