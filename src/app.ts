@@ -76,9 +76,10 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS, config.rateLimits);
   const rejected = metrics.rateLimitRejected.bind(metrics);
   const prepared = { checks: operationChecks(schema, quota, rejected), formatError: createFormatError(logger) };
+  // Execution compiled for documents run again, inside Apollo and in front of it (graphql/compiled-execution.ts).
+  const compiled = compiledExecution(schema);
   const apollo = new ApolloServer<RequestContext>({
-    // The schema, with execution compiled for documents run again (graphql/compiled-execution.ts).
-    gateway: compiledExecution(schema),
+    gateway: compiled.gateway,
     formatError: prepared.formatError,
     introspection: true,
     includeStacktraceInErrorResponses: false,
@@ -130,6 +131,8 @@ export async function createApp(deps: AppDependencies): Promise<App> {
         isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
       jsonBody(graphqlErrors),
       idempotency(orm, graphqlErrors, logger, config.encryptionKey),
+      // A document Apollo has validated and compiled before skips its per-request pipeline, with the same checks.
+      compiled.repeatedDocuments({ ...prepared, createContext, onAnswered: () => metrics.graphqlRepeatedDocument() }),
       expressMiddleware(apollo, {
         context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId, em: res.locals.em }),
       }),

@@ -1,12 +1,32 @@
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
-import { DocumentNode, execute, ExecutionResult, GraphQLError, GraphQLSchema } from 'graphql';
+import { ApolloServerErrorCode } from '@apollo/server/errors';
+import type { NextFunction, Request, Response } from 'express';
+import { DocumentNode, execute, ExecutionResult, GraphQLError, GraphQLFormattedError, GraphQLSchema, Kind } from 'graphql';
 import { compileQuery, CompiledQuery, isCompiledQuery } from 'graphql-jit';
+import type { RequestContext, RequestInfo } from './context';
+import type { OperationCheck } from './operation-checks';
+import type { FormatError } from './prepared-operation';
 
 type Gateway = ApolloServerOptionsWithGateway<never>['gateway'];
 type Executor = NonNullable<Awaited<ReturnType<Gateway['load']>>['executor']>;
 
 /** What a document's operation became: seen once, compiled, or not compilable (graphql-js runs it). */
 type Compiled = 'seen' | 'uncompilable' | CompiledQuery;
+
+/** A document Apollo parsed, validated and ran compiled: what a later sending of the same text needs. */
+interface Known {
+  document: DocumentNode;
+  /** The operation's own name, as Apollo hands it to the operation checks (null for an anonymous one). */
+  operationName: string | null;
+  query: CompiledQuery;
+}
+
+/** How many document texts are answered without Apollo's pipeline; beyond it the oldest goes (Apollo still knows it). */
+const KNOWN_DOCUMENTS = 1_000;
+
+/** Apollo's answer types for a single result, in its order of preference (its MEDIA_TYPES). */
+const APPLICATION_JSON = 'application/json; charset=utf-8';
+const ANSWER_TYPES = [APPLICATION_JSON, 'application/graphql-response+json; charset=utf-8', 'application/json; callbackSpec=1.0; charset=utf-8'];
 
 /**
  * graphql-jit's errors can lack `extensions` (a read-only property there), which graphql-js' always
@@ -24,31 +44,127 @@ function withExtensions(result: ExecutionResult): ExecutionResult {
   return { ...result, errors };
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Apollo's ensureGraphQLError: what a thrown value becomes before formatError. */
+const asGraphQLError = (thrown: unknown): GraphQLError =>
+  thrown instanceof GraphQLError
+    ? thrown
+    : thrown instanceof Error
+      ? new GraphQLError(thrown.message, { originalError: thrown })
+      : new GraphQLError(`Unexpected error value: ${String(thrown)}`);
+
 /**
- * /graphql's execution step, the one part of Apollo's pipeline swapped: a document run a second time
- * is compiled with graphql-jit, as REST's prepared operations are, and runs compiled from then on.
- * Apollo's document store hands back the same parsed and validated DocumentNode for the same text,
- * so the compiled query lives as long as that entry (a WeakMap on the node, no cache of its own).
- * A first sighting, a document rewritten for one request (the permission plugin takes refused root
- * fields out), a document without the operation asked for, and what graphql-jit cannot compile run
- * through graphql-js' execute, as before; so does a request whose variables do not coerce (jit
- * answers before any resolver runs, with data undefined), so its errors are graphql-js' own. Everything before execution (parsing, validation,
- * depth, the operation checks: text, cost, charge) and after it (formatError, the HTTP answer)
- * stays Apollo's. Apollo's gateway interface is its hook for supplying the executor.
+ * Apollo's treatment of a variable that does not coerce (its UserInputError): graphql-js' error
+ * with the code BAD_USER_INPUT, which formatError turns into `parameter_invalid`.
  */
-export function compiledExecution(schema: GraphQLSchema): Gateway {
+function asUserInputError(error: GraphQLError): GraphQLError {
+  const variable = error.nodes?.length === 1 && error.nodes[0].kind === Kind.VARIABLE_DEFINITION ? error.nodes[0].variable.name.value : undefined;
+  const coercion =
+    variable !== undefined &&
+    error.extensions?.code == null &&
+    ['has invalid value', 'got invalid value ', 'of required type ', 'of non-null type '].some((words) =>
+      error.message.startsWith(`Variable "$${variable}" ${words}`),
+    );
+  if (!coercion) return error;
+  const converted = new GraphQLError(error.message, {
+    nodes: error.nodes,
+    originalError: error.originalError ?? error,
+    extensions: { ...error.extensions, code: ApolloServerErrorCode.BAD_USER_INPUT },
+  });
+  converted.name = 'UserInputError';
+  return converted;
+}
+
+/** What /graphql's answer needs besides its body: status and headers, as Apollo merges them from errors' `http`. */
+interface Head {
+  status?: number;
+  headers: Map<string, string>;
+}
+
+/** Apollo's single result: its fields in its order (undefined ones are left out of the JSON). */
+interface Answer {
+  errors?: GraphQLFormattedError[];
+  data?: ExecutionResult['data'];
+  extensions?: ExecutionResult['extensions'];
+}
+
+/** Apollo's normalizeAndFormatErrors: each error through formatError, its `extensions.http` into the answer's head. */
+function formatErrors(errors: readonly GraphQLError[], formatError: FormatError, head: Head): GraphQLFormattedError[] {
+  return errors.map((error) => {
+    const extensions: Record<string, unknown> = { ...error.extensions, code: error.extensions.code ?? ApolloServerErrorCode.INTERNAL_SERVER_ERROR };
+    const http = extensions.http as { status?: unknown; headers?: unknown } | undefined;
+    if (isRecord(http) && (!('status' in http) || typeof http.status === 'number') && (!('headers' in http) || http.headers instanceof Map)) {
+      if (http.status) head.status = http.status as number;
+      for (const [name, value] of (http.headers as Map<string, string> | undefined) ?? []) head.headers.set(name.toLowerCase(), value);
+      delete extensions.http;
+    }
+    try {
+      return formatError({ ...error.toJSON(), extensions }, error);
+    } catch {
+      return { message: 'Internal server error', extensions: { code: ApolloServerErrorCode.INTERNAL_SERVER_ERROR } };
+    }
+  });
+}
+
+export interface RepeatedDocumentsDependencies {
+  /** The same checks the Apollo plugin runs (operation-checks.ts), in the same order. */
+  checks: readonly OperationCheck[];
+  /** The same formatError Apollo was given. */
+  formatError: FormatError;
+  createContext: (request: RequestInfo) => RequestContext;
+  /** Told of each operation answered here (the metric graphql_repeated_documents_total). */
+  onAnswered?: () => void;
+}
+
+export interface CompiledExecution {
+  /** Apollo's gateway: its executor runs a document compiled from its second sending on. */
+  gateway: Gateway;
+  /**
+   * For POST /graphql, in front of Apollo's middleware: answers a document Apollo has already run
+   * compiled, or hands the request on to Apollo.
+   */
+  repeatedDocuments(deps: RepeatedDocumentsDependencies): (req: Request, res: Response, next: NextFunction) => Promise<void> | void;
+}
+
+/**
+ * /graphql's execution, compiled for documents run again, as REST's prepared operations are.
+ *
+ * Inside Apollo (the gateway's executor, the one part of its pipeline swapped): a document run a
+ * second time is compiled with graphql-jit and runs compiled from then on. Apollo's document store
+ * hands back the same parsed and validated DocumentNode for the same text, so the compiled query
+ * lives as long as that entry (a WeakMap on the node). A first sighting, a document rewritten for
+ * one request (the permission plugin takes refused root fields out), a document without the
+ * operation asked for, and what graphql-jit cannot compile run through graphql-js' execute, as
+ * before; so does a request whose variables do not coerce (jit answers before any resolver runs,
+ * with data undefined), so its errors are graphql-js' own.
+ *
+ * In front of Apollo (`repeatedDocuments`): once Apollo has parsed, validated and compiled a
+ * document for an unrestricted caller, a later POST of the same text and operation name skips
+ * Apollo's per-request pipeline (hashing the text, its plugin hooks, its HTTP request and answer
+ * objects) and runs what that pipeline would run after validation, in its order: every operation
+ * check (text, cost, charge), the compiled query, each error through the same formatError with
+ * Apollo's `http` handling, and Apollo's answer (its content type by the Accept header, its JSON
+ * with a newline). Validation depends on the schema alone, so a text Apollo accepted once is valid
+ * every time. Anything else goes on to Apollo unchanged: another method, a body Apollo would
+ * refuse or that carries `extensions` (persisted queries), a restricted key (whose document the
+ * permission plugin rewrites), an Accept header Apollo would answer 406 or with another type.
+ */
+export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
   const compiled = new WeakMap<DocumentNode, Map<string, Compiled>>();
+  /** By document text, then by the operation name the client sent ('' for none). */
+  const known = new Map<string, Map<string, Known>>();
 
   const compiledFor = (document: DocumentNode, operationName: string | undefined): CompiledQuery | undefined => {
     let byName = compiled.get(document);
     if (!byName) compiled.set(document, (byName = new Map()));
     const key = operationName ?? '';
-    const known = byName.get(key);
-    if (known === undefined) {
+    const seen = byName.get(key);
+    if (seen === undefined) {
       byName.set(key, 'seen');
       return undefined;
     }
-    if (known !== 'seen') return known === 'uncompilable' ? undefined : known;
+    if (seen !== 'seen') return seen === 'uncompilable' ? undefined : seen;
     let query: CompiledQuery | ExecutionResult | undefined;
     try {
       query = compileQuery(schema, document, operationName, { disablingCapturingStackErrors: true });
@@ -60,6 +176,15 @@ export function compiledExecution(schema: GraphQLSchema): Gateway {
     return usable;
   };
 
+  const remember = (text: string, sentName: string | undefined, entry: Known): void => {
+    let byName = known.get(text);
+    if (!byName) {
+      if (known.size >= KNOWN_DOCUMENTS) known.delete(known.keys().next().value!);
+      known.set(text, (byName = new Map()));
+    }
+    byName.set(sentName ?? '', entry);
+  };
+
   const executor: Executor = async ({ document, request, operation, context }) => {
     const variables = request.variables ?? {};
     // The name the client sent, as Apollo's own execution passes it (the resolved one is null when none resolved).
@@ -68,20 +193,81 @@ export function compiledExecution(schema: GraphQLSchema): Gateway {
     // turns that answer into its 400, as without this executor.
     const query = operation ? compiledFor(document, operationName) : undefined;
     if (query) {
+      // Apollo's own document (a restricted key's may be rewritten): later sendings can skip Apollo.
+      if (typeof request.query === 'string' && !(context as RequestContext).auth?.key?.permissions) {
+        remember(request.query, operationName, { document, operationName: operation?.name?.value ?? null, query });
+      }
       const result = (await query.query(undefined, context, variables)) as ExecutionResult;
       if (result.data !== undefined) return withExtensions(result);
     }
     return execute({ schema, document, contextValue: context, variableValues: variables, operationName });
   };
 
+  const repeatedDocuments = ({ checks, formatError, createContext, onAnswered }: RepeatedDocumentsDependencies) => {
+    /** Runs a known document as Apollo would after validation; the answer's head and Apollo's result. */
+    const run = async (entry: Known, variables: Record<string, unknown>, context: RequestContext, head: Head): Promise<Answer> => {
+      const setHeader = (name: string, value: string) => head.headers.set(name.toLowerCase(), value);
+      try {
+        for (const check of checks) await check({ document: entry.document, operationName: entry.operationName, variables, context, setHeader });
+      } catch (error) {
+        const errors = formatErrors([asGraphQLError(error)], formatError, head);
+        head.status ||= 500;
+        return { errors };
+      }
+      let result: ExecutionResult;
+      try {
+        result = (await entry.query.query(undefined, context, variables)) as ExecutionResult;
+        // Variables that do not coerce: graphql-js' own errors, as the executor above answers them.
+        if (result.data === undefined) {
+          result = await execute({ schema, document: entry.document, contextValue: context, variableValues: variables, operationName: entry.operationName });
+        }
+      } catch (error) {
+        const errors = formatErrors([asGraphQLError(error)], formatError, head);
+        head.status ||= 500;
+        return { errors };
+      }
+      const errors = withExtensions(result).errors?.map(asUserInputError);
+      const formatted = errors ? formatErrors(errors, formatError, head) : undefined;
+      // Apollo's status400ForVariableCoercionErrors: errors and no data at all is the request's fault.
+      if (formatted?.length && result.data === undefined && !head.status) head.status = 400;
+      return { errors: formatted, data: result.data, extensions: result.extensions };
+    };
+
+    return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+      const body: unknown = req.body;
+      if (req.method !== 'POST' || !isRecord(body) || typeof body.query !== 'string' || 'extensions' in body) return next();
+      const { variables = null, operationName = null } = body;
+      if ((variables !== null && !isRecord(variables)) || (operationName !== null && typeof operationName !== 'string')) return next();
+      const entry = known.get(body.query)?.get(operationName ?? '');
+      const auth = res.locals.auth as RequestInfo['auth'] | undefined;
+      if (!entry || !auth || auth.key?.permissions) return next();
+      // Apollo's choice of answer type; what it would refuse (406) or answer otherwise, it answers itself.
+      const type = req.headers.accept ? req.accepts(ANSWER_TYPES) : APPLICATION_JSON;
+      if (type !== APPLICATION_JSON && type !== ANSWER_TYPES[1]) return next();
+
+      onAnswered?.();
+      const context = createContext({ auth, requestId: res.locals.requestId as string, em: res.locals.em });
+      const head: Head = { headers: new Map() };
+      const result = await run(entry, variables ?? {}, context, head);
+      if (!head.headers.has('content-type')) head.headers.set('content-type', type);
+      for (const [name, value] of head.headers) res.setHeader(name, value);
+      res.statusCode = head.status || 200;
+      // Apollo's stringifyResult, with its order of fields.
+      res.send(`${JSON.stringify({ errors: result.errors, data: result.data, extensions: result.extensions })}\n`);
+    };
+  };
+
   return {
-    async load() {
-      return { executor };
+    gateway: {
+      async load() {
+        return { executor };
+      },
+      onSchemaLoadOrUpdate(callback) {
+        callback({ apiSchema: schema, coreSupergraphSdl: '' });
+        return () => undefined;
+      },
+      async stop() {},
     },
-    onSchemaLoadOrUpdate(callback) {
-      callback({ apiSchema: schema, coreSupergraphSdl: '' });
-      return () => undefined;
-    },
-    async stop() {},
+    repeatedDocuments,
   };
 }

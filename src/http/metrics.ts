@@ -46,6 +46,7 @@ export class Metrics {
   private readonly pdfRefusals: Counter<'reason'>;
   private readonly requestLogsWritten: Counter;
   private readonly requestLogsDropped: Counter<'reason'>;
+  private readonly graphqlRepeated: Counter;
   private pool?: () => Pool | undefined;
   private pdfPool?: PdfPool;
 
@@ -117,6 +118,11 @@ export class Metrics {
       labelNames: ['reason'],
       registers,
     });
+    this.graphqlRepeated = new Counter({
+      name: 'graphql_repeated_documents_total',
+      help: "POST /graphql operations answered from a document Apollo had validated and compiled before, without Apollo's per-request pipeline.",
+      registers,
+    });
     // The gauges' collect() runs with the gauge as `this`; these read the instance's sources.
     const pdfStats = () => this.pdfPool?.stats();
     const dbPool = () => this.pool?.();
@@ -181,6 +187,10 @@ export class Metrics {
 
   requestLogsGivenUp(reason: 'buffer_full' | 'write_failed', count: number): void {
     this.requestLogsDropped.inc({ reason }, count);
+  }
+
+  graphqlRepeatedDocument(): void {
+    this.graphqlRepeated.inc();
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
