@@ -21,8 +21,13 @@ interface Known {
   query: CompiledQuery;
 }
 
-/** How many document texts are answered without Apollo's pipeline; beyond it the oldest goes (Apollo still knows it). */
+/**
+ * How many document texts are answered without Apollo's pipeline; beyond it the oldest goes (Apollo
+ * still knows it). Only texts up to KNOWN_TEXT_LENGTH characters are kept (a dashboard's documents
+ * are a few KB), so the texts held stay within 16 Mi characters whatever clients send.
+ */
 const KNOWN_DOCUMENTS = 1_000;
+export const KNOWN_TEXT_LENGTH = 16 * 1024;
 
 /** Apollo's answer types for a single result, in its order of preference (its MEDIA_TYPES). */
 const APPLICATION_JSON = 'application/json; charset=utf-8';
@@ -194,7 +199,7 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
     const query = operation ? compiledFor(document, operationName) : undefined;
     if (query) {
       // Apollo's own document (a restricted key's may be rewritten): later sendings can skip Apollo.
-      if (typeof request.query === 'string' && !(context as RequestContext).auth?.key?.permissions) {
+      if (typeof request.query === 'string' && request.query.length <= KNOWN_TEXT_LENGTH && !(context as RequestContext).auth?.key?.permissions) {
         remember(request.query, operationName, { document, operationName: operation?.name?.value ?? null, query });
       }
       const result = (await query.query(undefined, context, variables)) as ExecutionResult;

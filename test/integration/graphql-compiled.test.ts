@@ -1,5 +1,6 @@
 import { KeyType } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
+import { KNOWN_TEXT_LENGTH } from '../../src/graphql/compiled-execution';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
 import { parsePermissions } from '../../src/modules/accounts/key-permissions';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
@@ -164,6 +165,12 @@ describe('/graphql: a repeated document answers as its first sending did', () =>
     const before = await repeatedSoFar();
     expect((await send('One', 'text/csv')).status).toBe(406);
     expect(await repeatedSoFar()).toBe(before);
+  });
+
+  it('keeps only short texts for the way around Apollo: a longer document is answered by Apollo every time', async () => {
+    const padding = `# ${'x'.repeat(KNOWN_TEXT_LENGTH)}\n`;
+    const answer = await thrice(`${padding}query Long { leads(filter: { limit: 1 }) { object } }`, () => ({}), owner.testKey, false);
+    expect(answer).toMatchObject({ status: 200, body: { data: { leads: { object: 'list' } } } });
   });
 
   it("answers a restricted key's refusals alike (the permission plugin rewrites the document per request)", async () => {
