@@ -3,6 +3,7 @@ import { ApolloServerErrorCode } from '@apollo/server/errors';
 import type { NextFunction, Request, Response } from 'express';
 import { DocumentNode, execute, ExecutionResult, GraphQLError, GraphQLFormattedError, GraphQLSchema, Kind } from 'graphql';
 import { compileQuery, CompiledQuery, isCompiledQuery } from 'graphql-jit';
+import { isPlainObject } from '../common/objects';
 import type { RequestContext, RequestInfo } from './context';
 import type { OperationCheck } from './operation-checks';
 import type { FormatError } from './prepared-operation';
@@ -31,7 +32,8 @@ export const KNOWN_TEXT_LENGTH = 16 * 1024;
 
 /** Apollo's answer types for a single result, in its order of preference (its MEDIA_TYPES). */
 const APPLICATION_JSON = 'application/json; charset=utf-8';
-const ANSWER_TYPES = [APPLICATION_JSON, 'application/graphql-response+json; charset=utf-8', 'application/json; callbackSpec=1.0; charset=utf-8'];
+const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json; charset=utf-8';
+const ANSWER_TYPES = [APPLICATION_JSON, GRAPHQL_RESPONSE_JSON, 'application/json; callbackSpec=1.0; charset=utf-8'];
 
 /**
  * graphql-jit's errors can lack `extensions` (a read-only property there), which graphql-js' always
@@ -48,8 +50,6 @@ function withExtensions(result: ExecutionResult): ExecutionResult {
   });
   return { ...result, errors };
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Apollo's ensureGraphQLError: what a thrown value becomes before formatError. */
 const asGraphQLError = (thrown: unknown): GraphQLError =>
@@ -99,7 +99,7 @@ function formatErrors(errors: readonly GraphQLError[], formatError: FormatError,
   return errors.map((error) => {
     const extensions: Record<string, unknown> = { ...error.extensions, code: error.extensions.code ?? ApolloServerErrorCode.INTERNAL_SERVER_ERROR };
     const http = extensions.http as { status?: unknown; headers?: unknown } | undefined;
-    if (isRecord(http) && (!('status' in http) || typeof http.status === 'number') && (!('headers' in http) || http.headers instanceof Map)) {
+    if (isPlainObject(http) && (!('status' in http) || typeof http.status === 'number') && (!('headers' in http) || http.headers instanceof Map)) {
       if (http.status) head.status = http.status as number;
       for (const [name, value] of (http.headers as Map<string, string> | undefined) ?? []) head.headers.set(name.toLowerCase(), value);
       delete extensions.http;
@@ -181,6 +181,22 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
     return usable;
   };
 
+  /**
+   * A compiled query's result. Variables that do not coerce get graphql-js' own errors (jit answers
+   * them before any resolver runs, with data undefined).
+   */
+  const executeCompiled = async (
+    query: CompiledQuery,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    context: unknown,
+    variables: Record<string, unknown>,
+  ): Promise<ExecutionResult> => {
+    const result = (await query.query(undefined, context, variables)) as ExecutionResult;
+    if (result.data !== undefined) return withExtensions(result);
+    return execute({ schema, document, contextValue: context, variableValues: variables, operationName });
+  };
+
   const remember = (text: string, sentName: string | undefined, entry: Known): void => {
     let byName = known.get(text);
     if (!byName) {
@@ -202,36 +218,33 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
       if (typeof request.query === 'string' && request.query.length <= KNOWN_TEXT_LENGTH && !(context as RequestContext).auth?.key?.permissions) {
         remember(request.query, operationName, { document, operationName: operation?.name?.value ?? null, query });
       }
-      const result = (await query.query(undefined, context, variables)) as ExecutionResult;
-      if (result.data !== undefined) return withExtensions(result);
+      return executeCompiled(query, document, operationName, context, variables);
     }
     return execute({ schema, document, contextValue: context, variableValues: variables, operationName });
   };
 
   const repeatedDocuments = ({ checks, formatError, createContext, onAnswered }: RepeatedDocumentsDependencies) => {
+    /** Apollo's sendErrorResponse: a refused check or a failed execution is the only error, 500 unless it carries a status. */
+    const failed = (error: unknown, head: Head): Answer => {
+      const errors = formatErrors([asGraphQLError(error)], formatError, head);
+      head.status ||= 500;
+      return { errors };
+    };
     /** Runs a known document as Apollo would after validation; the answer's head and Apollo's result. */
     const run = async (entry: Known, variables: Record<string, unknown>, context: RequestContext, head: Head): Promise<Answer> => {
       const setHeader = (name: string, value: string) => head.headers.set(name.toLowerCase(), value);
       try {
         for (const check of checks) await check({ document: entry.document, operationName: entry.operationName, variables, context, setHeader });
       } catch (error) {
-        const errors = formatErrors([asGraphQLError(error)], formatError, head);
-        head.status ||= 500;
-        return { errors };
+        return failed(error, head);
       }
       let result: ExecutionResult;
       try {
-        result = (await entry.query.query(undefined, context, variables)) as ExecutionResult;
-        // Variables that do not coerce: graphql-js' own errors, as the executor above answers them.
-        if (result.data === undefined) {
-          result = await execute({ schema, document: entry.document, contextValue: context, variableValues: variables, operationName: entry.operationName });
-        }
+        result = await executeCompiled(entry.query, entry.document, entry.operationName, context, variables);
       } catch (error) {
-        const errors = formatErrors([asGraphQLError(error)], formatError, head);
-        head.status ||= 500;
-        return { errors };
+        return failed(error, head);
       }
-      const errors = withExtensions(result).errors?.map(asUserInputError);
+      const errors = result.errors?.map(asUserInputError);
       const formatted = errors ? formatErrors(errors, formatError, head) : undefined;
       // Apollo's status400ForVariableCoercionErrors: errors and no data at all is the request's fault.
       if (formatted?.length && result.data === undefined && !head.status) head.status = 400;
@@ -240,15 +253,15 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
 
     return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
       const body: unknown = req.body;
-      if (req.method !== 'POST' || !isRecord(body) || typeof body.query !== 'string' || 'extensions' in body) return next();
+      if (req.method !== 'POST' || !isPlainObject(body) || typeof body.query !== 'string' || 'extensions' in body) return next();
       const { variables = null, operationName = null } = body;
-      if ((variables !== null && !isRecord(variables)) || (operationName !== null && typeof operationName !== 'string')) return next();
+      if ((variables !== null && !isPlainObject(variables)) || (operationName !== null && typeof operationName !== 'string')) return next();
       const entry = known.get(body.query)?.get(operationName ?? '');
       const auth = res.locals.auth as RequestInfo['auth'] | undefined;
       if (!entry || !auth || auth.key?.permissions) return next();
       // Apollo's choice of answer type; what it would refuse (406) or answer otherwise, it answers itself.
       const type = req.headers.accept ? req.accepts(ANSWER_TYPES) : APPLICATION_JSON;
-      if (type !== APPLICATION_JSON && type !== ANSWER_TYPES[1]) return next();
+      if (type !== APPLICATION_JSON && type !== GRAPHQL_RESPONSE_JSON) return next();
 
       onAnswered?.();
       const context = createContext({ auth, requestId: res.locals.requestId as string, em: res.locals.em });

@@ -12,6 +12,7 @@ import {
 } from 'graphql';
 import { ApiError } from '../common/api-error';
 import type { FileDownload } from '../common/file-download';
+import { isPlainObject } from '../common/objects';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import { PreparedChecks, PreparedOperation, prepareOperation } from '../graphql/prepared-operation';
 import { methodNotAllowed } from '../http/error-handler';
@@ -119,10 +120,6 @@ function fieldTypeAt(type: GraphQLInputType, path: ReadonlyArray<string | number
     current = named && isInputObjectType(named) ? named.getFields()[part]?.type : undefined;
   }
   return current;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unknown> {
