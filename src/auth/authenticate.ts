@@ -5,7 +5,7 @@ import { clientAddress } from '../http/client-address';
 import type { RateLimitKind } from '../http/metrics';
 import { isDatabaseUnavailable, mapDatabaseError } from '../db/database-errors';
 import { Quota, QuotaDecision, quotaRefusal } from '../limits/quota';
-import { ApiKeyService, Authenticated, hashKey } from '../modules/accounts/api-key.service';
+import { ApiKeyService, Authenticated, bearerSecret, hashKey } from '../modules/accounts/api-key.service';
 
 /** Keys remembered for a database outage; the oldest are forgotten first. */
 const REMEMBERED_KEYS = 10_000;
@@ -48,8 +48,10 @@ export function authenticate(
   // Every normal request checks the database, so a revoked key, or a rolled key's expired old
   // value, stops working at once on every instance: no key is cached in memory or Redis.
   const lastGood = new Map<string, Authenticated>();
-  const remember = (authorization: string, auth: Authenticated) => {
-    const id = hashKey(authorization);
+  // Keyed by the hash the lookup computed anyway (keyHash), so a request hashes its key once.
+  const remember = (auth: Authenticated) => {
+    const id = auth.keyHash;
+    if (!id) return;
     lastGood.delete(id);
     lastGood.set(id, auth);
     if (lastGood.size > REMEMBERED_KEYS) lastGood.delete(lastGood.keys().next().value as string);
@@ -59,10 +61,11 @@ export function authenticate(
       // The global EntityManager, not a fork: the lookup is one raw read of lean rows, and
       // touches no unit of work or identity map (a fork per request costs more than the read).
       const auth = await new ApiKeyService(orm.em).authenticate(authorization);
-      if (authorization) remember(authorization, auth);
+      remember(auth);
       return auth;
     } catch (error) {
-      const remembered = authorization ? lastGood.get(hashKey(authorization)) : undefined;
+      const secret = authorization ? bearerSecret(authorization) : undefined;
+      const remembered = secret ? lastGood.get(hashKey(secret)) : undefined;
       // A rolled key's old value is remembered with its expiry, and not used past it.
       const current = remembered && !(remembered.expiresAt && remembered.expiresAt.getTime() <= Date.now());
       if (current && isDatabaseUnavailable(error)) return remembered;

@@ -21,6 +21,8 @@ export interface Authenticated {
   livemode: boolean;
   /** When the value used expires: set only for the old value of a rolled key. */
   expiresAt?: Date;
+  /** The SHA-256 (hashKey) of the value the key was found by; the gate remembers keys by it for a database outage. */
+  keyHash?: string;
 }
 
 /** 32 base62 characters: about 190 bits, so a plain SHA-256 of the key is a safe stored form. */
@@ -32,6 +34,11 @@ function randomSecret(): string {
     if (out.length === 32) return out;
   }
   return out + randomSecret().slice(out.length);
+}
+
+/** The key an Authorization header carries (`Bearer <key>`), or undefined. */
+export function bearerSecret(authorization: string): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
 }
 
 export function hashKey(secret: string): string {
@@ -109,8 +116,7 @@ export class ApiKeyService {
     if (!authorization) {
       throw new ApiError('api_key_missing', 'No API key provided. Send it as "Authorization: Bearer sk_test_…".');
     }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    const secret = match?.[1] ?? '';
+    const secret = bearerSecret(authorization) ?? '';
     if (!KEY_SHAPE.test(secret)) {
       throw new ApiError('api_key_invalid', 'Invalid API key provided. Use "Authorization: Bearer <key>".');
     }
@@ -131,7 +137,7 @@ export class ApiKeyService {
     }
     this.touch(key);
     const account = hydrateLean(this.em, Account, row.account_row as Record<string, unknown>);
-    return { account, key, livemode: key.type === KeyType.live, ...(expiresAt ? { expiresAt } : {}) };
+    return { account, key, livemode: key.type === KeyType.live, keyHash: hash, ...(expiresAt ? { expiresAt } : {}) };
   }
 
   private touch(key: Lean<ApiKey>): void {
