@@ -1,11 +1,12 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../common/api-error';
+import { bearerToken } from '../http/bearer';
 import { clientAddress } from '../http/client-address';
 import type { RateLimitKind } from '../http/metrics';
 import { isDatabaseUnavailable, mapDatabaseError } from '../db/database-errors';
 import { Quota, QuotaDecision, quotaRefusal } from '../limits/quota';
-import { ApiKeyService, Authenticated, bearerSecret, hashKey } from '../modules/accounts/api-key.service';
+import { ApiKeyService, Authenticated, hashKey } from '../modules/accounts/api-key.service';
 
 /** Keys remembered for a database outage; the oldest are forgotten first. */
 const REMEMBERED_KEYS = 10_000;
@@ -64,7 +65,7 @@ export function authenticate(
       remember(auth);
       return auth;
     } catch (error) {
-      const secret = authorization ? bearerSecret(authorization) : undefined;
+      const secret = bearerToken(authorization);
       const remembered = secret ? lastGood.get(hashKey(secret)) : undefined;
       // A rolled key's old value is remembered with its expiry, and not used past it.
       const current = remembered && !(remembered.expiresAt && remembered.expiresAt.getTime() <= Date.now());

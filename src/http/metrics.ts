@@ -3,6 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NextFunction, Request, Response } from 'express';
 import ipaddr from 'ipaddr.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { bearerToken } from './bearer';
 
 /** Which limit turned a request away with 429. */
 export type RateLimitKind = 'plan_quota' | 'unauthenticated_address' | 'operation';
@@ -248,9 +249,9 @@ export class Metrics {
 }
 
 function bearerMatches(header: string | undefined, token: string): boolean {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  if (!match) return false;
-  const given = Buffer.from(match[1]);
+  const presented = bearerToken(header);
+  if (presented === undefined) return false;
+  const given = Buffer.from(presented);
   const expected = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }

@@ -5,6 +5,7 @@ import { hydrateLean, Lean, selectRows } from '../../db/lean';
 import { Account } from './account.entity';
 import { ApiKey, KeyType } from './api-key.entity';
 import type { KeyPermissions } from './key-permissions';
+import { bearerToken } from '../../http/bearer';
 
 const KEY_SHAPE = /^[sr]k_(test|live)_[A-Za-z0-9]{32}$/;
 /** How long a rolled key's old value may keep working: 0 (at once) to 7 days, as Stripe's dashboard offers. */
@@ -34,11 +35,6 @@ function randomSecret(): string {
     if (out.length === 32) return out;
   }
   return out + randomSecret().slice(out.length);
-}
-
-/** The key an Authorization header carries (`Bearer <key>`), or undefined. */
-export function bearerSecret(authorization: string): string | undefined {
-  return /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
 }
 
 export function hashKey(secret: string): string {
@@ -116,7 +112,7 @@ export class ApiKeyService {
     if (!authorization) {
       throw new ApiError('api_key_missing', 'No API key provided. Send it as "Authorization: Bearer sk_test_…".');
     }
-    const secret = bearerSecret(authorization) ?? '';
+    const secret = bearerToken(authorization) ?? '';
     if (!KEY_SHAPE.test(secret)) {
       throw new ApiError('api_key_invalid', 'Invalid API key provided. Use "Authorization: Bearer <key>".');
     }
