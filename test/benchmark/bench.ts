@@ -6,18 +6,20 @@
  *   npm run bench -- --quick       2,000 leads, 1 round of 2 s, a 5 s soak (the CI smoke)
  *   options: --leads N --rounds N --duration S --soak S --connections N --write/--no-write
  *            --profile (the service runs under node --cpu-prof; see profile-summary.ts)
+ *            --alloc-profile (before the rounds, one run per scenario of the service and the baseline
+ *            under V8's sampling heap profiler: bytes allocated per request; see alloc-summary.ts)
  *            --only read,create (measure these scenarios only; skips the fixed-rate run and the soak;
  *            `sync` there names the sync row) --sync-leads N (leads the sync row pushes; 10,000, quick 300)
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { check, drive, LoadOptions, LoadResult, postgraphileScenarios, Scenario, scenarios } from './load';
-import { ROOT, Server, startServer } from './processes';
+import { ALLOC_PROFILE_PRELOAD, ROOT, Server, startServer } from './processes';
 import { Figures, printReport, writeResults } from './report';
 import { seed } from './seed';
 import { measureSyncPush } from './sync-push';
@@ -32,6 +34,7 @@ const { values: args } = parseArgs({
     soak: { type: 'string' },
     connections: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    'alloc-profile': { type: 'boolean', default: false },
     only: { type: 'string' },
     'sync-leads': { type: 'string' },
     write: { type: 'boolean' },
@@ -145,11 +148,13 @@ async function main(): Promise<void> {
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       LOG_LEVEL: 'warn',
     };
-    const profileArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, '.data/bench/profiles')}`] : [];
+    const profiles = path.join(ROOT, '.data/bench/profiles');
+    const allocArgs = args['alloc-profile'] ? ['-r', ALLOC_PROFILE_PRELOAD] : [];
+    const profileArgs = [...allocArgs, ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [])];
     const service = await startServer('service', 'dist/src/main.js', serviceEnv, profileArgs);
     servers.push(service);
     const account = await seed(databaseUrl, { leads: settings.leads, deals: settings.deals, serviceUrl: service.url });
-    const baseline = await startServer('baseline', 'dist/test/benchmark/baseline-server.js', { DATABASE_URL: databaseUrl, REDIS_URL: redis });
+    const baseline = await startServer('baseline', 'dist/test/benchmark/baseline-server.js', { DATABASE_URL: databaseUrl, REDIS_URL: redis }, allocArgs);
     servers.push(baseline);
     const unlimited = await startServer('service without rate limiting', 'dist/src/main.js', { ...serviceEnv, RATE_LIMITS: 'off' });
     servers.push(unlimited);
@@ -221,6 +226,28 @@ async function main(): Promise<void> {
       if (rival(scenario)) await run(postgraphile!, rival(scenario)!, { ...load, durationS: settings.warmupS });
     }
 
+    if (args['alloc-profile']) {
+      // Runs of their own, outside the rounds: sampling every few KiB slows a server down.
+      mkdirSync(profiles, { recursive: true });
+      for (const scenario of all) {
+        const sides = [
+          [serviceFor(scenario), scenario],
+          [baseline, byName.get(scenario.baselineScenario ?? scenario.name)!],
+        ] as const;
+        const perRequest: string[] = [];
+        for (const [server, served] of sides) {
+          const file = path.join(profiles, `ALLOC.${scenario.name}.${server === baseline ? 'baseline' : 'service'}.heapprofile`);
+          await server.allocProfile('start');
+          const result = await run(server, served);
+          const bytes = await server.allocProfile('stop', file);
+          const answered = result.rps * settings.durationS;
+          perRequest.push(`${server === baseline ? 'baseline' : 'service'} ${Math.round(bytes / answered).toLocaleString('en-US')}`);
+          log(`allocation profile: ${path.relative(ROOT, file)} (${Math.round(answered)} answers)`);
+        }
+        log(`bytes allocated per request, ${scenario.title}: ${perRequest.join(', ')}`);
+      }
+    }
+
     const samples = new Map<
       string,
       {
@@ -238,9 +265,12 @@ async function main(): Promise<void> {
         const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [], untimed: [], twin: [], postgraphile: [] };
         samples.set(scenario.name, entry);
         const baselineScenario = byName.get(scenario.baselineScenario ?? scenario.name)!;
-        // A and B interleaved, the order flipped every round, so drift (caches, autovacuum) hits both.
-        const order = round % 2 ? (['service', 'baseline', 'postgraphile'] as const) : (['postgraphile', 'baseline', 'service'] as const);
-        for (const who of order) {
+        // A and B interleaved, in an order that turns by one each round, so drift (caches,
+        // autovacuum) hits each, and no server is always measured between the other two (the
+        // middle of three did better whichever build it was: docs/benchmark.md, tenth pass).
+        const order = ['service', 'baseline', 'postgraphile'] as const;
+        for (let turn = 0; turn < order.length; turn++) {
+          const who = order[(turn + round - 1) % order.length];
           if (who === 'service') entry.service.push(await run(serviceFor(scenario), scenario));
           else if (who === 'baseline') entry.baseline.push(await run(baseline, baselineScenario));
           else if (rival(scenario)) entry.postgraphile.push(await run(postgraphile!, rival(scenario)!));

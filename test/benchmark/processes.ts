@@ -2,11 +2,14 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { AllocProfileAnswer, AllocProfileRequest } from './alloc-profile';
 import type { LoopDelay, LoopDelayRequest } from './loop-delay';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 /** Loaded into every server started here (see loop-delay.ts). */
 const LOOP_DELAY_PRELOAD = path.join(__dirname, 'loop-delay.js');
+/** Loaded, as `node -r`, into the servers whose allocations `--alloc-profile` measures (alloc-profile.ts). */
+export const ALLOC_PROFILE_PRELOAD = path.join(__dirname, 'alloc-profile.js');
 
 export interface Server {
   name: string;
@@ -21,6 +24,11 @@ export interface Server {
   cpuMicros(): number | undefined;
   /** The event-loop delay since the last call (or the start), and a fresh measurement from now on. */
   loopDelay(): Promise<LoopDelay>;
+  /**
+   * Starts or stops (writing it to `file`) an allocation profile; resolves with the bytes it holds.
+   * Only servers started with the alloc-profile preload answer (`npm run bench -- --alloc-profile`).
+   */
+  allocProfile(action: 'start' | 'stop', file?: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -86,30 +94,31 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
   throw new Error(`${url} was not ready within 60 s:\n${output()}`);
 }
 
-function askLoopDelay(child: ChildProcess): Promise<LoopDelay> {
+/** Sends `message` over the IPC channel and resolves with the first answer of the same type (the preloads answer). */
+function ask<T, M extends { type: string } = { type: string }>(child: ChildProcess, message: M, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const done = () => {
       child.off('message', onMessage);
       child.off('exit', onExit);
       clearTimeout(timer);
     };
-    const onMessage = (message: { type?: string } & LoopDelay) => {
-      if (message?.type !== 'loop-delay') return;
+    const onMessage = (answer: { type?: string }) => {
+      if (answer?.type !== message.type) return;
       done();
-      resolve({ p99Ms: message.p99Ms, maxMs: message.maxMs, meanMs: message.meanMs });
+      resolve(answer as T);
     };
     const onExit = () => {
       done();
-      reject(new Error('the server exited before it told its event-loop delay'));
+      reject(new Error(`the server exited before it told its ${what}`));
     };
-    // A guard, not a wait: the answer comes within a loop turn unless the preload is missing.
+    // A guard, not a wait: the answer comes within a loop turn (or a profile's writing) unless the preload is missing.
     const timer = setTimeout(() => {
       done();
-      reject(new Error('the server did not tell its event-loop delay within 10 s'));
-    }, 10_000);
+      reject(new Error(`the server did not tell its ${what} within 30 s`));
+    }, 30_000);
     child.on('message', onMessage);
     child.once('exit', onExit);
-    child.send({ type: 'loop-delay', reset: true } satisfies LoopDelayRequest);
+    child.send(message);
   });
 }
 
@@ -138,7 +147,14 @@ export async function startServer(name: string, script: string, env: Record<stri
     process: child,
     memory: () => readMemory(child.pid),
     cpuMicros: () => readCpuMicros(child.pid),
-    loopDelay: () => askLoopDelay(child),
+    loopDelay: () =>
+      ask<LoopDelay, LoopDelayRequest>(child, { type: 'loop-delay', reset: true }, 'event-loop delay').then(({ p99Ms, maxMs, meanMs }) => ({
+        p99Ms,
+        maxMs,
+        meanMs,
+      })),
+    allocProfile: (action, file) =>
+      ask<AllocProfileAnswer, AllocProfileRequest>(child, { type: 'alloc-profile', action, file }, 'allocation profile').then(({ bytes }) => bytes),
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
