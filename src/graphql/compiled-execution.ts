@@ -5,7 +5,7 @@ import { DocumentNode, execute, ExecutionResult, GraphQLError, GraphQLFormattedE
 import { compileQuery, CompiledQuery, isCompiledQuery } from 'graphql-jit';
 import { isPlainObject } from '../common/objects';
 import type { RequestContext, RequestInfo } from './context';
-import type { OperationCheck } from './operation-checks';
+import { OperationCheck, runChecks } from './operation-checks';
 import type { FormatError } from './prepared-operation';
 
 type Gateway = ApolloServerOptionsWithGateway<never>['gateway'];
@@ -234,7 +234,7 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
     const run = async (entry: Known, variables: Record<string, unknown>, context: RequestContext, head: Head): Promise<Answer> => {
       const setHeader = (name: string, value: string) => head.headers.set(name.toLowerCase(), value);
       try {
-        for (const check of checks) await check({ document: entry.document, operationName: entry.operationName, variables, context, setHeader });
+        await runChecks(checks, { document: entry.document, operationName: entry.operationName, variables, context, setHeader });
       } catch (error) {
         return failed(error, head);
       }

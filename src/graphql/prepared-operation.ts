@@ -2,7 +2,7 @@ import { DocumentNode, GraphQLFormattedError, GraphQLSchema, parse, specifiedRul
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { depthLimitRule } from './checks/depth-limit';
 import type { RequestContext } from './context';
-import type { OperationCheck } from './operation-checks';
+import { OperationCheck, runChecks } from './operation-checks';
 
 export type FormatError = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 
@@ -41,7 +41,7 @@ export function prepareOperation(schema: GraphQLSchema, source: string, { checks
   if (!isCompiledQuery(compiled)) throw new Error(`prepared operation does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}\n${source}`);
   return async (variables, context, setHeader) => {
     try {
-      for (const check of checks) await check({ document, variables, context, setHeader });
+      await runChecks(checks, { document, variables, context, setHeader });
     } catch (error) {
       return { error: formatError({ message: error instanceof Error ? error.message : String(error) }, error) };
     }

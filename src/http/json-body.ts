@@ -39,8 +39,9 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
  */
 export function jsonBody(onError: (res: Response, error: ApiError) => void) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
-    if (!hasBody || req.method === 'GET' || req.method === 'HEAD') {
+    // The method first: a GET or HEAD never has its headers looked up (req.get lower-cases each name).
+    const bodiless = req.method === 'GET' || req.method === 'HEAD';
+    if (bodiless || !(Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined)) {
       // Express 5 leaves req.body unset when nothing was parsed; Apollo's middleware answers a bare
       // 500 unless it is present, so a request without a body gets an empty one.
       req.body ??= {};
