@@ -31,15 +31,19 @@ export type Lean<T> = {
 };
 
 /**
- * A prototype for lean instances of a class: the class's own (getters such as `object`, methods
- * such as `liveLimits()`), with the persisted properties as plain data properties. MikroORM puts
- * setters for them on the entity's prototype that turn each assignment into a tracked accessor,
- * which is the cost lean rows avoid.
+ * The class of an entity's lean instances: a subclass whose prototype keeps the class's own (getters
+ * such as `object`, methods such as `liveLimits()`) and has the persisted properties as plain data
+ * properties. MikroORM puts setters for them on the entity's prototype that turn each assignment
+ * into a tracked accessor, which is the cost lean rows avoid. A subclass, so that createLean runs
+ * the entity's constructor with a plain `new`: Reflect.construct with another function as new.target
+ * left V8 with objects it could not specialise (6 µs a Lead with its data against 0.4 µs,
+ * docs/benchmark.md, eleventh pass). Its prototype's `constructor` is the entity's class, as before.
  */
-function leanPrototype(base: object, names: string[]): object {
-  const prototype = Object.create(base) as object;
-  for (const name of names) Object.defineProperty(prototype, name, { value: undefined, writable: true, configurable: true });
-  return prototype;
+function leanClass(entity: new () => object, names: string[]): new () => object {
+  const LeanInstance = class extends entity {};
+  for (const name of names) Object.defineProperty(LeanInstance.prototype, name, { value: undefined, writable: true, configurable: true });
+  Object.defineProperty(LeanInstance.prototype, 'constructor', { value: entity, writable: true, configurable: true });
+  return LeanInstance;
 }
 
 function scalarStep(prop: EntityProperty, platform: Platform, column: string, name: string): Step {
@@ -72,8 +76,8 @@ function propertySteps(meta: EntityMetadata, prop: EntityProperty, platform: Pla
       column: child.fieldNames[0],
       step: scalarStep(child, platform, child.fieldNames[0], child.embedded![1]),
     }));
-    const prototype = leanPrototype(
-      (prop.embeddable as EntityClass<object>).prototype,
+    const { prototype } = leanClass(
+      prop.embeddable as new () => object,
       Object.values(prop.embeddedProps).map((child) => child.embedded![1]),
     );
     return (target, row) => {
@@ -93,8 +97,8 @@ function propertySteps(meta: EntityMetadata, prop: EntityProperty, platform: Pla
     const nested = children.find((child) => child.kind !== ReferenceKind.SCALAR);
     if (nested) throw new Error(`lean reads do not support ${meta.className}.${prop.name}.${nested.name} (${nested.kind}); read it with em.find`);
     const steps = children.map((child) => scalarStep(child, platform, child.fieldNames[0], child.embedded![1]));
-    const prototype = leanPrototype(
-      (prop.embeddable as EntityClass<object>).prototype,
+    const { prototype } = leanClass(
+      prop.embeddable as new () => object,
       children.map((child) => child.embedded![1]),
     );
     const one = (value: Row) => {
@@ -111,19 +115,19 @@ function propertySteps(meta: EntityMetadata, prop: EntityProperty, platform: Pla
   throw new Error(`lean reads do not support ${meta.className}.${prop.name} (${prop.kind}); read it with em.find`);
 }
 
-const prototypes = new WeakMap<EntityMetadata, object>();
+const classes = new WeakMap<EntityMetadata, new () => object>();
 
-/** The lean prototype of an entity class (leanPrototype over its persisted properties), made once. */
-function prototypeOf(meta: EntityMetadata): object {
-  let prototype = prototypes.get(meta);
-  if (!prototype) {
-    prototype = leanPrototype(
-      meta.class.prototype as object,
+/** The lean class of an entity (leanClass over its persisted properties), made once. */
+function leanClassOf(meta: EntityMetadata): new () => object {
+  let LeanInstance = classes.get(meta);
+  if (!LeanInstance) {
+    LeanInstance = leanClass(
+      meta.class as new () => object,
       meta.hydrateProps.map((prop) => prop.name),
     );
-    prototypes.set(meta, prototype);
+    classes.set(meta, LeanInstance);
   }
-  return prototype;
+  return LeanInstance;
 }
 
 const hydrators = new WeakMap<EntityMetadata, (row: Row) => object>();
@@ -164,14 +168,12 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
     // Generated from entity metadata (names quoted by JSON.stringify), never from input.
     const make = new Function(...names, `return function LeanRow(row) { let v; ${statements.join(' ')} };`) as (...args: unknown[]) => new (row: Row) => object;
     const LeanRow = make(...values);
-    LeanRow.prototype = prototypeOf(meta);
+    LeanRow.prototype = leanClassOf(meta).prototype;
     hydrate = (row) => new LeanRow(row);
     hydrators.set(meta, hydrate);
   }
   return hydrate as (row: Row) => T;
 }
-
-const constructors = new WeakMap<EntityMetadata, () => void>();
 
 /**
  * A new instance of `entity` that no EntityManager tracks, for insertLean (src/db/lean-insert.ts)
@@ -181,14 +183,8 @@ const constructors = new WeakMap<EntityMetadata, () => void>();
  * are given as LeanReference ids.
  */
 export function createLean<T extends object>(em: EntityManager, entity: EntityClass<T>, data: Record<string, unknown>): T {
-  const meta = em.getMetadata().get<T>(entity.name);
-  let target = constructors.get(meta);
-  if (!target) {
-    target = function LeanInstance() {};
-    target.prototype = prototypeOf(meta);
-    constructors.set(meta, target);
-  }
-  const instance = Reflect.construct(meta.class, [], target) as Record<string, unknown>;
+  const LeanInstance = leanClassOf(em.getMetadata().get<T>(entity.name));
+  const instance = new LeanInstance() as Record<string, unknown>;
   for (const name in data) if (data[name] !== undefined) instance[name] = data[name];
   return instance as T;
 }

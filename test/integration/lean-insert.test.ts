@@ -64,6 +64,10 @@ describe('insertLean on a real database', () => {
     const event = createScoped(lean, Event, { type: 'lead.created', data: { object: { id: 'x', n: 1 }, previous_attributes: {} } }, { persist: false });
     // Instances of the class, its initializers run (createLean), without em.create's tracking.
     expect([lead instanceof Lead, event instanceof Event, lead.id.startsWith('lead_'), event.id.startsWith('evt_')]).toEqual([true, true, true, true]);
+    // Made by a subclass (src/db/lean.ts, leanClass), yet its constructor is the entity's, and its
+    // fields are plain data of its own, not MikroORM's tracked accessors.
+    expect([lead.constructor, event.constructor]).toEqual([Lead, Event]);
+    expect(Object.getOwnPropertyDescriptor(lead, 'company')).toEqual({ value: 'Acme', writable: true, enumerable: true, configurable: true });
     await insertLean(lean, [lead, event]);
 
     const flushedRow = (await row('leads', flushedLead.id))!;
