@@ -57,7 +57,14 @@ export function createScoped<T extends TenantEntity<any>>( // eslint-disable-lin
   options: { persist?: boolean } = {},
 ): T {
   const scope = tenantOf(em);
-  if (options.persist === false) return createLean(em, entity, { ...data, account: new LeanReference(scope.accountId), livemode: scope.livemode });
+  if (options.persist === false) {
+    // Stamped after the data, as a spread of both would, without copying the data into a new object first.
+    const lean = createLean(em, entity, data);
+    // A lean instance's relations are LeanReference ids (src/db/lean.ts), not MikroORM's Ref.
+    (lean as unknown as { account: LeanReference }).account = new LeanReference(scope.accountId);
+    lean.livemode = scope.livemode;
+    return lean;
+  }
   return em.create(
     entity,
     {

@@ -10,7 +10,22 @@ import { restFields } from './selection';
  * Only plain properties and getters are read: a field that needs a resolver with arguments or
  * context is GraphQL-only and is marked `rest: false`, so it is never asked for here.
  */
+/** A REST field of a type, worked out once: its GraphQL name, its REST name, its type, where it is for errors. */
+interface RestField {
+  name: string;
+  rest: string;
+  type: GraphQLOutputType;
+  path: string;
+}
+
 export class RestSerializer {
+  /**
+   * Each type's REST fields, listed and renamed once (as case-mapping.ts renames REST answers):
+   * every create writes events, whose payload is serialized, and listing, sorting and renaming the
+   * fields on every call was a tenth of it.
+   */
+  private readonly fields = new WeakMap<GraphQLObjectType, RestField[]>();
+
   constructor(private readonly schema: GraphQLSchema) {}
 
   /** The REST shape of an entity whose class name is also its GraphQL type name (Lead, Deal…). */
@@ -23,10 +38,17 @@ export class RestSerializer {
 
   private object(type: GraphQLObjectType, source: object): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const field of restFields(type)) {
-      out[camelToSnake(field.name)] = this.value(field.type, (source as Record<string, unknown>)[field.name], `${type.name}.${field.name}`);
-    }
+    for (const field of this.fieldsOf(type)) out[field.rest] = this.value(field.type, (source as Record<string, unknown>)[field.name], field.path);
     return out;
+  }
+
+  private fieldsOf(type: GraphQLObjectType): RestField[] {
+    let fields = this.fields.get(type);
+    if (!fields) {
+      fields = restFields(type).map((field) => ({ name: field.name, rest: camelToSnake(field.name), type: field.type, path: `${type.name}.${field.name}` }));
+      this.fields.set(type, fields);
+    }
+    return fields;
   }
 
   private value(type: GraphQLOutputType, value: unknown, path: string): unknown {
