@@ -129,7 +129,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     compose(
       (req: Request, res: Response, next: NextFunction) =>
         isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
-      jsonBody(graphqlErrors),
+      jsonBody(graphqlErrors, { emptyBody: true }),
       idempotency(orm, graphqlErrors, logger, config.encryptionKey),
       // A document Apollo has validated and compiled before skips its per-request pipeline, with the same checks.
       compiled.repeatedDocuments({ ...prepared, createContext, onAnswered: () => metrics.graphqlRepeatedDocument() }),
