@@ -16,6 +16,7 @@ import { ProposalPdfService } from '../modules/proposals/proposal-pdf.service';
 import type { LeadScorer } from '../modules/scoring/lead-scorer';
 import { HostResolver, systemResolver } from '../modules/webhooks/url-guard';
 import { RestSerializer } from '../rest/serialize';
+import { providerSettingsOf } from '../modules/integrations/providers/crm-clients';
 import type { RequestLogBounds } from '../modules/request-logs/request-log-writer';
 
 /**
@@ -60,10 +61,13 @@ export function createServiceFactory(
   const encryptionKey = settings.config.encryptionKey;
   if (!encryptionKey) throw new Error('config.encryptionKey is not set: set ENCRYPTION_KEY (main.ts generates one outside production)');
   const serializer = new RestSerializer(schema);
+  const resolveHost = settings.resolveHost ?? systemResolver;
   const complete: ServiceSettings = {
     ...settings,
     encryptionKey,
-    resolveHost: settings.resolveHost ?? systemResolver,
+    resolveHost,
+    // Once for the process: every request that touched a deal or an integration spread it anew.
+    providers: providerSettingsOf(settings.config, resolveHost),
     // Callers outside the app (the command line's seed) render no PDF; the pool starts no thread until one does.
     proposalPdfs: settings.proposalPdfs ?? new ProposalPdfService(new ProposalPdfPool()),
   };

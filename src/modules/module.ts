@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
 import type { EventRecorder } from '../events/event-recorder';
 import type { RestRoute } from '../rest/routes';
+import type { ProviderSettings } from './integrations/providers/crm-verification';
 import type { ProposalPdfService } from './proposals/proposal-pdf.service';
 import type { LeadScorer } from './scoring/lead-scorer';
 import type { HostResolver } from './webhooks/url-guard';
@@ -23,6 +24,8 @@ export interface ServiceSettings {
   resolveHost: HostResolver;
   encryptionKey: Buffer;
   proposalPdfs: ProposalPdfService;
+  /** How the providers are reached (providerSettingsOf over config and resolveHost), made once, not per service. */
+  providers: ProviderSettings;
 }
 
 /** What a module's service factory gets: one EntityManager, its event recorder, and the other services (built on first use). */

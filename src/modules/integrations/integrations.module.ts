@@ -3,7 +3,6 @@ import { Integration } from './integration.entity';
 import { IntegrationResolver } from './integration.resolver';
 import { IntegrationService } from './integration.service';
 import { ModelService } from './model.service';
-import { providerSettingsOf } from './providers/crm-clients';
 import { ActionDeliveryService } from './sync/action-delivery';
 import { ActionDeliveryResolver } from './sync/action-delivery.resolver';
 import { SyncFailure, SyncLink, SyncPending, SyncRun } from './sync/sync.entities';
@@ -83,10 +82,9 @@ export const integrationsModule = defineModule({
     },
   ],
   services: {
-    integrations: ({ em, events, settings }) =>
-      new IntegrationService(em, settings.encryptionKey, events, providerSettingsOf(settings.config, settings.resolveHost)),
+    integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events, settings.providers),
     integrationSyncs: ({ em, services }) => new SyncService(em, services.integrations),
     actionDeliveries: ({ em }) => new ActionDeliveryService(em),
-    models: ({ em, services, settings }) => new ModelService(em, services.integrations, providerSettingsOf(settings.config, settings.resolveHost)),
+    models: ({ em, services, settings }) => new ModelService(em, services.integrations, settings.providers),
   },
 });
