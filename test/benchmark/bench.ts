@@ -156,7 +156,8 @@ async function main(): Promise<void> {
     const account = await seed(databaseUrl, { leads: settings.leads, deals: settings.deals, serviceUrl: service.url });
     const baseline = await startServer('baseline', 'dist/test/benchmark/baseline-server.js', { DATABASE_URL: databaseUrl, REDIS_URL: redis }, allocArgs);
     servers.push(baseline);
-    const unlimited = await startServer('service without rate limiting', 'dist/src/main.js', { ...serviceEnv, RATE_LIMITS: 'off' });
+    // With --alloc-profile it is profiled too: it serves the scenarios over the service's operation limits (the PDF).
+    const unlimited = await startServer('service without rate limiting', 'dist/src/main.js', { ...serviceEnv, RATE_LIMITS: 'off' }, allocArgs);
     servers.push(unlimited);
     // The same switch for the request logs (written off the request path): what storing them costs.
     const unlogged = await startServer('service without request logs', 'dist/src/main.js', { ...serviceEnv, REQUEST_LOGS: 'off' });

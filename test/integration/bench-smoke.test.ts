@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { Client } from 'pg';
 import { ROOT } from '../helpers/dist';
@@ -9,7 +9,8 @@ import { testRedisUrl } from '../helpers/app';
  * `npm run bench -- --quick` runs to completion: the service, the baseline, the service without
  * rate limiting, without request logs and without statement timeouts, and PostGraphile start, the
  * account is seeded through the CLI (and a proposal through the API), every scenario answers 2xx on
- * both sides, each server tells its event-loop delay, and the report prints. No timing is asserted
+ * both sides, each server tells its event-loop delay and, with --alloc-profile, the bytes it
+ * allocated per request, and the report prints. No timing is asserted
  * (the figures are for docs/benchmark.md).
  */
 describe('benchmark (quick mode, as a smoke test)', () => {
@@ -19,7 +20,7 @@ describe('benchmark (quick mode, as a smoke test)', () => {
   maybe('runs every scenario against the service and the baseline and prints the report', async () => {
     const databaseUrl = await workerDatabaseUrl('_bench');
     const started = new Date();
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/test/benchmark/bench.js'), '--quick', '--no-write'], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist/test/benchmark/bench.js'), '--quick', '--no-write', '--alloc-profile'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,6 +79,20 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     }
     expect(output).toMatch(/\| \/graphql first 50 leads vs PostGraphile \| \d+\.\d\d× \| ≥ 1\.0× \|/);
     expect(output).not.toMatch(/FAILED/);
+
+    // --alloc-profile: bytes allocated per request on both sides, and a profile alloc-summary reads.
+    const allocated = /bytes allocated per request, GET \/v1\/leads\/\{id\}: service ([\d,]+), baseline ([\d,]+)/.exec(output);
+    expect(allocated).not.toBeNull();
+    const [service, baseline] = [allocated![1], allocated![2]].map((bytes) => Number(bytes.replace(/,/g, '')));
+    // A read allocates at least its answer and its rows (tens of KB); a profile that counted only survivors would show far less.
+    expect([service > 10_000, baseline > 10_000]).toEqual([true, true]);
+    const summary = execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'dist/test/benchmark/alloc-summary.js'), path.join(ROOT, '.data/bench/profiles/ALLOC.read.service.heapprofile'), '--requests', '100'],
+      { encoding: 'utf8' },
+    );
+    expect(summary).toMatch(/B\/req allocated/);
+    expect(summary).toMatch(/By package \(self\)\n +[\d,]+ B\/req/);
 
     // The leads the create scenario sent are in the database, scored, each with its two events.
     const db = new Client({ connectionString: databaseUrl });
