@@ -38,8 +38,8 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
  * `invalid_json`, more than 1 MiB 413. A POST with no body at all (actions such as /deploy) is fine.
  * With `emptyBody`, a request without one gets `{}` as its body: Apollo's middleware answers a
  * bare 500 unless `req.body` is present, and Express 5 leaves it unset when nothing was parsed.
- * REST reads a missing body as empty itself, so its requests are spared adding the property (a
- * new property on every request object: 2 µs of a single read's 300, docs/benchmark.md).
+ * REST reads a missing body as empty itself, so its requests are spared adding the property to
+ * every request object (0.66 % of a single read's profile samples, docs/benchmark.md).
  */
 export function jsonBody(onError: (res: Response, error: ApiError) => void, options: { emptyBody?: boolean } = {}) {
   const emptyBody = options.emptyBody === true;

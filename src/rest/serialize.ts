@@ -2,14 +2,6 @@ import { GraphQLObjectType, GraphQLOutputType, GraphQLSchema, isLeafType, isList
 import { camelToSnake } from '../common/case';
 import { restFields } from './selection';
 
-/**
- * Renders an object in its REST shape without running a query: the same fields, names and scalar
- * forms a `/v1` response shows, read straight off the entity. Event payloads use it, so a
- * webhook's `data.object` is exactly what `GET /v1/...` answers for the same object.
- *
- * Only plain properties and getters are read: a field that needs a resolver with arguments or
- * context is GraphQL-only and is marked `rest: false`, so it is never asked for here.
- */
 /** A REST field of a type, worked out once: its GraphQL name, its REST name, its type, where it is for errors. */
 interface RestField {
   name: string;
@@ -18,11 +10,19 @@ interface RestField {
   path: string;
 }
 
+/**
+ * Renders an object in its REST shape without running a query: the same fields, names and scalar
+ * forms a `/v1` response shows, read straight off the entity. Event payloads use it, so a
+ * webhook's `data.object` is exactly what `GET /v1/...` answers for the same object.
+ *
+ * Only plain properties and getters are read: a field that needs a resolver with arguments or
+ * context is GraphQL-only and is marked `rest: false`, so it is never asked for here.
+ */
 export class RestSerializer {
   /**
    * Each type's REST fields, listed and renamed once (as case-mapping.ts renames REST answers):
    * every create writes events, whose payload is serialized, and listing, sorting and renaming the
-   * fields on every call was a tenth of it.
+   * fields on every call took 1.7 % of a create's profile samples.
    */
   private readonly fields = new WeakMap<GraphQLObjectType, RestField[]>();
 
