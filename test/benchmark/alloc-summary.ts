@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { allocatedBytes, HeapProfileNode } from './alloc-profile';
+import { placeOf } from './profile-place';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, requests: { type: 'string' } } });
 if (!positionals[0]) {
@@ -20,18 +21,8 @@ const { head } = JSON.parse(readFileSync(positionals[0], 'utf8')) as { head: Hea
 const top = Number(values.top);
 const requests = values.requests ? Number(values.requests) : undefined;
 
-/** A package name, `app:<file>` for our own code, `node` for Node's own modules, '' for V8's (native) frames. */
-function place(node: HeapProfileNode): string {
-  const url = node.callFrame.url;
-  const modules = url.lastIndexOf('node_modules/');
-  if (modules >= 0) {
-    const rest = url.slice(modules + 'node_modules/'.length).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
-  }
-  if (url.includes('/dist/')) return `app:${url.slice(url.indexOf('/dist/') + 6)}`;
-  if (url.startsWith('node:')) return 'node';
-  return url;
-}
+/** A package, `app:<file>`, `node`, or '' for V8's (native) frames (profile-place.ts). */
+const place = (node: HeapProfileNode) => placeOf(node.callFrame.url);
 const label = (node: HeapProfileNode) =>
   `${node.callFrame.functionName || '(anonymous)'} ${place(node).replace(/^app:/, '') || '(native)'}:${node.callFrame.lineNumber + 1}`;
 

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { placeOf } from './profile-place';
 
 interface ProfileNode {
   id: number;
@@ -33,17 +34,7 @@ const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
 
-function place(node: ProfileNode): string {
-  const url = node.callFrame.url;
-  const modules = url.lastIndexOf('node_modules/');
-  if (modules >= 0) {
-    const rest = url.slice(modules + 'node_modules/'.length).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
-  }
-  if (url.includes('/dist/')) return `app:${url.slice(url.indexOf('/dist/') + 6)}`;
-  if (url.startsWith('node:')) return 'node';
-  return url ? url : `(${node.callFrame.functionName || 'program'})`;
-}
+const place = (node: ProfileNode) => placeOf(node.callFrame.url) || `(${node.callFrame.functionName || 'program'})`;
 
 const label = (node: ProfileNode) => `${node.callFrame.functionName || '(anonymous)'} ${place(node).replace(/^app:/, '')}:${node.callFrame.lineNumber + 1}`;
 
