@@ -72,6 +72,9 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
 
+/** `list` in the order of round `round` (1, 2, …): each round starts one further along, so each takes every position in turn. */
+const turned = <T>(list: readonly T[], round: number): T[] => list.map((_, turn) => list[(turn + round - 1) % list.length]);
+
 function summarize(results: LoadResult[]): LoadResult {
   return {
     rps: median(results.map((r) => r.rps)),
@@ -232,17 +235,17 @@ async function main(): Promise<void> {
       mkdirSync(profiles, { recursive: true });
       for (const scenario of all) {
         const sides = [
-          [serviceFor(scenario), scenario],
-          [baseline, byName.get(scenario.baselineScenario ?? scenario.name)!],
+          ['service', serviceFor(scenario), scenario],
+          ['baseline', baseline, byName.get(scenario.baselineScenario ?? scenario.name)!],
         ] as const;
         const perRequest: string[] = [];
-        for (const [server, served] of sides) {
-          const file = path.join(profiles, `ALLOC.${scenario.name}.${server === baseline ? 'baseline' : 'service'}.heapprofile`);
+        for (const [side, server, served] of sides) {
+          const file = path.join(profiles, `ALLOC.${scenario.name}.${side}.heapprofile`);
           await server.allocProfile('start');
           const result = await run(server, served);
           const bytes = await server.allocProfile('stop', file);
           const answered = result.rps * settings.durationS;
-          perRequest.push(`${server === baseline ? 'baseline' : 'service'} ${Math.round(bytes / answered).toLocaleString('en-US')}`);
+          perRequest.push(`${side} ${Math.round(bytes / answered).toLocaleString('en-US')}`);
           log(`allocation profile: ${path.relative(ROOT, file)} (${Math.round(answered)} answers)`);
         }
         log(`bytes allocated per request, ${scenario.title}: ${perRequest.join(', ')}`);
@@ -269,9 +272,7 @@ async function main(): Promise<void> {
         // A and B interleaved, in an order that turns by one each round, so drift (caches,
         // autovacuum) hits each, and no server is always measured between the other two (the
         // middle of three did better whichever build it was: docs/benchmark.md, tenth pass).
-        const order = ['service', 'baseline', 'postgraphile'] as const;
-        for (let turn = 0; turn < order.length; turn++) {
-          const who = order[(turn + round - 1) % order.length];
+        for (const who of turned(['service', 'baseline', 'postgraphile'] as const, round)) {
           if (who === 'service') entry.service.push(await run(serviceFor(scenario), scenario));
           else if (who === 'baseline') entry.baseline.push(await run(baseline, baselineScenario));
           else if (rival(scenario)) entry.postgraphile.push(await run(postgraphile!, rival(scenario)!));
@@ -287,10 +288,7 @@ async function main(): Promise<void> {
             ['untimed', untimed],
             ['twin', twin],
           ] as const;
-          for (let turn = 0; turn < copies.length; turn++) {
-            const [name, copy] = copies[(turn + round - 1) % copies.length];
-            entry[name].push(await run(copy, scenario));
-          }
+          for (const [name, copy] of turned(copies, round)) entry[name].push(await run(copy, scenario));
         }
         const last = (list: LoadResult[]) => list[list.length - 1];
         log(
