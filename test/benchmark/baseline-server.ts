@@ -280,12 +280,11 @@ async function main(): Promise<void> {
     const auth = res.locals.auth as Auth;
     const { rows } = await pool.query({
       name: 'proposal-pdf',
-      text: `select p.number, f.etag, f.bytes from proposal_pdfs f join proposals p on p.id = f.proposal_id
-              where f.account_id = $1 and f.livemode = $2 and f.proposal_id = $3`,
+      text: 'select filename, etag, bytes from proposal_pdfs where account_id = $1 and livemode = $2 and proposal_id = $3',
       values: [auth.accountId, auth.livemode, req.params.id],
     });
     if (!rows[0]) return error(res, 404, 'invalid_request_error', 'resource_missing', `No such proposal: '${req.params.id}'`);
-    res.attachment(`${rows[0].number}.pdf`);
+    res.attachment(rows[0].filename);
     res.set({ 'Content-Type': 'application/pdf', ETag: rows[0].etag, 'Cache-Control': 'private, no-cache' });
     res.end(rows[0].bytes);
   });

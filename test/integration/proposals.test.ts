@@ -665,10 +665,21 @@ describe('proposals', () => {
       expect(stale.bytes.equals(pdf.bytes)).toBe(true);
     });
 
-    it('is byte-identical on every request', async () => {
+    it('once stored, is still 404 to another account and to the other mode (the stored row is read tenant-scoped)', async () => {
+      const other = await app.createAccount();
+      for (const key of [other.testKey, other.liveKey, main.liveKey]) {
+        const refused = await getPdf(key, proposal.id);
+        expect({ key: key.slice(0, 8), status: refused.status }).toEqual({ key: key.slice(0, 8), status: 404 });
+        expect(JSON.parse(refused.bytes.toString('utf8')).error.code).toBe('resource_missing');
+      }
+    });
+
+    it('is byte-identical on every request, under the same name', async () => {
       const again = await pdfOf(main.testKey, proposal.id);
       expect(again.bytes.equals(pdf.bytes)).toBe(true);
       expect(again.headers.get('etag')).toBe(pdf.headers.get('etag'));
+      // The first answer was rendered; this one is the stored row, which keeps the name too.
+      expect(again.headers.get('content-disposition')).toBe(pdf.headers.get('content-disposition'));
     });
 
     it('shows the account, the number, the customer, every line, the totals, validity and notes', async () => {

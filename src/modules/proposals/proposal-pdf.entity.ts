@@ -12,6 +12,10 @@ export class ProposalPdf extends TenantEntity {
   @ManyToOne(() => Proposal, { primary: true, ref: true, deleteRule: 'cascade' })
   proposal!: Ref<Proposal>;
 
+  /** The name it is downloaded under (`P-2026-000042.pdf`): the proposal's number, frozen with it. */
+  @Property({ type: 'text' })
+  filename!: string;
+
   /** Strong ETag of the bytes (quoted), as FileDownload sends it. */
   @Property({ type: 'text' })
   etag!: string;

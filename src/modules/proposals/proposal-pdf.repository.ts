@@ -3,16 +3,20 @@ import { findFirstLean } from '../../db/lean';
 import { tenantQuery } from '../../db/tenant-sql';
 import { ProposalPdf } from './proposal-pdf.entity';
 
-/** A PDF's bytes and their strong ETag, as kept in proposal_pdfs. */
+/** A PDF's name, bytes and their strong ETag, as kept in proposal_pdfs. */
 export interface StoredPdf {
+  filename: string;
   bytes: Buffer;
   etag: string;
 }
 
-/** The stored PDF of a proposal of the EntityManager's account and mode, or null (the tenant filter scopes the read). */
+/**
+ * The stored PDF of a proposal of the EntityManager's account and mode, or null (the tenant filter
+ * scopes the read). The row carries all a download sends, so a stored PDF is one read by its key.
+ */
 export async function findStoredPdf(em: EntityManager, proposalId: string): Promise<StoredPdf | null> {
   const row = await findFirstLean(em, ProposalPdf, { proposal: proposalId });
-  return row ? { bytes: row.bytes, etag: row.etag } : null;
+  return row ? { filename: row.filename, bytes: row.bytes, etag: row.etag } : null;
 }
 
 /**
@@ -24,11 +28,11 @@ export async function storePdf(em: EntityManager, proposalId: string, pdf: Store
   const now = new Date();
   const inserted = await tenantQuery(
     em,
-    `insert into proposal_pdfs (account_id, livemode, proposal_id, etag, bytes, created_at, updated_at)
-     values ({tenant}, :proposal, :etag, :bytes, :now, :now)
+    `insert into proposal_pdfs (account_id, livemode, proposal_id, filename, etag, bytes, created_at, updated_at)
+     values ({tenant}, :proposal, :filename, :etag, :bytes, :now, :now)
      on conflict (proposal_id) do nothing
      returning proposal_id`,
-    { proposal: proposalId, etag: pdf.etag, bytes: pdf.bytes, now },
+    { proposal: proposalId, filename: pdf.filename, etag: pdf.etag, bytes: pdf.bytes, now },
   );
   if (inserted.length) return pdf;
   const winner = await findStoredPdf(em, proposalId);

@@ -58,19 +58,22 @@ export class ProposalPdfService {
   ) {}
 
   /**
-   * The PDF of a proposal the caller has already loaded through its tenant-scoped EntityManager
-   * (so another account's or mode's id never gets here): stored bytes when there are some, else one
-   * render shared by every request that asks meanwhile.
+   * The stored PDF of a proposal of the EntityManager's account and mode, or null when it has none
+   * yet (or there is no such proposal there: the read is tenant-scoped). The download asks this first,
+   * so a stored PDF costs one read; it loads the proposal only to render it (`render`).
    */
-  async pdfOf(em: EntityManager, proposal: Lean<Proposal>): Promise<StoredPdf> {
-    const flying = this.flights.get(proposal.id);
-    if (flying) return flying;
-    const stored = await findStoredPdf(em, proposal.id);
-    if (stored) {
-      this.observer?.pdfStoredHit();
-      return stored;
-    }
-    // A render may have started while the read was under way.
+  async stored(em: EntityManager, proposalId: string): Promise<StoredPdf | null> {
+    const stored = await findStoredPdf(em, proposalId);
+    if (stored) this.observer?.pdfStoredHit();
+    return stored;
+  }
+
+  /**
+   * The PDF of a proposal the caller has loaded through its tenant-scoped EntityManager (so another
+   * account's or mode's id never gets here) after `stored` found none: one render shared by every
+   * request that asks meanwhile, stored for every later one.
+   */
+  render(em: EntityManager, proposal: Lean<Proposal>): Promise<StoredPdf> {
     return this.flights.get(proposal.id) ?? this.startFlight(em, proposal);
   }
 
@@ -83,13 +86,10 @@ export class ProposalPdfService {
   private produce(em: EntityManager, proposal: Lean<Proposal>): Promise<StoredPdf> {
     return this.pool.forAccount(tenantOf(em), async () => {
       // Another instance may have stored it while this request waited behind its account's renders.
-      const stored = await findStoredPdf(em, proposal.id);
-      if (stored) {
-        this.observer?.pdfStoredHit();
-        return stored;
-      }
+      const stored = await this.stored(em, proposal.id);
+      if (stored) return stored;
       const bytes = await this.pool.render(documentOf(proposal));
-      return storePdf(em, proposal.id, { bytes, etag: strongEtag(bytes) });
+      return storePdf(em, proposal.id, { filename: `${proposal.number}.pdf`, bytes, etag: strongEtag(bytes) });
     });
   }
 

@@ -100,9 +100,9 @@ export class ProposalService {
 
   /** The PDF of the frozen proposal: rendered the first time, the stored bytes ever after. */
   async pdf(id: string): Promise<FileDownload> {
-    const proposal = await this.get(id);
-    const { bytes, etag } = await this.pdfs.pdfOf(this.em, proposal);
-    return new FileDownload(`${proposal.number}.pdf`, 'application/pdf', bytes, etag);
+    const stored = isId('prop', id) ? await this.pdfs.stored(this.em, id) : null;
+    const { filename, bytes, etag } = stored ?? (await this.pdfs.render(this.em, await this.get(id)));
+    return new FileDownload(filename, 'application/pdf', bytes, etag);
   }
 
   private async nextNumber(issuedAt: Date): Promise<string> {
