@@ -159,6 +159,30 @@ describe('authentication', () => {
       expect(row.secret_hash).toMatch(/^[0-9a-f]{64}$/);
     });
 
+    it('finds a key by its current value and by a rolled old value, with its account, never with the password hash', async () => {
+      const account = await app.createAccount({ name: 'Lookup Ltd' });
+      await app.orm.em.getConnection().execute(`update accounts set password_hash = 'scrypt$never-read' where id = ?`, [account.account.id]);
+      const keys = new ApiKeyService(app.orm.em.fork());
+      const current = await keys.authenticate(`Bearer ${account.testKey}`);
+      expect(current).toMatchObject({ livemode: false, keyHash: hashKey(account.testKey) });
+      expect(current.key).toMatchObject({ prefix: 'sk_test_', last4: account.testKey.slice(-4) });
+      expect(current.account).toMatchObject({ id: account.account.id, name: 'Lookup Ltd', plan: 'starter' });
+      expect(current.account.createdAt).toBeInstanceOf(Date);
+      expect(current.account.passwordHash).toBeUndefined();
+      expect(current.expiresAt).toBeUndefined();
+
+      // Rolled with the old value kept an hour: both values find the key, the old one with its expiry.
+      const { secret } = await new ApiKeyService(app.orm.em.fork()).roll(current.key!.id, 1);
+      const old = await keys.authenticate(`Bearer ${account.testKey}`);
+      expect(old.key!.id).toBe(current.key!.id);
+      expect(old.expiresAt!.getTime()).toBeGreaterThan(Date.now());
+      const renewed = await keys.authenticate(`Bearer ${secret}`);
+      expect(renewed).toMatchObject({ livemode: false, keyHash: hashKey(secret) });
+      expect(renewed.key!.id).toBe(current.key!.id);
+      expect(renewed.expiresAt).toBeUndefined();
+      await expect(keys.authenticate(`Bearer sk_test_${'x'.repeat(32)}`)).rejects.toMatchObject({ errorCode: 'api_key_invalid' });
+    });
+
     it('creates keys of the documented shape, each different', async () => {
       const account = await app.createAccount();
       expect(account.testKey).toMatch(/^sk_test_[A-Za-z0-9]{32}$/);
