@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Account } from '../../src/modules/accounts/account.entity';
 import { createLogger } from '../../src/logger';
+import { Metrics } from '../../src/http/metrics';
 import { RequestLogRetention } from '../../src/modules/request-logs/request-log-retention';
+import { RequestLogWriter } from '../../src/modules/request-logs/request-log-writer';
 import { signUp } from '../helpers/web';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
@@ -246,6 +248,36 @@ describe('request logs', () => {
     }
     expect((await rowsOf(a.account)).map((r) => r.request_id).sort()).toEqual(['aged-6-0', 'aged-6-1', 'aged-6-2']);
     expect((await logs(a.testKey, { limit: 100 })).data.filter((log) => log.requestId.startsWith('aged-')).length).toBe(3);
+  });
+
+  it("stores a batch's rows and skips those of an account that no longer exists (request_logs has no foreign key)", async () => {
+    const a = await app.createAccount();
+    const writer = new RequestLogWriter({ em: app.orm.em, logger: createLogger('silent'), metrics: new Metrics(), flushIntervalMs: 60_000 });
+    const record = (accountId: string, requestId: string) => ({
+      accountId,
+      livemode: false,
+      method: 'GET',
+      route: '/v1/leads',
+      operationName: null,
+      status: 200,
+      requestId,
+      keyPrefix: shown(a.testKey),
+      latencyMs: 1,
+      createdAt: new Date(),
+    });
+    const gone = `acct_${'0'.repeat(26)}`;
+    writer.add(record(a.account.id, 'kept-1'));
+    writer.add(record(gone, 'skipped'));
+    writer.add(record(a.account.id, 'kept-2'));
+    await writer.stop();
+    expect((await rowsOf(a.account)).map((r) => r.request_id).sort()).toEqual(['kept-1', 'kept-2']);
+    expect(await rowsOf(gone)).toEqual([]);
+    const [{ constraints }] = (await app.orm.em
+      .getConnection()
+      .execute(`select count(*)::int as constraints from pg_constraint where conrelid = 'request_logs'::regclass and contype = 'f'`)) as Array<{
+      constraints: number;
+    }>;
+    expect(constraints).toBe(0);
   });
 
   it('with REQUEST_LOGS=off stores nothing', async () => {
