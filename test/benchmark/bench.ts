@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { check, drive, LoadOptions, LoadResult, postgraphileScenarios, Scenario, scenarios } from './load';
 import { ALLOC_PROFILE_PRELOAD, ROOT, Server, startServer } from './processes';
@@ -122,6 +123,40 @@ async function prime(server: Server, key: string): Promise<void> {
   if (response.status !== 201) throw new Error(`${server.name}: POST /v1/deals answered ${response.status}: ${await response.text()}`);
 }
 
+/**
+ * Waits until the database is quiet before a run is measured: every event written before fanned
+ * out, and no autovacuum worker running. A create run leaves thousands of events behind (the
+ * baseline's too, which the service's workers fan out, since both write the same tables) and tables
+ * that autovacuum visits; whichever server was measured next paid for that work on the same two
+ * cores, and the order of the servers turns each round, so it fell on each in turn
+ * (docs/benchmark.md, twelfth pass).
+ * A condition, polled, with a deadline; a deadline passed is told, not hidden.
+ */
+async function settle(databaseUrl: string, deadlineMs = 60_000): Promise<void> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  const started = Date.now();
+  try {
+    for (;;) {
+      const { rows } = await db.query<{ events: number; vacuums: number }>(
+        `select (select count(*)::int from events where fanned_out_at is null) as events,
+                (select count(*)::int from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()) as vacuums`,
+      );
+      const { events, vacuums } = rows[0];
+      if (events === 0 && vacuums === 0) break;
+      if (Date.now() - started > deadlineMs) {
+        log(`settle: still ${events} events to fan out and ${vacuums} autovacuum workers after ${deadlineMs / 1000} s; measuring anyway`);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    await db.end();
+  }
+  const waited = Date.now() - started;
+  if (waited >= 1_000) log(`settle: the database was quiet after ${(waited / 1000).toFixed(1)} s`);
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const redis = await redisUrl();
@@ -197,6 +232,11 @@ async function main(): Promise<void> {
     }
     const load: LoadOptions = { connections: settings.connections, durationS: settings.durationS };
     const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options, server);
+    // Each measured run starts on a quiet database: what the run before it left is done first (settle).
+    const measured = async (server: Server, scenario: Scenario) => {
+      await settle(databaseUrl);
+      return run(server, scenario);
+    };
     const serviceFor = (scenario: Scenario) => (scenario.overOperationLimit ? unlimited : service);
 
     // PostGraphile over the same database, for the GraphQL scenarios measured here (issue 25).
@@ -273,9 +313,9 @@ async function main(): Promise<void> {
         // autovacuum) hits each, and no server is always measured between the other two (the
         // middle of three did better whichever build it was: docs/benchmark.md, tenth pass).
         for (const who of turned(['service', 'baseline', 'postgraphile'] as const, round)) {
-          if (who === 'service') entry.service.push(await run(serviceFor(scenario), scenario));
-          else if (who === 'baseline') entry.baseline.push(await run(baseline, baselineScenario));
-          else if (rival(scenario)) entry.postgraphile.push(await run(postgraphile!, rival(scenario)!));
+          if (who === 'service') entry.service.push(await measured(serviceFor(scenario), scenario));
+          else if (who === 'baseline') entry.baseline.push(await measured(baseline, baselineScenario));
+          else if (rival(scenario)) entry.postgraphile.push(await measured(postgraphile!, rival(scenario)!));
         }
         if (switched(scenario)) {
           // The copies the switches compare, in an order that turns by one each round, so drift
@@ -288,7 +328,7 @@ async function main(): Promise<void> {
             ['untimed', untimed],
             ['twin', twin],
           ] as const;
-          for (const [name, copy] of turned(copies, round)) entry[name].push(await run(copy, scenario));
+          for (const [name, copy] of turned(copies, round)) entry[name].push(await measured(copy, scenario));
         }
         const last = (list: LoadResult[]) => list[list.length - 1];
         log(
