@@ -132,26 +132,20 @@ async function prime(server: Server, key: string): Promise<void> {
  * (docs/benchmark.md, twelfth pass).
  * A condition, polled, with a deadline; a deadline passed is told, not hidden.
  */
-async function settle(databaseUrl: string, deadlineMs = 60_000): Promise<void> {
-  const db = new Client({ connectionString: databaseUrl });
-  await db.connect();
+async function settle(db: Client, deadlineMs = 60_000): Promise<void> {
   const started = Date.now();
-  try {
-    for (;;) {
-      const { rows } = await db.query<{ events: number; vacuums: number }>(
-        `select (select count(*)::int from events where fanned_out_at is null) as events,
-                (select count(*)::int from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()) as vacuums`,
-      );
-      const { events, vacuums } = rows[0];
-      if (events === 0 && vacuums === 0) break;
-      if (Date.now() - started > deadlineMs) {
-        log(`settle: still ${events} events to fan out and ${vacuums} autovacuum workers after ${deadlineMs / 1000} s; measuring anyway`);
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+  for (;;) {
+    const { rows } = await db.query<{ events: number; vacuums: number }>(
+      `select (select count(*)::int from events where fanned_out_at is null) as events,
+              (select count(*)::int from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()) as vacuums`,
+    );
+    const { events, vacuums } = rows[0];
+    if (events === 0 && vacuums === 0) break;
+    if (Date.now() - started > deadlineMs) {
+      log(`settle: still ${events} events to fan out and ${vacuums} autovacuum workers after ${deadlineMs / 1000} s; measuring anyway`);
+      break;
     }
-  } finally {
-    await db.end();
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
   const waited = Date.now() - started;
   if (waited >= 1_000) log(`settle: the database was quiet after ${(waited / 1000).toFixed(1)} s`);
@@ -168,6 +162,8 @@ async function main(): Promise<void> {
   log(`settings: ${JSON.stringify(settings)}`);
 
   const servers: Server[] = [];
+  /** What else the run opened, closed before the servers stop. */
+  const closers: Array<() => Promise<void>> = [];
   // Interrupted (Ctrl-C) or failed: no server may outlive the bench and skew the next run.
   const killAll = () => servers.forEach((server) => server.process.exitCode === null && server.process.kill('SIGKILL'));
   process.on('exit', killAll);
@@ -233,8 +229,11 @@ async function main(): Promise<void> {
     const load: LoadOptions = { connections: settings.connections, durationS: settings.durationS };
     const run = async (server: Server, scenario: Scenario, options = load) => drive(server.url, account.liveKey, scenario, options, server);
     // Each measured run starts on a quiet database: what the run before it left is done first (settle).
+    const quiet = new Client({ connectionString: databaseUrl });
+    await quiet.connect();
+    closers.push(() => quiet.end());
     const measured = async (server: Server, scenario: Scenario) => {
-      await settle(databaseUrl);
+      await settle(quiet);
       return run(server, scenario);
     };
     const serviceFor = (scenario: Scenario) => (scenario.overOperationLimit ? unlimited : service);
@@ -402,6 +401,7 @@ async function main(): Promise<void> {
     if (write) writeResults(figures);
     if (failed) process.exitCode = 1;
   } finally {
+    await Promise.all(closers.map((close) => close()));
     await Promise.all(servers.map((server) => server.stop()));
     await embedded?.stop();
   }
