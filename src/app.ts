@@ -117,8 +117,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     compose(
       securityHeaders({ isSandboxLandingPage: (req) => /^\/graphql\/?$/.test(req.path) && isLandingPage(req) }),
       requestId,
-      accessLog(logger, routes, requestLogs),
-      metrics.middleware(routes),
+      accessLog(logger, routes, { requestLogs, metrics }),
     ),
   );
 

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import type { RequestLogRecord } from '../modules/request-logs/request-log-writer';
-import type { RouteLabels } from './metrics';
+import type { Metrics, RouteLabels } from './metrics';
 
 /** Where the accounts' request logs go (RequestLogWriter): `add` must never wait. */
 export interface RequestLogSink {
@@ -23,20 +23,26 @@ function operationNameOf(req: Request): string | null {
 }
 
 /**
- * One structured line per request: id, account (when authenticated), method, route pattern
- * (`/v1/leads/:id`, never the path with its ids), status and latency. Never headers, query or bodies.
- * With `requestLogs`, an authenticated request is also handed to the account's request log (the
- * same fields, the key as keys are shown), which stores it later in a batch.
+ * What is recorded of every answered request, from one `finish` listener: one structured line
+ * (id, account when authenticated, method, route pattern such as `/v1/leads/:id`, never the path
+ * with its ids, status, latency; never headers, query or bodies), the request in the account's
+ * request log (`requestLogs`: the same fields, the key as keys are shown, stored later in a batch),
+ * and the request metrics (`metrics`). One listener, one clock reading and the route found once,
+ * instead of one listener per consumer, each finding the route again (docs/benchmark.md,
+ * thirteenth pass).
  */
-export function accessLog(logger: Logger, routes: RouteLabels, requestLogs?: RequestLogSink) {
+export function accessLog(logger: Logger, routes: RouteLabels, sinks: { requestLogs?: RequestLogSink; metrics?: Metrics } = {}) {
+  const { requestLogs, metrics } = sinks;
   return (req: Request, res: Response, next: NextFunction): void => {
     const logging = logger.isLevelEnabled('info');
-    if (!logging && !requestLogs) return next();
+    if (!logging && !requestLogs && !metrics) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const auth = res.locals.auth as Authenticated | undefined;
       const route = routes.of(req);
-      const latencyMs = Math.round((Number(process.hrtime.bigint() - started) / 1e6) * 1000) / 1000;
+      const elapsedNs = Number(process.hrtime.bigint() - started);
+      metrics?.observeRequest(req.method, route, res.statusCode, elapsedNs / 1e9);
+      const latencyMs = Math.round((elapsedNs / 1e6) * 1000) / 1000;
       if (logging) {
         logger.info(
           {

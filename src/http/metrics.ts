@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import ipaddr from 'ipaddr.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { bearerToken } from './bearer';
@@ -194,6 +194,7 @@ export class Metrics {
     this.graphqlRepeated.inc();
   }
 
+  /** One answered request under its route pattern (see RouteLabels); called by the access log's listener (access-log.ts). */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     const labels = { method, route, status: String(status) };
     this.httpRequests.inc(labels);
@@ -211,17 +212,6 @@ export class Metrics {
 
   agentRun(type: string, outcome: string): void {
     this.agentRuns.inc({ type, outcome });
-  }
-
-  /** Counts every answered request under its route pattern (see RouteLabels). */
-  middleware(routes: RouteLabels) {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      const started = process.hrtime.bigint();
-      res.on('finish', () => {
-        this.observeRequest(req.method, routes.of(req), res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
-      });
-      next();
-    };
   }
 
   /**
@@ -281,19 +271,8 @@ export class RouteLabels {
     this.patterns = routes.map((route) => ({ method: route.method.toUpperCase(), pattern: route.path, regex: toRegex(route.path) }));
   }
 
-  /** The pattern of a request, found once (the metrics and the access log both ask). */
+  /** The pattern of a request; asked once per request, by the access log's listener (access-log.ts). */
   of(req: Request): string {
-    let label = this.labels.get(req);
-    if (label === undefined) {
-      label = this.find(req);
-      this.labels.set(req, label);
-    }
-    return label;
-  }
-
-  private readonly labels = new WeakMap<Request, string>();
-
-  private find(req: Request): string {
     const path = (req.originalUrl || req.url).split('?')[0];
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     for (const { method: wanted, pattern, regex } of this.patterns) {
