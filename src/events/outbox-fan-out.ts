@@ -12,10 +12,20 @@ export interface OutboxEvent {
 }
 
 /**
- * Something that owes work per event (webhook deliveries, agent tasks): it writes its rows in the
+ * Something that owes work per event (webhook deliveries, agent tasks): `owe` writes its rows in the
  * fan-out's transaction and says how many (0 when nobody subscribes to these events).
  */
-export type FanOutConsumer = (trx: Knex.Transaction, events: OutboxEvent[], now: Date) => Promise<number>;
+export interface FanOutConsumer {
+  /**
+   * An SQL condition on an event `e` (its `account_id` and `livemode`): whether its account and mode
+   * has anything this consumer could owe work to (an enabled subscription, a deployed agent, a
+   * connected integration). It may hold where `owe` then writes nothing, never fail where `owe` would
+   * write: events for which no consumer's condition holds are marked fanned out by one statement,
+   * without the consumers' transaction (fanOutEvents).
+   */
+  mayOwe: { sql: string; bindings: readonly Knex.RawBinding[] };
+  owe(trx: Knex.Transaction, events: OutboxEvent[], now: Date): Promise<number>;
+}
 
 export const FAN_OUT_BATCH = 100;
 
@@ -37,14 +47,46 @@ export function owedRows<Target extends { account_id: string; livemode: boolean 
   );
 }
 
+/** The statement that marks a batch's events no consumer could owe work for, by list of consumers. */
+const markStatements = new WeakMap<readonly FanOutConsumer[], string>();
+
 /**
  * Takes up to a batch of events not yet fanned out (FOR UPDATE SKIP LOCKED, so concurrent workers
- * take different events), lets every consumer write the work it owes for them, and marks them
- * done, all in one transaction: each event is fanned out exactly once, to all consumers or none.
- * Returns how many events it took, and how many rows of work the consumers wrote for them.
+ * take different events) and marks, in the same statement, those whose account and mode no consumer
+ * could owe work to (FanOutConsumer.mayOwe): an account without subscriptions, agents or
+ * integrations costs one statement per batch, not a transaction of a query per consumer. The rest
+ * are released when the statement ends, for the consumers' transaction. Says how many it took and
+ * how many it marked.
  */
-export function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): Promise<{ events: number; work: number }> {
-  return knex.transaction(async (trx) => {
+export async function markUnowed(knex: Knex, consumers: readonly FanOutConsumer[], now: Date): Promise<{ taken: number; marked: number }> {
+  let sql = markStatements.get(consumers);
+  if (!sql) {
+    const owedBySomeone = consumers.map((consumer) => `(${consumer.mayOwe.sql})`).join(' or ') || 'false';
+    sql = `with batch as (
+             select id, account_id, livemode from events where fanned_out_at is null order by id limit ? for update skip locked
+           ), marked as (
+             update events set fanned_out_at = ? from batch e where events.id = e.id and not (${owedBySomeone}) returning events.id
+           )
+           select (select count(*) from batch)::int as taken, (select count(*) from marked)::int as marked`;
+    markStatements.set(consumers, sql);
+  }
+  const result = (await knex.raw(sql, [FAN_OUT_BATCH, now, ...consumers.flatMap((consumer) => consumer.mayOwe.bindings)])) as {
+    rows: Array<{ taken: number; marked: number }>;
+  };
+  return result.rows[0];
+}
+
+/**
+ * Fans out up to a batch of events. Those no consumer could owe work to are marked by one statement
+ * (markUnowed); if that leaves any, a transaction takes up to a batch again (FOR UPDATE SKIP
+ * LOCKED), lets every consumer write the work it owes for them, and marks them done: each event is
+ * fanned out exactly once, to all consumers or none. Returns how many events it took, and how many
+ * rows of work the consumers wrote for them.
+ */
+export async function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): Promise<{ events: number; work: number }> {
+  const unowed = await markUnowed(knex, consumers, new Date());
+  if (unowed.taken === unowed.marked) return { events: unowed.taken, work: 0 };
+  const owed = await knex.transaction(async (trx) => {
     const events: OutboxEvent[] = await trx('events')
       .select('id', 'account_id', 'livemode', 'type', 'created_at')
       .whereNull('fanned_out_at')
@@ -55,7 +97,7 @@ export function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): 
     if (events.length === 0) return { events: 0, work: 0 };
     const now = new Date();
     let work = 0;
-    for (const consume of consumers) work += await consume(trx, events, now);
+    for (const consumer of consumers) work += await consumer.owe(trx, events, now);
     await trx('events')
       .whereIn(
         'id',
@@ -64,6 +106,7 @@ export function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): 
       .update({ fanned_out_at: now });
     return { events: events.length, work };
   });
+  return { events: Math.max(unowed.taken, owed.events), work: owed.work };
 }
 
 /** Fan-outs under way in this process, by pool and list of consumers. */

@@ -7,7 +7,7 @@ import { AgentStatus } from './agent.entity';
 const EVENT_DRIVEN = (Object.keys(TRIGGERS) as AgentType[]).filter((type) => TRIGGERS[type].length > 0);
 
 /** One task per event and deployed agent of the same account and mode whose type reacts to it. */
-export const agentFanOut: FanOutConsumer = async (trx, events, now) => {
+const owe: FanOutConsumer['owe'] = async (trx, events, now) => {
   const agents: Array<{ id: string; account_id: string; livemode: boolean; type: AgentType; version: number }> = await trx('agents')
     .select('id', 'account_id', 'livemode', 'type', 'version')
     .where('status', AgentStatus.deployed)
@@ -29,4 +29,13 @@ export const agentFanOut: FanOutConsumer = async (trx, events, now) => {
   );
   if (tasks.length) await trx('agent_tasks').insert(tasks).onConflict(['agent_id', 'event_id']).ignore();
   return tasks.length;
+};
+
+/** Agents' tasks, owed only where the account and mode has a deployed agent. */
+export const agentFanOut: FanOutConsumer = {
+  mayOwe: {
+    sql: 'exists (select 1 from agents a where a.account_id = e.account_id and a.livemode = e.livemode and a.status = ?)',
+    bindings: [AgentStatus.deployed],
+  },
+  owe,
 };

@@ -6,7 +6,11 @@ import { WebhookStatus } from './webhook.entity';
 
 /** One delivery per event and matching enabled subscription of the same account and mode. */
 export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
-  return async (trx, events, now) => {
+  const mayOwe = {
+    sql: 'exists (select 1 from webhooks w where w.account_id = e.account_id and w.livemode = e.livemode and w.status = ?)',
+    bindings: [WebhookStatus.enabled],
+  };
+  const owe: FanOutConsumer['owe'] = async (trx, events, now) => {
     const subscriptions: Array<{ id: string; account_id: string; livemode: boolean; events: string[]; created_at: Date }> = await trx('webhooks')
       .select('id', 'account_id', 'livemode', 'events', 'created_at')
       .where('status', WebhookStatus.enabled)
@@ -30,4 +34,5 @@ export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
     if (deliveries.length) await trx('webhook_deliveries').insert(deliveries).onConflict(['event_id', 'webhook_id']).ignore();
     return deliveries.length;
   };
+  return { mayOwe, owe };
 }

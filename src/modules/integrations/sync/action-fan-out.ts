@@ -1,5 +1,6 @@
 import { isId } from '../../../common/ids';
-import type { FanOutConsumer } from '../../../events/outbox-fan-out';
+import type { Knex } from '@mikro-orm/knex';
+import type { FanOutConsumer, OutboxEvent } from '../../../events/outbox-fan-out';
 import { sameTenant } from '../../../db/tenant-sql';
 import { AgentType, DeliverTo } from '../../agents/agent-config';
 import { IntegrationStatus, IntegrationType } from '../integration.entity';
@@ -27,7 +28,15 @@ export function parseActionId(id: string): { runId: string; index: number } | nu
  * delivers them once it is back. The run and its version are read in the fan-out's transaction:
  * they were written with the event, and a version never changes.
  */
-export const actionFanOut: FanOutConsumer = async (trx, events, now) => {
+export const actionFanOut: FanOutConsumer = {
+  mayOwe: {
+    sql: 'exists (select 1 from integrations i where i.account_id = e.account_id and i.livemode = e.livemode and i.type = ? and i.status <> ?)',
+    bindings: [IntegrationType.m365, IntegrationStatus.disconnected],
+  },
+  owe: (trx, events, now) => oweActions(trx, events, now),
+};
+
+async function oweActions(trx: Knex.Transaction, events: OutboxEvent[], now: Date): Promise<number> {
   const raised = events.filter((event) => event.type === 'agent.action' || event.type === 'agent.suggestion_approved');
   if (raised.length === 0) return 0;
   const integrations: Array<{ id: string; account_id: string; livemode: boolean }> = await trx('integrations')
@@ -85,4 +94,4 @@ export const actionFanOut: FanOutConsumer = async (trx, events, now) => {
   if (rows.length === 0) return 0;
   await oweChanges(trx, rows);
   return rows.length;
-};
+}

@@ -1,5 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
-import type { FanOutConsumer } from '../../../events/outbox-fan-out';
+import type { FanOutConsumer, OutboxEvent } from '../../../events/outbox-fan-out';
 import { sameTenant } from '../../../db/tenant-sql';
 import type { CrmObjectKind } from '../providers/crm-client';
 import { IntegrationStatus, IntegrationType } from '../integration.entity';
@@ -24,7 +24,17 @@ const OWED: Record<string, CrmObjectKind> = {
  * disconnected (one row however many events: the push sends the object as it is then). An
  * integration in error keeps collecting them, and pushes them once it recovers.
  */
-export const syncFanOut: FanOutConsumer = async (trx, events, now) => {
+export const syncFanOut: FanOutConsumer = {
+  mayOwe: {
+    sql:
+      `exists (select 1 from integrations i where i.account_id = e.account_id and i.livemode = e.livemode ` +
+      `and i.type in (${OBJECT_SYNC_TYPES.map(() => '?').join(', ')}) and i.status <> ?)`,
+    bindings: [...OBJECT_SYNC_TYPES, IntegrationStatus.disconnected],
+  },
+  owe: (trx, events, now) => oweObjects(trx, events, now),
+};
+
+async function oweObjects(trx: Knex.Transaction, events: OutboxEvent[], now: Date): Promise<number> {
   const owed = events.filter((event) => OWED[event.type]);
   if (owed.length === 0) return 0;
   const integrations: Array<{ id: string; account_id: string; livemode: boolean }> = await trx('integrations')
@@ -60,7 +70,7 @@ export const syncFanOut: FanOutConsumer = async (trx, events, now) => {
   if (rows.size === 0) return 0;
   await oweChanges(trx, [...rows.values()]);
   return rows.size;
-};
+}
 
 /** A pending change row: an object owed to an integration's CRM (or an agent's action owed to Microsoft 365). */
 export interface OwedChange {
