@@ -72,11 +72,12 @@ describe('outbox fan-out', () => {
         { account_id: deployed.account.id, livemode: false, events: before.find((r) => r.account_id === deployed.account.id)!.events },
       ].sort((a, b) => a.account_id.localeCompare(b.account_id)),
     );
-    expect(unowed).toEqual({ taken: all, marked: all - left.reduce((sum, row) => sum + row.events, 0) });
+    const owedEvents = left.reduce((sum, row) => sum + row.events, 0);
+    expect(unowed).toEqual({ taken: all, marked: all - owedEvents });
 
     // The consumers' transaction takes the rest and writes what they owe: the subscriber's deliveries, the agent's tasks.
     const owed = await fanOutEvents(knex, consumers);
-    expect(owed.events).toBe(left.reduce((sum, row) => sum + row.events, 0));
+    expect(owed.events).toBe(owedEvents);
     expect(await pending()).toEqual([]);
     const deliveries = await knex('webhook_deliveries')
       .select('account_id')

@@ -33,7 +33,7 @@ export const actionFanOut: FanOutConsumer = {
     sql: 'exists (select 1 from integrations i where i.account_id = e.account_id and i.livemode = e.livemode and i.type = ? and i.status <> ?)',
     bindings: [IntegrationType.m365, IntegrationStatus.disconnected],
   },
-  owe: (trx, events, now) => oweActions(trx, events, now),
+  owe: oweActions,
 };
 
 async function oweActions(trx: Knex.Transaction, events: OutboxEvent[], now: Date): Promise<number> {

@@ -31,7 +31,7 @@ export const syncFanOut: FanOutConsumer = {
       `and i.type in (${OBJECT_SYNC_TYPES.map(() => '?').join(', ')}) and i.status <> ?)`,
     bindings: [...OBJECT_SYNC_TYPES, IntegrationStatus.disconnected],
   },
-  owe: (trx, events, now) => oweObjects(trx, events, now),
+  owe: oweObjects,
 };
 
 async function oweObjects(trx: Knex.Transaction, events: OutboxEvent[], now: Date): Promise<number> {
