@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../../common/ids';
-import { copyRows, CopyValue } from '../../db/copy';
 import { selectRows } from '../../db/lean';
 import type { Metrics } from '../../http/metrics';
 import type { Logger } from '../../logger';
@@ -37,8 +36,8 @@ export interface RequestLogWriterOptions {
 
 /**
  * Stores the accounts' request logs off the request path. A request only appends its record to an
- * in-memory buffer (no I/O, no await); this writer empties the buffer with one COPY (copyRows) per
- * batch, every flushIntervalMs or as soon as a batch is full, one batch at a time. When the
+ * in-memory buffer (no I/O, no await); this writer empties the buffer with one multi-row insert per
+ * batch, every flushIntervalMs or as soon as a batch is full, one insert at a time. When the
  * database is slower than the requests, the buffer stays bounded: the oldest records are dropped and
  * counted (request_logs_dropped_total, and one warning per pass), so a slow or absent database never
  * holds a request nor grows the process. A failed insert drops its batch the same way (no retry: the
@@ -123,50 +122,32 @@ export class RequestLogWriter {
   }
 
   /**
-   * The batch's rows of accounts that still exist, appended with COPY (copyRows): one small read of
-   * the batch's few account ids, then one COPY. A record of an account deleted since its request is
-   * skipped, not stored as an orphan (request_logs has no foreign key: its check ran per row).
+   * One statement per batch, its rows as one JSON parameter. Rows of an account deleted since the
+   * request are skipped, not a foreign-key error that would lose the whole batch.
    */
   private async insert(batch: RequestLogRecord[]): Promise<void> {
-    const accountIds = [...new Set(batch.map((record) => record.accountId))];
-    const existing = await selectRows(this.em, 'select id from accounts where id = any(?)', [accountIds]);
-    const kept = new Set(existing.map((row) => row.id as string));
-    const rows: CopyValue[][] = [];
-    for (const record of batch) {
-      if (!kept.has(record.accountId)) continue;
-      const createdAt = record.createdAt.toISOString();
-      rows.push([
-        // Minted here, not the request id: a client may send the same X-Request-Id twice.
-        newId('rlog'),
-        createdAt,
-        createdAt,
-        record.accountId,
-        record.livemode,
-        record.method,
-        record.route,
-        record.operationName,
-        record.status,
-        record.requestId,
-        record.keyPrefix,
-        record.latencyMs,
-      ]);
-    }
-    await copyRows(this.em, 'request_logs', COLUMNS, rows);
+    const rows = batch.map((record) => ({
+      // Minted here, not the request id: a client may send the same X-Request-Id twice.
+      id: newId('rlog'),
+      account_id: record.accountId,
+      livemode: record.livemode,
+      method: record.method,
+      route: record.route,
+      operation_name: record.operationName,
+      status: record.status,
+      request_id: record.requestId,
+      key_prefix: record.keyPrefix,
+      latency_ms: record.latencyMs,
+      created_at: record.createdAt.toISOString(),
+    }));
+    // A prepared statement (selectRows): the same text every batch, parsed and planned once per connection.
+    await selectRows(
+      this.em,
+      `insert into request_logs (id, created_at, updated_at, account_id, livemode, method, route, operation_name, status, request_id, key_prefix, latency_ms)
+       select r.id, r.created_at, r.created_at, r.account_id, r.livemode, r.method, r.route, r.operation_name, r.status, r.request_id, r.key_prefix, r.latency_ms
+         from json_populate_recordset(null::request_logs, ?::json) r
+        where exists (select 1 from accounts a where a.id = r.account_id)`,
+      [JSON.stringify(rows)],
+    );
   }
 }
-
-/** The columns copyRows writes, in the order of each row above. */
-const COLUMNS = [
-  'id',
-  'created_at',
-  'updated_at',
-  'account_id',
-  'livemode',
-  'method',
-  'route',
-  'operation_name',
-  'status',
-  'request_id',
-  'key_prefix',
-  'latency_ms',
-];
