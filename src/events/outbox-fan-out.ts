@@ -30,6 +30,15 @@ export interface FanOutConsumer {
 export const FAN_OUT_BATCH = 100;
 
 /**
+ * A consumer's `mayOwe`: whether the event's account and mode has a row of `table` (as `t`) that
+ * meets `where` (`?` bindings), such as an enabled subscription or a deployed agent. The tenant
+ * match is written here once, as owedRows writes it for the work itself.
+ */
+export function mayOweIfAny(table: string, where: string, bindings: readonly Knex.RawBinding[]): FanOutConsumer['mayOwe'] {
+  return { sql: `exists (select 1 from ${table} t where t.account_id = e.account_id and t.livemode = e.livemode and ${where})`, bindings };
+}
+
+/**
  * The rows a consumer owes: one per event and target of the event's own account and mode that
  * wants it, carrying the event's tenant and id (the fields every row of work has) and what `row`
  * adds.
@@ -80,8 +89,8 @@ export async function markUnowed(knex: Knex, consumers: readonly FanOutConsumer[
  * Fans out up to a batch of events. Those no consumer could owe work to are marked by one statement
  * (markUnowed); if that leaves any, a transaction takes up to a batch again (FOR UPDATE SKIP
  * LOCKED), lets every consumer write the work it owes for them, and marks them done: each event is
- * fanned out exactly once, to all consumers or none. Returns how many events it took, and how many
- * rows of work the consumers wrote for them.
+ * fanned out exactly once, to all consumers or none. Returns how many events it fanned out (marked
+ * or through the consumers), and how many rows of work the consumers wrote for them.
  */
 export async function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): Promise<{ events: number; work: number }> {
   const unowed = await markUnowed(knex, consumers, new Date());
@@ -106,7 +115,7 @@ export async function fanOutEvents(knex: Knex, consumers: readonly FanOutConsume
       .update({ fanned_out_at: now });
     return { events: events.length, work };
   });
-  return { events: Math.max(unowed.taken, owed.events), work: owed.work };
+  return { events: unowed.marked + owed.events, work: owed.work };
 }
 
 /** Fan-outs under way in this process, by pool and list of consumers. */

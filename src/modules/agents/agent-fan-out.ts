@@ -1,5 +1,5 @@
 import { newId } from '../../common/ids';
-import { FanOutConsumer, owedRows } from '../../events/outbox-fan-out';
+import { FanOutConsumer, mayOweIfAny, owedRows } from '../../events/outbox-fan-out';
 import { AgentType } from './agent-config';
 import { TRIGGERS } from './agent-behaviours';
 import { AgentStatus } from './agent.entity';
@@ -33,9 +33,6 @@ const owe: FanOutConsumer['owe'] = async (trx, events, now) => {
 
 /** Agents' tasks, owed only where the account and mode has a deployed agent. */
 export const agentFanOut: FanOutConsumer = {
-  mayOwe: {
-    sql: 'exists (select 1 from agents a where a.account_id = e.account_id and a.livemode = e.livemode and a.status = ?)',
-    bindings: [AgentStatus.deployed],
-  },
+  mayOwe: mayOweIfAny('agents', 't.status = ?', [AgentStatus.deployed]),
   owe,
 };

@@ -1,15 +1,12 @@
 import { newId } from '../../common/ids';
 import { subscribesTo } from '../../events/event-catalog';
-import { FanOutConsumer, owedRows } from '../../events/outbox-fan-out';
+import { FanOutConsumer, mayOweIfAny, owedRows } from '../../events/outbox-fan-out';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { WebhookStatus } from './webhook.entity';
 
 /** One delivery per event and matching enabled subscription of the same account and mode. */
 export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
-  const mayOwe = {
-    sql: 'exists (select 1 from webhooks w where w.account_id = e.account_id and w.livemode = e.livemode and w.status = ?)',
-    bindings: [WebhookStatus.enabled],
-  };
+  const mayOwe = mayOweIfAny('webhooks', 't.status = ?', [WebhookStatus.enabled]);
   const owe: FanOutConsumer['owe'] = async (trx, events, now) => {
     const subscriptions: Array<{ id: string; account_id: string; livemode: boolean; events: string[]; created_at: Date }> = await trx('webhooks')
       .select('id', 'account_id', 'livemode', 'events', 'created_at')

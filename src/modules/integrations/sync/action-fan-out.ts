@@ -1,6 +1,6 @@
 import { isId } from '../../../common/ids';
 import type { Knex } from '@mikro-orm/knex';
-import type { FanOutConsumer, OutboxEvent } from '../../../events/outbox-fan-out';
+import { FanOutConsumer, mayOweIfAny, OutboxEvent } from '../../../events/outbox-fan-out';
 import { sameTenant } from '../../../db/tenant-sql';
 import { AgentType, DeliverTo } from '../../agents/agent-config';
 import { IntegrationStatus, IntegrationType } from '../integration.entity';
@@ -29,10 +29,7 @@ export function parseActionId(id: string): { runId: string; index: number } | nu
  * they were written with the event, and a version never changes.
  */
 export const actionFanOut: FanOutConsumer = {
-  mayOwe: {
-    sql: 'exists (select 1 from integrations i where i.account_id = e.account_id and i.livemode = e.livemode and i.type = ? and i.status <> ?)',
-    bindings: [IntegrationType.m365, IntegrationStatus.disconnected],
-  },
+  mayOwe: mayOweIfAny('integrations', 't.type = ? and t.status <> ?', [IntegrationType.m365, IntegrationStatus.disconnected]),
   owe: oweActions,
 };
 

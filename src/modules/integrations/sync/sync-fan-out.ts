@@ -1,5 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
-import type { FanOutConsumer, OutboxEvent } from '../../../events/outbox-fan-out';
+import { FanOutConsumer, mayOweIfAny, OutboxEvent } from '../../../events/outbox-fan-out';
 import { sameTenant } from '../../../db/tenant-sql';
 import type { CrmObjectKind } from '../providers/crm-client';
 import { IntegrationStatus, IntegrationType } from '../integration.entity';
@@ -25,12 +25,10 @@ const OWED: Record<string, CrmObjectKind> = {
  * integration in error keeps collecting them, and pushes them once it recovers.
  */
 export const syncFanOut: FanOutConsumer = {
-  mayOwe: {
-    sql:
-      `exists (select 1 from integrations i where i.account_id = e.account_id and i.livemode = e.livemode ` +
-      `and i.type in (${OBJECT_SYNC_TYPES.map(() => '?').join(', ')}) and i.status <> ?)`,
-    bindings: [...OBJECT_SYNC_TYPES, IntegrationStatus.disconnected],
-  },
+  mayOwe: mayOweIfAny('integrations', `t.type in (${OBJECT_SYNC_TYPES.map(() => '?').join(', ')}) and t.status <> ?`, [
+    ...OBJECT_SYNC_TYPES,
+    IntegrationStatus.disconnected,
+  ]),
   owe: oweObjects,
 };
 
