@@ -1,32 +1,42 @@
 /**
  * `npm run bench`: the service against a hand-written express + pg baseline doing the same work,
- * on this machine, in the same run. See docs/TESTING.md "Benchmark" and docs/benchmark.md.
- *
- *   npm run bench                  1,000,000 leads, 3 rounds of 10 s, a 10-minute memory soak
- *   npm run bench -- --quick       2,000 leads, 1 round of 2 s, a 5 s soak (the CI smoke)
- *   options: --leads N --rounds N --duration S --soak S --connections N --write/--no-write
- *            --profile (the service runs under node --cpu-prof; see profile-summary.ts)
- *            --alloc-profile (before the rounds, one run per scenario of the service and the baseline
- *            under V8's sampling heap profiler: bytes allocated per request; see alloc-summary.ts)
- *            --only read,create (measure these scenarios only; skips the fixed-rate run and the soak;
- *            `sync` there names the sync row) --sync-leads N (leads the sync row pushes; 10,000, quick 300)
+ * on this machine, in the same run. Options: USAGE below (`npm run bench -- --help`). See
+ * docs/TESTING.md "Benchmark" and docs/benchmark.md.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { check, drive, LoadOptions, LoadResult, postgraphileScenarios, Scenario, scenarios } from './load';
 import { ALLOC_PROFILE_PRELOAD, ROOT, Server, startServer } from './processes';
 import { Figures, printReport, writeResults } from './report';
+import { benchDatabase, log, median, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
 import { seed } from './seed';
 import { measureSyncPush } from './sync-push';
 
-const { values: args } = parseArgs({
+const USAGE = `usage: npm run bench [-- options]
+
+  (no options)        1,000,000 leads, 3 rounds of 10 s per scenario and server, a 10-minute memory soak;
+                      writes the figures into docs/benchmark.md (about 25 minutes)
+  --quick             2,000 leads, 1 round of 2 s, a 5 s soak (the CI smoke; writes nothing)
+  --leads N --deals N --rounds N --duration S --soak S --connections N
+  --only read,create  these scenarios only (read is always among them; \`sync\` names the sync row);
+                      skips the fixed-rate run and the soak
+  --sync-leads N      leads the sync row pushes (10,000; quick 300)
+  --write, --no-write whether the figures go into docs/benchmark.md
+  --profile           the service runs under node --cpu-prof (read it with profile-summary.js)
+  --alloc-profile     bytes allocated per request, service and baseline (read it with alloc-summary.js)
+  --help              this text
+
+Two builds, or one build with and without a switch, side by side: node dist/test/benchmark/side-by-side.js --help
+PostgreSQL: DATABASE_URL, else the embedded one in .data/bench. Redis: REDIS_URL (default redis://127.0.0.1:6379).
+See docs/TESTING.md "Benchmark" and docs/benchmark.md.
+`;
+
+const { values: args } = parseCommandLine(USAGE, {
   options: {
+    help: { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
     leads: { type: 'string' },
     deals: { type: 'string' },
@@ -43,38 +53,18 @@ const { values: args } = parseArgs({
   },
 });
 
-const number = (value: string | undefined, fallback: number) => {
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed < 0) {
-    console.error(`bench: expected a number, got "${value}"`);
-    process.exit(2);
-  }
-  return parsed;
-};
-
 const quick = args.quick;
 const settings = {
-  leads: number(args.leads, quick ? 2_000 : 1_000_000),
-  deals: number(args.deals, quick ? 300 : 20_000),
-  rounds: number(args.rounds, quick ? 1 : 3),
-  durationS: number(args.duration, quick ? 2 : 10),
+  leads: numberArg(args.leads, quick ? 2_000 : 1_000_000),
+  deals: numberArg(args.deals, quick ? 300 : 20_000),
+  rounds: numberArg(args.rounds, quick ? 1 : 3),
+  durationS: numberArg(args.duration, quick ? 2 : 10),
   warmupS: quick ? 1 : 3,
-  soakS: number(args.soak, quick ? 5 : 600),
-  connections: number(args.connections, 10),
-  syncLeads: number(args['sync-leads'], quick ? 300 : 10_000),
+  soakS: numberArg(args.soak, quick ? 5 : 600),
+  connections: numberArg(args.connections, 10),
+  syncLeads: numberArg(args['sync-leads'], quick ? 300 : 10_000),
 };
 const write = args.write ?? (!quick && !args['no-write']);
-
-const log = (message: string) => process.stdout.write(`[bench] ${message}\n`);
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-
-/** `list` in the order of round `round` (1, 2, …): each round starts one further along, so each takes every position in turn. */
-const turned = <T>(list: readonly T[], round: number): T[] => list.map((_, turn) => list[(turn + round - 1) % list.length]);
 
 function summarize(results: LoadResult[]): LoadResult {
   return {
@@ -90,75 +80,12 @@ function summarize(results: LoadResult[]): LoadResult {
 /** The PostGraphile release installed (pinned in package.json), for the report's heading. */
 const postgraphileVersion = () => (JSON.parse(readFileSync(path.join(ROOT, 'node_modules/postgraphile/package.json'), 'utf8')) as { version: string }).version;
 
-async function redisUrl(): Promise<string> {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false });
-  try {
-    await redis.connect();
-    await redis.ping();
-    return url;
-  } catch {
-    console.error(`bench: the benchmark measures rate limiting in Redis, and none answers at ${url}; start Redis or set REDIS_URL`);
-    process.exit(1);
-  } finally {
-    redis.disconnect();
-  }
-}
-
-/**
- * One write through a service process before it is measured, as every instance in production has
- * written: a deal, whose create is an `em.flush()` (a lead's is a lean insert, which is not). A
- * process's first flush starts MikroORM's context storages; on Node 20 those cost every promise of
- * every later request until src/db/async-context.ts turns them off again. Before that change, a copy
- * that had only read was measured in a state no instance stays in, and each switch row counted the
- * difference as the switch's cost (docs/benchmark.md, seventh and eighth passes).
- */
-async function prime(server: Server, key: string): Promise<void> {
-  const tag = `${Date.now().toString(36)}-${server.url.split(':').pop()}`;
-  const response = await fetch(`${server.url}/v1/deals`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: `Bench prime ${tag}`, value: 1000 }),
-  });
-  if (response.status !== 201) throw new Error(`${server.name}: POST /v1/deals answered ${response.status}: ${await response.text()}`);
-}
-
-/**
- * Waits until the database is quiet before a run is measured: every event written before fanned
- * out, and no autovacuum worker running. A create run leaves thousands of events behind (the
- * baseline's too, which the service's workers fan out, since both write the same tables) and tables
- * that autovacuum visits; whichever server was measured next paid for that work on the same two
- * cores, and the order of the servers turns each round, so it fell on each in turn
- * (docs/benchmark.md, twelfth pass).
- * A condition, polled, with a deadline; a deadline passed is told, not hidden.
- */
-async function settle(db: Client, deadlineMs = 60_000): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    const { rows } = await db.query<{ events: number; vacuums: number }>(
-      `select (select count(*)::int from events where fanned_out_at is null) as events,
-              (select count(*)::int from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()) as vacuums`,
-    );
-    const { events, vacuums } = rows[0];
-    if (events === 0 && vacuums === 0) break;
-    if (Date.now() - started > deadlineMs) {
-      log(`settle: still ${events} events to fan out and ${vacuums} autovacuum workers after ${deadlineMs / 1000} s; measuring anyway`);
-      break;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  const waited = Date.now() - started;
-  if (waited >= 1_000) log(`settle: the database was quiet after ${(waited / 1000).toFixed(1)} s`);
-}
-
 async function main(): Promise<void> {
   const started = Date.now();
   const redis = await redisUrl();
-  const embedded = process.env.DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres({ dataDir: path.join(ROOT, '.data/bench'), database: 'bench', log: () => undefined });
-  const databaseUrl = process.env.DATABASE_URL ?? embedded!.url;
-  log(`database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL in .data/bench'}; Redis: ${redis}`);
+  const database = await benchDatabase();
+  const databaseUrl = database.url;
+  log(`database: ${database.label}; Redis: ${redis}`);
   log(`settings: ${JSON.stringify(settings)}`);
 
   const servers: Server[] = [];
@@ -403,7 +330,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(closers.map((close) => close()));
     await Promise.all(servers.map((server) => server.stop()));
-    await embedded?.stop();
+    await database.stop();
   }
 }
 

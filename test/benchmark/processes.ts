@@ -68,6 +68,21 @@ function readCpuMicros(pid: number | undefined): number | undefined {
   }
 }
 
+/**
+ * CPU time the whole machine has used so far (every process and the kernel: user, nice, system,
+ * irq, softirq and steal of /proc/stat's first line; guest time is already in user), in µs; undefined where /proc is not readable. What a request
+ * costs everything it touches (PostgreSQL, Redis, the load generator), not only the server.
+ */
+export function machineCpuMicros(): number | undefined {
+  try {
+    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+    const busy = [0, 1, 2, 5, 6, 7].reduce((sum, i) => sum + Number(ticks[i] ?? 0), 0);
+    return (busy * 1e6) / clockTicks();
+  } catch {
+    return undefined;
+  }
+}
+
 function readMemory(pid: number | undefined): { rssMiB: number; peakMiB: number } {
   if (!pid) return { rssMiB: 0, peakMiB: 0 };
   try {

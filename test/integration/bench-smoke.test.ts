@@ -17,18 +17,24 @@ describe('benchmark (quick mode, as a smoke test)', () => {
   const redisUrl = testRedisUrl();
   const maybe = redisUrl ? it : it.skip;
 
+  /** Runs one of the benchmark's commands (dist/test/benchmark/<script>.js) on the worker's database; resolves with its exit code and output. */
+  const runBench = (script: string, args: string[], databaseUrl: string) =>
+    new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(ROOT, `dist/test/benchmark/${script}.js`), ...args], {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.on('exit', (code) => resolve({ code, output }));
+    });
+
   maybe('runs every scenario against the service and the baseline and prints the report', async () => {
     const databaseUrl = await workerDatabaseUrl('_bench');
     const started = new Date();
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/test/benchmark/bench.js'), '--quick', '--no-write', '--alloc-profile'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { code, output } = await runBench('bench', ['--quick', '--no-write', '--alloc-profile'], databaseUrl);
     if (code !== 0) throw new Error(`bench exited with ${code}:\n${output.slice(-3_000)}`);
 
     expect(output).toMatch(/\[bench\] leads \[=+\] 100% 2000\/2000 rows/);
@@ -118,5 +124,32 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     } finally {
       await db.end();
     }
+  });
+
+  maybe('measures builds side by side (side-by-side.js): each round turns the order, then medians against the first', async () => {
+    const databaseUrl = await workerDatabaseUrl('_bench');
+    const run = (args: string[]) => runBench('side-by-side', args, databaseUrl);
+
+    // A mistake on the command line is told with the usage, before anything starts.
+    const wrong = await run(['only=.']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.output).toMatch(/side-by-side: name two servers or more\n\nusage: node dist\/test\/benchmark\/side-by-side\.js/);
+    expect((await run(['a=/nowhere', 'b=.'])).output).toMatch(/\/nowhere has no dist\/src\/main\.js: build it with/);
+
+    const { code, output } = await run(
+      ['--leads', '2000', '--deals', '300', '--rounds', '2', '--duration', '1', '--warmup', '1'].concat([
+        'build=.',
+        'unlogged=.,REQUEST_LOGS=off',
+        'base=baseline',
+      ]),
+    );
+    if (code !== 0) throw new Error(`side-by-side exited with ${code}:\n${output.slice(-3_000)}`);
+    // Round 1 in the order given, round 2 turned by one and backwards.
+    expect(output).toMatch(/round 1\/2: build \d+\/s \d+ µs \| unlogged \d+\/s \d+ µs \| base \d+\/s \d+ µs/);
+    expect(output).toMatch(/round 2\/2: build \d+\/s \d+ µs \| base \d+\/s \d+ µs \| unlogged \d+\/s \d+ µs/);
+    expect(output).toMatch(/\| build \| \d+ \| \d+ \| \d+ \| 1\.00× \| 1\.00× \| – \|/);
+    for (const name of ['unlogged', 'base'])
+      expect(output).toMatch(new RegExp(`\\| ${name} \\| \\d+ \\| \\d+ \\| \\d+ \\| \\d+\\.\\d\\d× \\| \\d+\\.\\d\\d× \\| [0-2] of 2 \\|`));
+    expect(output).not.toMatch(/answers were not 2xx/);
   });
 });
