@@ -97,6 +97,9 @@ const builds = positionals.map(parseBuild);
 if (builds.length < 2) usageError('name two servers or more');
 if (new Set(builds.map((b) => b.name)).size !== builds.length) usageError('each server needs a name of its own');
 if (builds.every((b) => b.baseline)) usageError('name one service build at least (it seeds the account)');
+// The scenarios' names are known before any account exists: a placeholder account names them.
+const scenarioNames = scenarios({ accountId: '', liveKey: '', leadIds: [], deepCursor: '', deepRow: 0, leads: 0 }, '').map((s) => s.name);
+if (!scenarioNames.includes(args.scenario)) usageError(`--scenario takes one of ${scenarioNames.join(', ')}`);
 
 interface Sample {
   rps: number;
@@ -141,8 +144,7 @@ async function main(): Promise<void> {
     for (const { build, server } of servers) if (!build.baseline) await prime(server, account.liveKey);
 
     const every = scenarios(account, Date.now().toString(36));
-    const scenario = every.find((s) => s.name === args.scenario);
-    if (!scenario) usageError(`--scenario takes one of ${every.map((s) => s.name).join(', ')}`);
+    const scenario = every.find((s) => s.name === args.scenario)!;
     const served = (build: Build): Scenario => (build.baseline ? every.find((s) => s.name === (scenario.baselineScenario ?? scenario.name))! : scenario);
     for (const { build, server } of servers) if (served(build).leadIds) await check(server.url, account.liveKey, served(build));
 

@@ -135,6 +135,8 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     expect(wrong.code).toBe(2);
     expect(wrong.output).toMatch(/side-by-side: name two servers or more\n\nusage: node dist\/test\/benchmark\/side-by-side\.js/);
     expect((await run(['a=/nowhere', 'b=.'])).output).toMatch(/\/nowhere has no dist\/src\/main\.js: build it with/);
+    const scenario = await run(['--scenario', 'nope', 'a=.', 'b=.']);
+    expect([scenario.code, /--scenario takes one of read, page1, /.test(scenario.output)]).toEqual([2, true]);
 
     const { code, output } = await run(
       ['--leads', '2000', '--deals', '300', '--rounds', '2', '--duration', '1', '--warmup', '1'].concat([
