@@ -24,6 +24,8 @@ const USAGE = `usage: npm run bench [-- options]
   --only read,create  these scenarios only (read is always among them; \`sync\` names the sync row);
                       skips the fixed-rate run and the soak
   --sync-leads N      leads the sync row pushes (10,000; quick 300)
+  --switch-copies N   processes of each copy the switch rows compare, pooled in their rows (2; quick 1).
+                      Each holds up to 11 PostgreSQL connections while measured (closed after 30 s idle)
   --write, --no-write whether the figures go into docs/benchmark.md
   --profile           the service runs under node --cpu-prof (read it with profile-summary.js)
   --alloc-profile     bytes allocated per request, service and baseline (read it with alloc-summary.js)
@@ -48,6 +50,7 @@ const { values: args } = parseCommandLine(USAGE, {
     'alloc-profile': { type: 'boolean', default: false },
     only: { type: 'string' },
     'sync-leads': { type: 'string' },
+    'switch-copies': { type: 'string' },
     write: { type: 'boolean' },
     'no-write': { type: 'boolean', default: false },
   },
@@ -63,8 +66,19 @@ const settings = {
   soakS: numberArg(args.soak, quick ? 5 : 600),
   connections: numberArg(args.connections, 10),
   syncLeads: numberArg(args['sync-leads'], quick ? 300 : 10_000),
+  /** Processes of each copy the switch rows compare (below, switchCopies); one in quick mode, where every pool stays open at once. */
+  switchCopies: Math.max(1, numberArg(args['switch-copies'], quick ? 1 : 2)),
 };
 const write = args.write ?? (!quick && !args['no-write']);
+
+/** The copies the switch rows compare (report.ts): one switch off each, and the twin with every switch on. */
+type SwitchCopy = 'unlimited' | 'unlogged' | 'untimed' | 'twin';
+const SWITCHED: ReadonlyArray<readonly [SwitchCopy, string, Record<string, string>]> = [
+  ['unlimited', 'service without rate limiting', { RATE_LIMITS: 'off' }],
+  ['unlogged', 'service without request logs', { REQUEST_LOGS: 'off' }],
+  ['untimed', 'service without statement timeouts', { DATABASE_STATEMENT_TIMEOUT_MS: '0', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0' }],
+  ['twin', 'service copy with every switch on', {}],
+];
 
 function summarize(results: LoadResult[]): LoadResult {
   return {
@@ -117,31 +131,28 @@ async function main(): Promise<void> {
     const account = await seed(databaseUrl, { leads: settings.leads, deals: settings.deals, serviceUrl: service.url });
     const baseline = await startServer('baseline', 'dist/test/benchmark/baseline-server.js', { DATABASE_URL: databaseUrl, REDIS_URL: redis }, allocArgs);
     servers.push(baseline);
-    // With --alloc-profile it is profiled too: it serves the scenarios over the service's operation limits (the PDF).
-    const unlimited = await startServer('service without rate limiting', 'dist/src/main.js', { ...serviceEnv, RATE_LIMITS: 'off' }, allocArgs);
-    servers.push(unlimited);
-    // The same switch for the request logs (written off the request path): what storing them costs.
-    const unlogged = await startServer('service without request logs', 'dist/src/main.js', { ...serviceEnv, REQUEST_LOGS: 'off' });
-    servers.push(unlogged);
-    // And for the database timeouts (0 sets none): what the hardening costs.
-    const untimed = await startServer('service without statement timeouts', 'dist/src/main.js', {
-      ...serviceEnv,
-      DATABASE_STATEMENT_TIMEOUT_MS: '0',
-      DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '0',
-    });
-    servers.push(untimed);
-    // What each switch-off copy is compared with: the service's own settings in a copy that serves
-    // exactly what they serve. The main service also serves every other scenario; compared with it,
-    // a switch row would also compare two histories (code specialised for fewer kinds of request, a
-    // smaller heap) and count that as the switch's cost (docs/benchmark.md, eighth pass).
-    const twin = await startServer('service copy with every switch on', 'dist/src/main.js', serviceEnv);
-    servers.push(twin);
+    // The service with one switch off (what the hardening costs): rate limiting, the request logs
+    // (written off the request path), the database timeouts (0 sets none). Each is compared with a
+    // copy with every switch on (the twin) that serves exactly what they serve: the main service also
+    // serves every other scenario, and compared with it a switch row would also compare two
+    // histories (code specialised for fewer kinds of request, a smaller heap; docs/benchmark.md,
+    // eighth pass). Two processes of each, whose runs each row pools: two processes of one build
+    // differ by up to 10 % (fifteenth pass), more than the 5 % a switch may cost.
+    const switchCopies: Array<readonly [SwitchCopy, Server]> = [];
+    for (let copyNumber = 1; copyNumber <= settings.switchCopies; copyNumber++) {
+      for (const [name, title, env] of SWITCHED) {
+        // With --alloc-profile the first copy without rate limiting is profiled too: it serves the
+        // scenarios over the service's operation limits (the PDF).
+        const nodeArgs = name === 'unlimited' && copyNumber === 1 ? allocArgs : [];
+        const copy = await startServer(`${title}${copyNumber === 2 ? ' (second copy)' : ''}`, 'dist/src/main.js', { ...serviceEnv, ...env }, nodeArgs);
+        servers.push(copy);
+        switchCopies.push([name, copy]);
+      }
+    }
+    const unlimited = switchCopies.find(([name]) => name === 'unlimited')![1];
     // The seed wrote through the service (its proposal); each copy writes once too (prime).
-    for (const copy of [unlimited, unlogged, untimed, twin]) await prime(copy, account.liveKey);
-    log(
-      `service ${service.url}, baseline ${baseline.url}, service without rate limiting ${unlimited.url}, without request logs ${unlogged.url}, ` +
-        `without statement timeouts ${untimed.url}, copy with every switch on ${twin.url}`,
-    );
+    for (const [, copy] of switchCopies) await prime(copy, account.liveKey);
+    log(`service ${service.url}, baseline ${baseline.url}, ${switchCopies.map(([, copy]) => `${copy.name} ${copy.url}`).join(', ')}`);
 
     const runTag = Date.now().toString(36);
     const every = scenarios(account, runTag);
@@ -188,9 +199,7 @@ async function main(): Promise<void> {
       await run(serviceFor(scenario), scenario, { ...load, durationS: settings.warmupS });
       await run(unlimited, scenario, { ...load, durationS: settings.warmupS });
       if (switched(scenario)) {
-        await run(unlogged, scenario, { ...load, durationS: settings.warmupS });
-        await run(untimed, scenario, { ...load, durationS: settings.warmupS });
-        await run(twin, scenario, { ...load, durationS: settings.warmupS });
+        for (const [, copy] of switchCopies) if (copy !== unlimited) await run(copy, scenario, { ...load, durationS: settings.warmupS });
       }
       await run(baseline, byName.get(scenario.baselineScenario ?? scenario.name)!, { ...load, durationS: settings.warmupS });
       if (rival(scenario)) await run(postgraphile!, rival(scenario)!, { ...load, durationS: settings.warmupS });
@@ -247,14 +256,8 @@ async function main(): Promise<void> {
           // The copies the switches compare, in an order that turns by one each round, so drift
           // within a round (autovacuum, the request log table growing) does not always fall on the
           // same copy: the copy with every switch on, which each switch is compared with, was
-          // always measured last (docs/benchmark.md, tenth pass).
-          const copies = [
-            ['unlimited', unlimited],
-            ['unlogged', unlogged],
-            ['untimed', untimed],
-            ['twin', twin],
-          ] as const;
-          for (const [name, copy] of turned(copies, round)) entry[name].push(await measured(copy, scenario));
+          // always measured last (docs/benchmark.md, tenth pass). Both copies of a kind land in its row.
+          for (const [name, copy] of turned(switchCopies, round)) entry[name].push(await measured(copy, scenario));
         }
         const last = (list: LoadResult[]) => list[list.length - 1];
         log(

@@ -281,7 +281,8 @@ function markdown(f: Figures): string {
   return [
     `Run of ${f.date.slice(0, 10)} (${f.date}), ${f.durationS} s in all, on ${f.machine}.`,
     `Settings: ${f.settings.leads.toLocaleString('en-US')} leads, ${f.settings.deals.toLocaleString('en-US')} deals, ` +
-      `${f.settings.rounds} rounds of ${f.settings.durationS} s per scenario and server, ${f.settings.connections} connections; medians shown.`,
+      `${f.settings.rounds} rounds of ${f.settings.durationS} s per scenario and server, ${f.settings.connections} connections; medians shown` +
+      (f.settings.switchCopies > 1 ? ` (of the runs of ${f.settings.switchCopies} processes each for the copies the switches compare).` : '.'),
     '',
     ...throughputTable(f),
     ...loopDelayTable(f),
