@@ -144,7 +144,7 @@ async function main(): Promise<void> {
         // With --alloc-profile the first copy without rate limiting is profiled too: it serves the
         // scenarios over the service's operation limits (the PDF).
         const nodeArgs = name === 'unlimited' && copyNumber === 1 ? allocArgs : [];
-        const copy = await startServer(`${title}${copyNumber === 2 ? ' (second copy)' : ''}`, 'dist/src/main.js', { ...serviceEnv, ...env }, nodeArgs);
+        const copy = await startServer(`${title}${copyNumber > 1 ? ` (copy ${copyNumber})` : ''}`, 'dist/src/main.js', { ...serviceEnv, ...env }, nodeArgs);
         servers.push(copy);
         switchCopies.push([name, copy]);
       }

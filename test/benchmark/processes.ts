@@ -70,8 +70,9 @@ function readCpuMicros(pid: number | undefined): number | undefined {
 
 /**
  * CPU time the whole machine has used so far (every process and the kernel: user, nice, system,
- * irq, softirq and steal of /proc/stat's first line; guest time is already in user), in µs; undefined where /proc is not readable. What a request
- * costs everything it touches (PostgreSQL, Redis, the load generator), not only the server.
+ * irq, softirq and steal of /proc/stat's first line; guest time is already in user), in µs;
+ * undefined where /proc is not readable. What a request costs everything it touches (PostgreSQL,
+ * Redis, the load generator), not only the server.
  */
 export function machineCpuMicros(): number | undefined {
   try {
