@@ -8,13 +8,23 @@
  *   node dist/test/benchmark/alloc-summary.js .data/bench/profiles/ALLOC.read.service.heapprofile [--requests N] [--top 30]
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { allocatedBytes, HeapProfileNode } from './alloc-profile';
 import { placeOf } from './profile-place';
+import { parseCommandLine } from './runs';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, requests: { type: 'string' } } });
+const USAGE = `usage: node dist/test/benchmark/alloc-summary.js <file.heapprofile> [--requests N] [--top N]
+
+  <file.heapprofile>  a profile from npm run bench -- --alloc-profile (in .data/bench/profiles)
+  --requests N        the answers the bench logged with the file: bytes are then shown per request
+  --top N             rows per table (default 30)
+  --help              this text
+`;
+const { values, positionals } = parseCommandLine(USAGE, {
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '30' }, requests: { type: 'string' }, help: { type: 'boolean', default: false } },
+});
 if (!positionals[0]) {
-  console.error('usage: alloc-summary <file.heapprofile> [--requests N] [--top N]');
+  process.stderr.write(`alloc-summary: name a .heapprofile file\n\n${USAGE}`);
   process.exit(2);
 }
 const { head } = JSON.parse(readFileSync(positionals[0], 'utf8')) as { head: HeapProfileNode };

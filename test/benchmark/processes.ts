@@ -1,5 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { AllocProfileAnswer, AllocProfileRequest } from './alloc-profile';
@@ -82,6 +82,65 @@ export function machineCpuMicros(): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Where the machine's CPU time went between two readings (cpuReading), in µs. */
+export interface CpuShares {
+  machine: number;
+  /** Every process named postgres: the bench's embedded server (postmaster, backends, WAL writer, autovacuum). */
+  postgres: number;
+  /** Every process named redis-server. */
+  redis: number;
+  /** This process: the load generator (autocannon runs in it). */
+  load: number;
+}
+
+/** The CPU times read at one moment: the machine's, this process', and each PostgreSQL and Redis process' by pid. */
+export interface CpuReading {
+  machine: number;
+  load: number;
+  processes: Map<number, { name: string; micros: number }>;
+}
+
+const WATCHED = new Set(['postgres', 'redis-server']);
+
+/** A CpuReading from /proc; undefined where /proc is not readable. */
+export function cpuReading(): CpuReading | undefined {
+  const machine = machineCpuMicros();
+  if (machine === undefined) return undefined;
+  const processes = new Map<number, { name: string; micros: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited since the listing
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    if (!WATCHED.has(name)) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    processes.set(Number(entry), { name, micros: ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks() });
+  }
+  const own = process.cpuUsage();
+  return { machine, load: own.user + own.system, processes };
+}
+
+/**
+ * The CPU time spent between two readings. Per process, not as two sums: a PostgreSQL backend
+ * that exits in between (a pool closing an idle connection) would take its whole lifetime's time
+ * out of the later sum. A process that started in between counts from zero; one that exited
+ * counts nothing (what it spent in the window is lost, little for an idle connection closing).
+ */
+export function cpuSpent(before: CpuReading, after: CpuReading): CpuShares {
+  const spent: CpuShares = { machine: after.machine - before.machine, postgres: 0, redis: 0, load: after.load - before.load };
+  for (const [pid, now] of after.processes) {
+    const then = before.processes.get(pid);
+    const delta = now.micros - (then?.name === now.name ? then.micros : 0);
+    if (now.name === 'postgres') spent.postgres += delta;
+    else spent.redis += delta;
+  }
+  return spent;
 }
 
 function readMemory(pid: number | undefined): { rssMiB: number; peakMiB: number } {

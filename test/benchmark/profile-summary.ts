@@ -6,8 +6,8 @@
  *   node dist/test/benchmark/profile-summary.js .data/bench/profiles/CPU.….cpuprofile [--top 30] [--focus name]
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { placeOf } from './profile-place';
+import { parseCommandLine } from './runs';
 
 interface ProfileNode {
   id: number;
@@ -22,9 +22,19 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, focus: { type: 'string' } } });
+const USAGE = `usage: node dist/test/benchmark/profile-summary.js <file.cpuprofile> [--top N] [--focus functionName]
+
+  <file.cpuprofile>  a profile from npm run bench -- --profile (in .data/bench/profiles)
+  --top N            rows per table (default 30)
+  --focus NAME       also the nearest callers (outside Node's own modules) of the functions named NAME
+  --help             this text
+`;
+const { values, positionals } = parseCommandLine(USAGE, {
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '30' }, focus: { type: 'string' }, help: { type: 'boolean', default: false } },
+});
 if (!positionals[0]) {
-  console.error('usage: profile-summary <file.cpuprofile> [--top N] [--focus functionName]');
+  process.stderr.write(`profile-summary: name a .cpuprofile file\n\n${USAGE}`);
   process.exit(2);
 }
 const profile = JSON.parse(readFileSync(positionals[0], 'utf8')) as Profile;

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
 import { check, drive, Scenario, scenarios } from './load';
-import { machineCpuMicros, ROOT, Server, startServer } from './processes';
+import { cpuReading, CpuShares, cpuSpent, ROOT, Server, startServer } from './processes';
 import { benchDatabase, log, median, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
 import { seed } from './seed';
 
@@ -36,7 +36,9 @@ Example: a change against the commit before it, with a second copy of the old bu
 
 Prints, per round, each server's answers a second and CPU per answer, then medians: answers a
 second, the server's CPU time per answer (/proc/<pid>/stat), the whole machine's per answer
-(/proc/stat), each against the first server, and in how many rounds each used less CPU per answer.
+(/proc/stat), each against the first server, and in how many rounds each used less CPU per answer;
+then the machine's CPU per answer by where it went: the server, PostgreSQL's processes, Redis, the
+load generator (this process), and the rest (the kernel's network work, everything else).
 PostgreSQL: DATABASE_URL, else the embedded one in .data/bench. Redis: REDIS_URL.
 `;
 
@@ -105,6 +107,8 @@ interface Sample {
   rps: number;
   cpuUs?: number;
   machineUs?: number;
+  /** The machine's CPU per answer by process (µs), over the same run. */
+  shares?: CpuShares;
 }
 
 const format = (value: number | undefined, digits = 0) => (value === undefined ? '–' : value.toFixed(digits));
@@ -160,16 +164,19 @@ async function main(): Promise<void> {
       const line: string[] = [];
       for (const entry of order) {
         await settle(quiet);
-        const before = machineCpuMicros();
+        const before = cpuReading();
         const result = await drive(entry.server.url, account.liveKey, served(entry.build), load, entry.server);
-        const after = machineCpuMicros();
+        const after = cpuReading();
         const answers = result.rps * settings.durationS;
         if (result.failures) log(`${entry.build.name}: ${result.failures} answers were not 2xx in round ${round}`);
-        entry.samples.push({
-          rps: result.rps,
-          cpuUs: result.cpuUsPerRequest,
-          machineUs: before !== undefined && after !== undefined && answers > 0 ? (after - before) / answers : undefined,
-        });
+        const spent = before && after && answers > 0 ? cpuSpent(before, after) : undefined;
+        const shares = spent && {
+          machine: spent.machine / answers,
+          postgres: spent.postgres / answers,
+          redis: spent.redis / answers,
+          load: spent.load / answers,
+        };
+        entry.samples.push({ rps: result.rps, cpuUs: result.cpuUsPerRequest, machineUs: shares?.machine, shares });
         line.push(`${entry.build.name} ${result.rps.toFixed(0)}/s ${format(result.cpuUsPerRequest)} µs`);
       }
       log(`round ${round}/${settings.rounds}: ${line.join(' | ')}`);
@@ -203,6 +210,20 @@ async function main(): Promise<void> {
       log(
         `| ${row.build.name} | ${row.rps.toFixed(0)} | ${format(row.cpuUs)} | ${format(row.machineUs)} | ${ratio(row.rps, first.rps)} | ${ratio(row.cpuUs, first.cpuUs)} | ${lower} |`,
       );
+    }
+    log('');
+    log("The machine's CPU per answer by where it went (µs, medians of each part):");
+    log('');
+    log('| Server | Machine | Server | PostgreSQL | Redis | Load generator | The rest |');
+    log('|---|---:|---:|---:|---:|---:|---:|');
+    for (const row of medians) {
+      const part = (pick: (shares: CpuShares) => number) => (row.samples.every((s) => s.shares) ? median(row.samples.map((s) => pick(s.shares!))) : undefined);
+      const parts = [part((s) => s.postgres), part((s) => s.redis), part((s) => s.load)];
+      // The rest per round (machine less every part), then its median, so the columns need not add up exactly.
+      const rest = row.samples.every((s) => s.shares && s.cpuUs !== undefined)
+        ? median(row.samples.map((s) => s.shares!.machine - s.cpuUs! - s.shares!.postgres - s.shares!.redis - s.shares!.load))
+        : undefined;
+      log(`| ${row.build.name} | ${format(row.machineUs)} | ${format(row.cpuUs)} | ${parts.map((v) => format(v)).join(' | ')} | ${format(rest)} |`);
     }
   } finally {
     await quiet.end().catch(() => undefined);

@@ -102,6 +102,16 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     );
     expect(summary).toMatch(/B\/req allocated/);
     expect(summary).toMatch(/By package \(self\)\n +[\d,]+ B\/req/);
+    // Both summaries tell their usage: asked, with --help (exit 0); without a file or with a wrong option (exit 2).
+    for (const script of ['alloc-summary', 'profile-summary']) {
+      expect((await runBench(script, ['--help'], databaseUrl)).code).toBe(0);
+      const missing = await runBench(script, [], databaseUrl);
+      expect([missing.code, missing.output]).toEqual([
+        2,
+        expect.stringMatching(new RegExp(`^${script}: name a \\.\\w+ file\\n\\nusage: node dist/test/benchmark/${script}\\.js`)),
+      ]);
+      expect(await runBench(script, ['--nope', 'x'], databaseUrl)).toEqual({ code: 2, output: expect.stringMatching(/Unknown option '--nope'[^]*usage:/) });
+    }
 
     // The leads the create scenario sent are in the database, scored, each with its two events.
     const db = new Client({ connectionString: databaseUrl });
@@ -155,6 +165,15 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     expect(output).toMatch(/\| build \| \d+ \| \d+ \| \d+ \| 1\.00× \| 1\.00× \| – \|/);
     for (const name of ['unlogged', 'base'])
       expect(output).toMatch(new RegExp(`\\| ${name} \\| \\d+ \\| \\d+ \\| \\d+ \\| \\d+\\.\\d\\d× \\| \\d+\\.\\d\\d× \\| [0-2] of 2 \\|`));
+    // Then the machine's CPU per answer by where it went: every server's reads reach PostgreSQL, and the load generator works for each.
+    for (const name of ['build', 'unlogged', 'base']) {
+      const row = new RegExp(`\\| ${name} \\| (\\d+) \\| (\\d+) \\| (\\d+) \\| (\\d+) \\| (\\d+) \\| (-?\\d+) \\|\\n`).exec(
+        output.slice(output.indexOf('by where it went')),
+      );
+      expect(row).not.toBeNull();
+      const [machine, server, postgres, , load] = row!.slice(1).map(Number);
+      expect([postgres > 0, load > 0, machine >= server]).toEqual([true, true, true]);
+    }
     expect(output).not.toMatch(/answers were not 2xx/);
   });
 });
