@@ -41,21 +41,25 @@ export function hashKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
-/** The key lookup's statement and how its account columns come back (`account:<column>`); built once from the metadata. */
+/** The key lookup's two statements and how their account columns come back (`account:<column>`); built once from the metadata. */
 interface KeyLookup {
-  sql: string;
+  /** The key whose current value has the hash. */
+  current: string;
+  /** The key whose previous (rolled) value has the hash. */
+  previous: string;
   accountRow(row: Record<string, unknown>): Record<string, unknown>;
 }
 let keyLookup: KeyLookup | undefined;
 
 /**
- * The key by the hash of its current value, else of its previous (rolled) one, with its account's
- * columns, in one statement. `union all … limit 1` lets PostgreSQL stop after the first branch that
- * finds the key, so a current value is one unique-index lookup (an `or` of the two columns was a
- * bitmap scan of both indexes on every request), and only a rolled key's old value or a wrong key
- * reads the second index. The account's columns are selected by name, not as `row_to_json(a)` (a
- * JSON text built and parsed per request), and without the lazy ones: the password hash never
- * leaves the database on an API request.
+ * The key by the hash of its current value, with its account's columns, in one statement, which is
+ * all a request with a valid key runs; only when it finds nothing (a rolled key's old value, or a
+ * wrong key) a second statement looks the hash up among previous values. Each is one unique-index
+ * lookup: an `or` of the two columns was a bitmap scan of both indexes on every request, and one
+ * `union all … limit 1` of both still set up both branches in PostgreSQL's executor on every
+ * request (about 10 µs of its CPU a request, docs/benchmark.md, sixteenth pass). The account's
+ * columns are selected by name, not as `row_to_json(a)` (a JSON text built and parsed per
+ * request), and without the lazy ones: the password hash never leaves the database on an API request.
  */
 function keyLookupOf(em: EntityManager): KeyLookup {
   if (keyLookup) return keyLookup;
@@ -68,7 +72,8 @@ function keyLookupOf(em: EntityManager): KeyLookup {
   const select = `select k.*, ${columns.map((column) => `a."${column}" as "account:${column}"`).join(', ')}
        from api_keys k join accounts a on a.id = k.account_id`;
   keyLookup = {
-    sql: `(${select} where k.secret_hash = ?) union all (${select} where k.previous_secret_hash = ?) limit 1`,
+    current: `${select} where k.secret_hash = ?`,
+    previous: `${select} where k.previous_secret_hash = ?`,
     accountRow(row) {
       const account: Record<string, unknown> = {};
       for (const column of columns) account[column] = row[`account:${column}`];
@@ -153,10 +158,11 @@ export class ApiKeyService {
     if (!KEY_SHAPE.test(secret)) {
       throw new ApiError('api_key_invalid', 'Invalid API key provided. Use "Authorization: Bearer <key>".');
     }
-    // Every request runs this, so it is one statement and read-only rows (src/db/lean.ts).
+    // Every request runs this, so it is one statement (two for an old or wrong value) and read-only rows (src/db/lean.ts).
     const hash = hashKey(secret);
     const lookup = keyLookupOf(this.em);
-    const [row] = await selectRows(this.em, lookup.sql, [hash, hash]);
+    let [row] = await selectRows(this.em, lookup.current, [hash]);
+    row ??= (await selectRows(this.em, lookup.previous, [hash]))[0];
     if (!row) throw new ApiError('api_key_invalid', 'Invalid API key provided.');
     const key = hydrateLean(this.em, ApiKey, row);
     if (key.revokedAt) throw new ApiError('api_key_revoked', 'This API key has been revoked.');
