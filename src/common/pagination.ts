@@ -161,6 +161,25 @@ export function toPage<T extends { id: string }>(rows: T[], limit: number, sort:
   return { data, hasMore, nextCursor };
 }
 
+/**
+ * Whether a filter only says which values columns have (`{ stage: { $in: [...] } }`, `{ status: 'won' }`),
+ * with no range or pattern: then the best plan of a page is the same whatever the values (the
+ * sort's index, or the filter's), and one generic plan serves every call (findLean's limitInText).
+ * With a range (`score >= x`) or a pattern, which index is best depends on how many rows match, so
+ * PostgreSQL keeps planning each call for its values. The cursor's condition is on the sort's own
+ * columns, which the sort's index serves whatever the position.
+ */
+function equalitiesOnly(filter: unknown): boolean {
+  if (filter === null || typeof filter !== 'object' || filter instanceof Date) return true;
+  if (Array.isArray(filter)) return filter.every(equalitiesOnly);
+  return Object.entries(filter).every(([key, value]) => {
+    if (key === '$and' || key === '$or') return Array.isArray(value) && value.every(equalitiesOnly);
+    if (key === '$in' || key === '$eq') return Array.isArray(value) ? value.every((item) => typeof item !== 'object' || item === null) : equalitiesOnly(value);
+    if (key.startsWith('$')) return false;
+    return equalitiesOnly(value);
+  });
+}
+
 /** What a list asks for (CONTRACT §4). */
 type PageQuery = { limit?: number | null; cursor?: string | null; sort?: string | null };
 
@@ -201,6 +220,8 @@ export async function findPage<T extends { id: string }>(
   const conditions = keyset ? [...filters, keyset as FilterQuery<T>] : filters;
   const where = (conditions.length ? { $and: conditions } : {}) as FilterQuery<T>;
   const query = { orderBy: orderByFor(sort) as never, limit: limit + 1 };
-  const rows = options.lean ? await findLean(em, entity, where, query) : await em.find(entity, where, query);
+  const rows = options.lean
+    ? await findLean(em, entity, where, { ...query, limitInText: filters.every(equalitiesOnly) })
+    : await em.find(entity, where, query);
   return toPage(rows as T[], limit, sort);
 }

@@ -209,7 +209,22 @@ export function hydrateLean<T extends object>(em: EntityManager, entity: EntityC
 export interface LeanOptions<T> {
   orderBy?: QueryOrderMap<T>[];
   limit?: number;
+  /**
+   * The limit written into the statement's text instead of sent as a parameter. PostgreSQL plans a
+   * prepared statement afresh on every execution while its generic plan, made without knowing the
+   * limit, is estimated far costlier than the plans made for each call's limit, which it always is
+   * for a page: a re-plan of about 100 µs of PostgreSQL's CPU a page (docs/benchmark.md, sixteenth
+   * pass). With the limit in the text the generic plan knows it, and PostgreSQL keeps it after five
+   * executions. Only for criteria whose best plan does not depend on their values (findPage says
+   * which): one generic plan then serves every call. A shape keeps at most LITERAL_LIMITS_PER_SHAPE
+   * such statements; other limits are sent as parameters.
+   */
+  limitInText?: boolean;
 }
+
+const LITERAL_LIMITS_PER_SHAPE = 8;
+/** The limits written into statements' text so far, by the shape of their criteria and order. */
+const literalLimits = new Map<string, Set<number>>();
 
 /**
  * Read-only instances of an entity for query resolvers: the same SQL as em.find and the same tenant
@@ -231,11 +246,11 @@ export async function findLean<T extends object>(
   const shape = shapeOf(where, values);
   const tenant = tenantFilter.cond(tenantOf(em)) as Record<string, unknown>;
   const tenantShape = shapeOf(tenant, values);
-  if (options.limit !== undefined) values.push(options.limit);
-  const key =
-    shape === undefined || tenantShape === undefined
-      ? undefined
-      : `${entity.name}|${shape}|${tenantShape}|${JSON.stringify(options.orderBy ?? null)}|${options.limit !== undefined}`;
+  const shapeKey =
+    shape === undefined || tenantShape === undefined ? undefined : `${entity.name}|${shape}|${tenantShape}|${JSON.stringify(options.orderBy ?? null)}`;
+  const literal = options.limitInText && shapeKey !== undefined && options.limit !== undefined && literalLimitFor(shapeKey, options.limit);
+  if (options.limit !== undefined && !literal) values.push(options.limit);
+  const key = shapeKey === undefined ? undefined : `${shapeKey}|${literal ? options.limit : options.limit !== undefined}`;
   const known = key === undefined ? null : leanStatements.get(key);
   if (known) return (await selectRows(em, known, values)).map(hydrate) as Array<Lean<T>>;
 
@@ -248,12 +263,28 @@ export async function findLean<T extends object>(
   if (options.orderBy) qb.orderBy(options.orderBy as never);
   if (options.limit !== undefined) qb.limit(options.limit);
   // Shapes are few (the API's filters); the bound only guards against ones a client could multiply.
+  // knex writes a skipped binding's integer (parseInt of it) into the text.
+  if (literal) qb.getKnexQuery().limit(options.limit!, { skipBinding: true });
   if (key !== undefined && known === undefined && leanStatements.size < MAX_LEAN_STATEMENTS) {
     const { sql, bindings } = qb.getKnexQuery().toSQL();
     leanStatements.set(key, sameValues(bindings, values) ? sql : null);
   }
   const rows = await converted(em, () => qb.execute<Row[]>('all', false));
   return rows.map(hydrate) as Array<Lean<T>>;
+}
+
+/** Whether `limit` may be written into the text of the shape's statement: it already is, or the shape has room for one more. */
+function literalLimitFor(shapeKey: string, limit: number): boolean {
+  if (!Number.isSafeInteger(limit) || limit < 0) return false;
+  let limits = literalLimits.get(shapeKey);
+  if (limits?.has(limit)) return true;
+  if (limits && limits.size >= LITERAL_LIMITS_PER_SHAPE) return false;
+  if (!limits) {
+    if (literalLimits.size >= MAX_LEAN_STATEMENTS) return false;
+    literalLimits.set(shapeKey, (limits = new Set()));
+  }
+  limits.add(limit);
+  return true;
 }
 
 /** findLean's statements by the shape of their criteria; null for a shape whose bindings are not its values in order. */
