@@ -220,8 +220,6 @@ export async function findPage<T extends { id: string }>(
   const conditions = keyset ? [...filters, keyset as FilterQuery<T>] : filters;
   const where = (conditions.length ? { $and: conditions } : {}) as FilterQuery<T>;
   const query = { orderBy: orderByFor(sort) as never, limit: limit + 1 };
-  const rows = options.lean
-    ? await findLean(em, entity, where, { ...query, limitInText: filters.every(equalitiesOnly) })
-    : await em.find(entity, where, query);
+  const rows = options.lean ? await findLean(em, entity, where, { ...query, limitInText: filters.every(equalitiesOnly) }) : await em.find(entity, where, query);
   return toPage(rows as T[], limit, sort);
 }
