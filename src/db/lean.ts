@@ -1,4 +1,5 @@
 import { EntityClass, EntityManager, EntityMetadata, EntityProperty, FilterQuery, Platform, QueryOrderMap, Ref, ReferenceKind } from '@mikro-orm/core';
+import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager as SqlEntityManager } from '@mikro-orm/postgresql';
 import { tenantFilter, tenantOf } from './tenant';
 
@@ -389,11 +390,11 @@ function numbered(sql: string): Numbered {
 const isStalePlan = (error: unknown): boolean =>
   (error as { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test((error as Error).message);
 
-/** ORMs whose statements run unnamed (DATABASE_PREPARED_STATEMENTS=off: a pooler that cannot keep prepared statements). */
+/** Pools whose statements run unnamed (DATABASE_PREPARED_STATEMENTS=off: a pooler that cannot keep prepared statements). */
 const unprepared = new WeakSet<object>();
 
-export function withoutPreparedStatements(orm: { config: object }): void {
-  unprepared.add(orm.config);
+export function withoutPreparedStatements(orm: { em: EntityManager }): void {
+  unprepared.add((orm.em as SqlEntityManager).getKnex().client);
 }
 
 /**
@@ -408,25 +409,32 @@ export function withoutPreparedStatements(orm: { config: object }): void {
 export function selectRows(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {
   const transaction = em.getTransactionContext();
   if (transaction) return converted(em, () => em.getConnection().execute<Row[]>(sql, params, 'all', transaction));
-  return converted(em, async () => {
-    const pool = (em as SqlEntityManager).getKnex().client as KnexPool;
-    const connection = await pool.acquireConnection();
+  return converted(em, () => preparedRows((em as SqlEntityManager).getKnex(), sql, params));
+}
+
+/**
+ * selectRows' way on a knex instance, for the workers that hold one (the outbox fan-out): one
+ * statement (`?` placeholders) on a connection of its pool, prepared once per connection, its
+ * errors as pg raises them.
+ */
+export async function preparedRows(knex: Knex, sql: string, params: unknown[]): Promise<Row[]> {
+  const pool = knex.client as KnexPool;
+  const connection = await pool.acquireConnection();
+  try {
+    const { text, name } = numbered(sql);
+    if (name === undefined || unprepared.has(pool)) return (await connection.query({ text, values: params })).rows;
     try {
-      const { text, name } = numbered(sql);
-      if (name === undefined || unprepared.has(em.config)) return (await connection.query({ text, values: params })).rows;
-      try {
-        return (await connection.query({ name, text, values: params })).rows;
-      } catch (error) {
-        if (!isStalePlan(error)) throw error;
-        // Every statement prepared before is renamed, so each connection prepares it afresh.
-        generation += 1;
-        numberedStatements.clear();
-        return (await connection.query({ ...numbered(sql), values: params })).rows;
-      }
-    } finally {
-      await pool.releaseConnection(connection);
+      return (await connection.query({ name, text, values: params })).rows;
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      // Every statement prepared before is renamed, so each connection prepares it afresh.
+      generation += 1;
+      numberedStatements.clear();
+      return (await connection.query({ ...numbered(sql), values: params })).rows;
     }
-  });
+  } finally {
+    await pool.releaseConnection(connection);
+  }
 }
 
 const firstStatements = new Map<string, string>();
