@@ -163,18 +163,21 @@ async function main(): Promise<void> {
         return error(res, 400, 'invalid_request_error', 'parameter_invalid', 'cursor is not valid');
       }
     }
+    // The limit in the text, a statement per limit, as the service's pages (src/db/lean.ts,
+    // limitInText) and this file's deals: with `limit $n`, PostgreSQL re-plans every execution.
+    const fetched = Math.trunc(limit) + 1;
     const { rows } = after
       ? await pool.query({
-          name: 'leads-after',
+          name: `leads-after-${fetched}`,
           text: `select ${LEAD_COLUMNS} from leads where account_id = $1 and livemode = $2
                    and (created_at, id) < ($3, $4)
-                 order by created_at desc, id desc limit $5`,
-          values: [auth.accountId, auth.livemode, after.v, after.i, limit + 1],
+                 order by created_at desc, id desc limit ${fetched}`,
+          values: [auth.accountId, auth.livemode, after.v, after.i],
         })
       : await pool.query({
-          name: 'leads-first',
-          text: `select ${LEAD_COLUMNS} from leads where account_id = $1 and livemode = $2 order by created_at desc, id desc limit $3`,
-          values: [auth.accountId, auth.livemode, limit + 1],
+          name: `leads-first-${fetched}`,
+          text: `select ${LEAD_COLUMNS} from leads where account_id = $1 and livemode = $2 order by created_at desc, id desc limit ${fetched}`,
+          values: [auth.accountId, auth.livemode],
         });
     const hasMore = rows.length > limit;
     const data = rows.slice(0, limit);
