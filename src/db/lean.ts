@@ -263,9 +263,9 @@ export async function findLean<T extends object>(
   await qb.applyFilters();
   if (options.orderBy) qb.orderBy(options.orderBy as never);
   if (options.limit !== undefined) qb.limit(options.limit);
-  // Shapes are few (the API's filters); the bound only guards against ones a client could multiply.
   // knex writes a skipped binding's integer (parseInt of it) into the text.
   if (literal) qb.getKnexQuery().limit(options.limit!, { skipBinding: true });
+  // Shapes are few (the API's filters); the bound only guards against ones a client could multiply.
   if (key !== undefined && known === undefined && leanStatements.size < MAX_LEAN_STATEMENTS) {
     const { sql, bindings } = qb.getKnexQuery().toSQL();
     leanStatements.set(key, sameValues(bindings, values) ? sql : null);

@@ -56,13 +56,17 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
-/** utime + stime of a process (fields 14 and 15 of /proc/<pid>/stat, counted after the parenthesised name), in µs. */
+/** A process' name and utime + stime (fields 14 and 15, counted after the parenthesised name) from its /proc/<pid>/stat, in µs. */
+function parseStat(stat: string): { name: string; micros: number } {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), micros: ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks() };
+}
+
+/** utime + stime of a process, in µs; undefined once it has gone. */
 function readCpuMicros(pid: number | undefined): number | undefined {
   if (!pid) return undefined;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks();
+    return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).micros;
   } catch {
     return undefined;
   }
@@ -117,10 +121,8 @@ export function cpuReading(): CpuReading | undefined {
     } catch {
       continue; // exited since the listing
     }
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    if (!WATCHED.has(name)) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    processes.set(Number(entry), { name, micros: ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks() });
+    const parsed = parseStat(stat);
+    if (WATCHED.has(parsed.name)) processes.set(Number(entry), parsed);
   }
   const own = process.cpuUsage();
   return { machine, load: own.user + own.system, processes };

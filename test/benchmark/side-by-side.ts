@@ -106,8 +106,7 @@ if (!scenarioNames.includes(args.scenario)) usageError(`--scenario takes one of 
 interface Sample {
   rps: number;
   cpuUs?: number;
-  machineUs?: number;
-  /** The machine's CPU per answer by process (µs), over the same run. */
+  /** The machine's CPU per answer, in all and by process (µs), over the same run. */
   shares?: CpuShares;
 }
 
@@ -176,7 +175,7 @@ async function main(): Promise<void> {
           redis: spent.redis / answers,
           load: spent.load / answers,
         };
-        entry.samples.push({ rps: result.rps, cpuUs: result.cpuUsPerRequest, machineUs: shares?.machine, shares });
+        entry.samples.push({ rps: result.rps, cpuUs: result.cpuUsPerRequest, shares });
         line.push(`${entry.build.name} ${result.rps.toFixed(0)}/s ${format(result.cpuUsPerRequest)} µs`);
       }
       log(`round ${round}/${settings.rounds}: ${line.join(' | ')}`);
@@ -189,7 +188,7 @@ async function main(): Promise<void> {
         samples,
         rps: median(samples.map((s) => s.rps)),
         cpuUs: known(samples.map((s) => s.cpuUs)),
-        machineUs: known(samples.map((s) => s.machineUs)),
+        machineUs: known(samples.map((s) => s.shares?.machine)),
       };
     });
     const [first] = medians;
