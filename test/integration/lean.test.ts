@@ -1,6 +1,7 @@
 import { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { findPage, NEWEST_FIRST } from '../../src/common/pagination';
 import { findFirstLean, findLean } from '../../src/db/lean';
+import { StoredTimestamp } from '../../src/db/stored-timestamp';
 import { scopeTo, TenantScope } from '../../src/db/tenant';
 import { AccountService } from '../../src/modules/accounts/account.service';
 import { Lead } from '../../src/modules/leads/lead.entity';
@@ -73,6 +74,24 @@ describe('findLean statements on a real database', () => {
         expect(ids(lean)).toEqual(ids(found));
         expect(lean.every((lead) => lead.account.id === scope.accountId && lead.livemode === scope.livemode)).toBe(true);
       }
+    }
+  });
+
+  it("reads timestamps as Dates that print exactly as em.find's, the ISO text written from PostgreSQL's own", async () => {
+    for (const scope of scopes) {
+      const orderBy = [{ createdAt: 'desc' as const, id: 'desc' as const }];
+      const lean = await findLean(scoped(scope), Lead, {}, { orderBy: orderBy as never, limit: 50 });
+      const found = await scoped(scope).find(Lead, {}, { orderBy: orderBy as never, limit: 50 });
+      expect(lean).toHaveLength(found.length);
+      lean.forEach((lead, i) => {
+        for (const name of ['createdAt', 'updatedAt', 'scoredAt'] as const) {
+          // Whole seconds (createdAt, printed without a fraction) and the clock's milliseconds (scoredAt).
+          expect(lead[name]).toBeInstanceOf(StoredTimestamp);
+          expect(lead[name]!.getTime()).toBe(found[i][name]!.getTime());
+          expect(lead[name]!.toISOString()).toBe(found[i][name]!.toISOString());
+        }
+      });
+      expect(JSON.stringify(lean.map((lead) => [lead.createdAt, lead.scoredAt]))).toBe(JSON.stringify(found.map((lead) => [lead.createdAt, lead.scoredAt])));
     }
   });
 
