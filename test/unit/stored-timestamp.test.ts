@@ -18,7 +18,14 @@ describe('timestampOf: a timestamptz column read as a Date that prints as it was
     0,
     Date.UTC(9999, 11, 31, 23, 59, 59, 999),
     Date.UTC(1, 0, 1),
+    Date.UTC(1000, 0, 1),
+    Date.UTC(2024, 1, 29, 12),
   ];
+  // And times across the years the fast path reads, at each precision PostgreSQL prints.
+  for (let i = 0; i < 2000; i++) {
+    const time = Math.floor(Date.UTC(1000, 0, 1) + Math.random() * (Date.UTC(9999, 11, 31) - Date.UTC(1000, 0, 1)));
+    times.push(i % 4 === 0 ? time - (time % 1000) : i % 4 === 1 ? time - (time % 100) : i % 4 === 2 ? time - (time % 10) : time);
+  }
 
   it('is the same Date as the text parsed, and prints the same ISO 8601 text, for every precision PostgreSQL prints', () => {
     for (const time of times) {
@@ -37,7 +44,14 @@ describe('timestampOf: a timestamptz column read as a Date that prints as it was
   });
 
   it('reads any other text as an ordinary Date of it', () => {
-    const others = ['2026-11-22 04:18:04.361+01', '2026-11-22 03:18:04.361234+00', '2026-11-22 03:18:04.361+00:30', '2026-11-22', '2026-11-22T03:18:04.361Z'];
+    const others = [
+      '0999-11-22 03:18:04.361+00',
+      '2026-11-22 04:18:04.361+01',
+      '2026-11-22 03:18:04.361234+00',
+      '2026-11-22 03:18:04.361+00:30',
+      '2026-11-22',
+      '2026-11-22T03:18:04.361Z',
+    ];
     for (const text of others) {
       const date = timestampOf(text);
       expect(date).not.toBeInstanceOf(StoredTimestamp);
