@@ -27,6 +27,11 @@ Each NAME=SOURCE is one server, measured in turn with the others, round after ro
   --rounds N        rounds (default 6)        --duration S   seconds a run (default 6)
   --warmup S        unmeasured seconds per server before the first round (default 3)
   --connections N   (default 10)   --leads N (default 1,000,000)   --deals N (default 20,000)
+  --profile DIR     every server runs under node --cpu-prof and writes its profile, at its stop, to
+                    DIR/NAME/, one file a thread, the main thread's named CPU.<date>.<time>.<pid>.0.<n>
+                    (the start and the warm-up are in it too): read each with
+                    profile-summary.js, and a share of its samples times the server's CPU per answer
+                    is that part's µs per answer (docs/benchmark.md, seventeenth pass)
   --help            this text
 
 Example: a change against the commit before it, with a second copy of the old build to show the noise:
@@ -53,6 +58,7 @@ const { values: args, positionals } = parseCommandLine(USAGE, {
     connections: { type: 'string' },
     leads: { type: 'string' },
     deals: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 
@@ -138,7 +144,8 @@ async function main(): Promise<void> {
     };
     // The services apply their migrations on start; the first one seeds (its proposal goes through the API).
     for (const build of builds) {
-      const server = await startServer(build.name, build.script, { ...env, ...build.env });
+      const profileArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile, build.name)}`] : [];
+      const server = await startServer(build.name, build.script, { ...env, ...build.env }, profileArgs);
       servers.push({ build, server, samples: [] });
       log(`${build.name}: ${build.script}${Object.keys(build.env).length ? ` with ${JSON.stringify(build.env)}` : ''} at ${server.url}`);
     }
@@ -229,6 +236,7 @@ async function main(): Promise<void> {
     await Promise.all(servers.map(({ server }) => server.stop()));
     await database.stop();
   }
+  if (args.profile) log(`profiles: ${servers.map(({ build }) => path.join(path.resolve(args.profile!, build.name), '*.cpuprofile')).join(', ')}`);
 }
 
 main().catch((error: unknown) => {

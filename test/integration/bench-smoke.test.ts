@@ -1,4 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { ROOT } from '../helpers/dist';
@@ -151,8 +153,9 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     const scenario = await run(['--scenario', 'nope', 'a=.', 'b=.']);
     expect([scenario.code, /--scenario takes one of read, page1, /.test(scenario.output)]).toEqual([2, true]);
 
+    const profiles = mkdtempSync(path.join(tmpdir(), 'side-by-side-'));
     const { code, output } = await run(
-      ['--leads', '2000', '--deals', '300', '--rounds', '2', '--duration', '1', '--warmup', '1'].concat([
+      ['--leads', '2000', '--deals', '300', '--rounds', '2', '--duration', '1', '--warmup', '1', '--profile', profiles].concat([
         'build=.',
         'unlogged=.,REQUEST_LOGS=off',
         'base=baseline',
@@ -175,5 +178,15 @@ describe('benchmark (quick mode, as a smoke test)', () => {
       expect([postgres > 0, load > 0, machine >= server]).toEqual([true, true, true]);
     }
     expect(output).not.toMatch(/answers were not 2xx/);
+    // --profile: each server wrote its CPU profile at its stop, in a folder of its own.
+    expect(output).toContain(`profiles: ${path.join(profiles, 'build', '*.cpuprofile')}`);
+    for (const name of ['build', 'unlogged', 'base']) {
+      // One a thread (the service's workers have their own); the main thread's is the one with thread id 0.
+      const main = readdirSync(path.join(profiles, name)).filter((file) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(file));
+      expect(main).toHaveLength(1);
+      const profile = JSON.parse(readFileSync(path.join(profiles, name, main[0]), 'utf8')) as { nodes: unknown[]; samples: unknown[] };
+      expect([profile.nodes.length > 0, profile.samples.length > 0]).toEqual([true, true]);
+    }
+    rmSync(profiles, { recursive: true, force: true });
   });
 });
