@@ -1,7 +1,7 @@
 import { EntityClass, EntityManager, EntityMetadata, EntityProperty, FilterQuery, Platform, QueryOrderMap, Ref, ReferenceKind } from '@mikro-orm/core';
 import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager as SqlEntityManager } from '@mikro-orm/postgresql';
-import { timestampOf } from './stored-timestamp';
+import { dateOf } from './stored-timestamp';
 import { tenantFilter, tenantOf } from './tenant';
 
 type Row = Record<string, unknown>;
@@ -53,7 +53,7 @@ function scalarStep(prop: EntityProperty, platform: Platform, column: string, na
   const convert: (value: unknown) => unknown = custom
     ? (value) => custom.convertToJSValue(value, platform)
     : prop.runtimeType === 'Date'
-      ? (value) => (typeof value === 'string' ? timestampOf(value) : value instanceof Date ? value : new Date(value as number))
+      ? dateOf
       : prop.runtimeType === 'boolean'
         ? (value) => Boolean(value)
         : (value) => value;
@@ -148,7 +148,7 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
   if (!hydrate) {
     const values: unknown[] = [];
     const given = (value: unknown) => `a${values.push(value) - 1}`;
-    let timestamp: string | undefined;
+    let toDate: string | undefined;
     const statements = meta.hydrateProps.map((prop) => {
       const statement = hydrateStatement(prop);
       // A lazy property's column is in the row only when the read asked for it (leanSelection).
@@ -158,8 +158,7 @@ function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platfo
       const target = `this[${JSON.stringify(prop.name)}]`;
       const read = (column: string) => `v = row[${JSON.stringify(column)}];`;
       if (prop.kind === ReferenceKind.SCALAR && !prop.customType && (prop.runtimeType === 'Date' || prop.runtimeType === 'boolean')) {
-        const convert =
-          prop.runtimeType === 'Date' ? `typeof v === 'string' ? ${(timestamp ??= given(timestampOf))}(v) : v instanceof Date ? v : new Date(v)` : 'Boolean(v)';
+        const convert = prop.runtimeType === 'Date' ? `${(toDate ??= given(dateOf))}(v)` : 'Boolean(v)';
         return `${read(prop.fieldNames[0])} ${target} = v === null || v === undefined ? null : ${convert};`;
       }
       if (prop.kind === ReferenceKind.SCALAR && !prop.customType) return `${read(prop.fieldNames[0])} ${target} = v === undefined ? null : v;`;

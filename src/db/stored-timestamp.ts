@@ -51,7 +51,7 @@ export function timestampOf(text: string): Date {
     return new Date(text);
   }
   const digit = (at: number) => text.charCodeAt(at) - 48;
-  const fraction = n === 22 ? 0 : n === 24 ? digit(20) * 100 : n === 25 ? digit(20) * 100 + digit(21) * 10 : digit(20) * 100 + digit(21) * 10 + digit(22);
+  const fraction = n === 22 ? 0 : digit(20) * 100 + (n > 24 ? digit(21) * 10 : 0) + (n > 25 ? digit(22) : 0);
   const time = Date.UTC(
     digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3),
     digit(5) * 10 + digit(6) - 1,
@@ -62,4 +62,9 @@ export function timestampOf(text: string): Date {
     fraction,
   );
   return new StoredTimestamp(time, `${text.slice(0, 10)}T${text.slice(11, n - 3)}${padding}Z`);
+}
+
+/** A Date column's value as a lean row holds it: PostgreSQL's text through timestampOf, a Date as it is, a number as its time. */
+export function dateOf(value: unknown): Date {
+  return typeof value === 'string' ? timestampOf(value) : value instanceof Date ? value : new Date(value as number);
 }

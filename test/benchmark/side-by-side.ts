@@ -80,6 +80,9 @@ interface Build {
   env: Record<string, string>;
 }
 
+/** Where `--profile` has a server write its profiles. */
+const profileDir = (build: Build): string => path.resolve(args.profile!, build.name);
+
 function usageError(message: string): never {
   process.stderr.write(`${COMMAND}: ${message}\n\n${USAGE}`);
   process.exit(2);
@@ -144,7 +147,7 @@ async function main(): Promise<void> {
     };
     // The services apply their migrations on start; the first one seeds (its proposal goes through the API).
     for (const build of builds) {
-      const profileArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile, build.name)}`] : [];
+      const profileArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(build)}`] : [];
       const server = await startServer(build.name, build.script, { ...env, ...build.env }, profileArgs);
       servers.push({ build, server, samples: [] });
       log(`${build.name}: ${build.script}${Object.keys(build.env).length ? ` with ${JSON.stringify(build.env)}` : ''} at ${server.url}`);
@@ -236,7 +239,7 @@ async function main(): Promise<void> {
     await Promise.all(servers.map(({ server }) => server.stop()));
     await database.stop();
   }
-  if (args.profile) log(`profiles: ${servers.map(({ build }) => path.join(path.resolve(args.profile!, build.name), '*.cpuprofile')).join(', ')}`);
+  if (args.profile) log(`profiles: ${servers.map(({ build }) => path.join(profileDir(build), '*.cpuprofile')).join(', ')}`);
 }
 
 main().catch((error: unknown) => {
