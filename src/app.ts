@@ -7,6 +7,7 @@ import express, { Express, NextFunction, Request, Response } from 'express';
 import { GraphQLSchema } from 'graphql';
 import { AppDependencies, createContextFactory, createServiceFactory, ServiceFactory } from './app/composition';
 import { authenticate, limitByAddress } from './auth/authenticate';
+import { KeyCache } from './auth/key-cache';
 import { permissionPlugin } from './auth/permission';
 import { depthLimitRule } from './graphql/checks/depth-limit';
 import { MAX_DOCUMENT_TOKENS } from './graphql/checks/cost-limit';
@@ -121,7 +122,13 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     ),
   );
 
-  const graphqlAuth = authenticate(orm, quota, graphqlErrors, rejected);
+  // Keys found valid are answered from memory while Redis's stamp is unchanged; not without Redis.
+  const keys = deps.counters.redis
+    ? new KeyCache(deps.counters.redis, deps.counters.namespace, (error) =>
+        logger.error({ err: error }, 'could not renew the API key stamp in Redis'),
+      ).register()
+    : undefined;
+  const graphqlAuth = authenticate(orm, quota, graphqlErrors, rejected, keys);
   const sessionAuth = sessionGraphQLAuth(orm, quota, graphqlErrors, rejected);
   app.use(
     '/graphql',
@@ -146,7 +153,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   app.use(
     '/v1',
     compose(
-      authenticate(orm, quota, restErrors, rejected),
+      authenticate(orm, quota, restErrors, rejected, keys),
       jsonBody(restErrors),
       idempotency(orm, restErrors, logger, config.encryptionKey),
       createRestRouter(ROUTES, { schema, checks: prepared, createContext }),
@@ -176,6 +183,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   app.use(errorHandler(logger));
 
   const stop = async () => {
+    keys?.unregister();
     await apollo.stop();
     // After the HTTP server (callers close it first), so no request is left waiting on a thread.
     await proposalPdfs.close();

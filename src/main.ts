@@ -5,7 +5,7 @@ import { Config, ConfigError, ensureEncryptionKey, loadConfig } from './config';
 import { resolveDatabase } from './db/database-url';
 import { initOrm } from './db/orm';
 import { createLogger, Logger } from './logger';
-import { Counters, createRedis, redisReady } from './limits/counters';
+import { Counters, createRedis, redisReady, SERVICE_NAMESPACE } from './limits/counters';
 import { PriorLeadScorer } from './modules/scoring/prior-model';
 import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher';
 import { AgentRunner } from './modules/agents/agent-runner';
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   if (redis && !(await redisReady(redis, REDIS_CONNECT_TIMEOUT_MS))) {
     logger.warn({ timeoutMs: REDIS_CONNECT_TIMEOUT_MS }, 'redis not reachable at start: serving, counting in memory until it connects');
   }
-  const counters = new Counters(redis, 'spa');
+  const counters = new Counters(redis, SERVICE_NAMESPACE);
   const { app, stop, schema, servicesFor, metrics } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer(), counters });
   const dispatcher = new WebhookDispatcher({
     orm,

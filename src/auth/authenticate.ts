@@ -6,7 +6,8 @@ import { clientAddress } from '../http/client-address';
 import type { RateLimitKind } from '../http/metrics';
 import { isDatabaseUnavailable, mapDatabaseError } from '../db/database-errors';
 import { Quota, QuotaDecision, quotaRefusal } from '../limits/quota';
-import { ApiKeyService, Authenticated, hashKey } from '../modules/accounts/api-key.service';
+import { ApiKeyService, Authenticated, hashKey, keyHashOf } from '../modules/accounts/api-key.service';
+import type { KeyCache } from './key-cache';
 
 /** Keys remembered for a database outage; the oldest are forgotten first. */
 const REMEMBERED_KEYS = 10_000;
@@ -35,7 +36,8 @@ export function refuse(
  * to `res.locals.auth` (account, key and its permissions, mode) and counts the request once against the plan quota;
  * a request without a valid key counts against its client address instead, so keys cannot be
  * guessed at speed. Every answer carries the X-RateLimit headers; `onError` writes failures in the
- * shape of the surface (REST body or GraphQL errors).
+ * shape of the surface (REST body or GraphQL errors). With a KeyCache (Redis configured), a key
+ * found valid is answered from memory while the stamp in Redis is unchanged (src/auth/key-cache.ts).
  */
 export function authenticate(
   orm: MikroORM,
@@ -43,11 +45,12 @@ export function authenticate(
   onError: (res: Response, error: ApiError) => void,
   /** Told of each 429 (for the rate-limit metrics). */
   onRejected?: (kind: RateLimitKind) => void,
+  keys?: KeyCache,
 ) {
   // The last successful authentication per key, used only while the database is unreachable, so
   // that /v1/health can still answer "degraded" and other routes a 503 in the contract's shape.
-  // Every normal request checks the database, so a revoked key, or a rolled key's expired old
-  // value, stops working at once on every instance: no key is cached in memory or Redis.
+  // Unlike the KeyCache, whose stamp makes a revoked key, or a rolled key's expired old value, stop
+  // working at once on every instance, these are used only when the database cannot say.
   const lastGood = new Map<string, Authenticated>();
   // Keyed by the hash the lookup computed anyway (keyHash), so a request hashes its key once.
   const remember = (auth: Authenticated) => {
@@ -59,10 +62,13 @@ export function authenticate(
   };
   const lookUp = async (authorization: string | undefined): Promise<Authenticated> => {
     try {
+      // Read before the lookup, so that a change committed while it runs leaves what it finds stale.
+      const stamp = keys && keyHashOf(authorization) ? await keys.stampBeforeLookup() : undefined;
       // The global EntityManager, not a fork: the lookup is one raw read of lean rows, and
       // touches no unit of work or identity map (a fork per request costs more than the read).
       const auth = await new ApiKeyService(orm.em).authenticate(authorization);
       remember(auth);
+      if (stamp && auth.keyHash) keys!.keep(auth.keyHash, auth, stamp);
       return auth;
     } catch (error) {
       const secret = bearerToken(authorization);
@@ -74,8 +80,32 @@ export function authenticate(
     }
   };
 
+  /**
+   * A kept key, if its stamp is unchanged: the stamp is read in the same Redis write as the quota's
+   * count. When it changed, the count is given back and the request goes the way of a first one.
+   */
+  const fromMemory = async (authorization: string | undefined, res: Response): Promise<QuotaDecision | undefined> => {
+    const hash = keyHashOf(authorization);
+    const entry = hash ? keys!.find(hash) : undefined;
+    if (!entry) return undefined;
+    const [current, decision] = await Promise.all([keys!.stillCurrent(entry), quota.consume(entry.auth)]);
+    if (current) {
+      if (entry.auth.key) new ApiKeyService(orm.em).touch(entry.auth.key);
+      res.locals.auth = entry.auth;
+      return decision;
+    }
+    keys!.forget(hash!);
+    await quota.giveBack(entry.auth, decision);
+    return undefined;
+  };
+
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
+      const kept = keys && (await fromMemory(req.get('authorization'), res));
+      if (kept) {
+        setRateLimitHeaders(res, kept);
+        return kept.allowed ? next() : refuse(res, kept, 'plan_quota', onError, onRejected);
+      }
       try {
         res.locals.auth = await lookUp(req.get('authorization'));
       } catch (error) {

@@ -4,6 +4,8 @@ import { ConfigError, loadConfig } from '../config';
 import { mapDatabaseError } from '../db/database-errors';
 import { resolveDatabase } from '../db/database-url';
 import { initOrm } from '../db/orm';
+import { KEY_CACHE_TTL_MS, KeyCache } from '../auth/key-cache';
+import { createRedis, redisReady, SERVICE_NAMESPACE } from '../limits/counters';
 import { COMMANDS, Options, UsageError } from './commands';
 
 const HELP = `Operator command line (same configuration as the server: DATABASE_URL, or the embedded database).
@@ -12,6 +14,9 @@ ${Object.values(COMMANDS)
   .map((command) => `  npm run cli -- ${command.usage}`)
   .join('\n')}
 `;
+
+/** How long a command waits for Redis to accept commands before it goes on without renewing the key stamp. */
+const REDIS_WAIT_MS = 5_000;
 
 /** Parses and runs one command. Returns the exit code; results on stdout, everything else on stderr. */
 export async function run(argv: string[]): Promise<number> {
@@ -41,6 +46,18 @@ export async function run(argv: string[]): Promise<number> {
     (message) => console.error(`[cli] ${message}`),
   );
   const orm = await initOrm({ clientUrl: database.url, poolMax: 2 });
+  // A change of a key or an account renews the stamp in Redis, so running instances stop answering
+  // the keys they keep in memory at once (src/auth/key-cache.ts); without it, within KEY_CACHE_TTL_MS.
+  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  redis?.on('error', () => undefined);
+  if (redis && !(await redisReady(redis, REDIS_WAIT_MS))) {
+    console.error(`[cli] Redis at REDIS_URL is not reachable: running instances may accept a changed key for up to ${KEY_CACHE_TTL_MS / 1000} s`);
+  }
+  const keys = redis
+    ? new KeyCache(redis, SERVICE_NAMESPACE, (error) =>
+        console.error(`[cli] could not renew the API key stamp in Redis: ${(error as Error).message}`),
+      ).register()
+    : undefined;
   try {
     await command.run(orm.em.fork(), options, {
       out: (line) => process.stdout.write(`${line}\n`),
@@ -60,6 +77,8 @@ export async function run(argv: string[]): Promise<number> {
     }
     throw error;
   } finally {
+    keys?.unregister();
+    redis?.disconnect();
     await orm.close();
     await database.stop();
   }

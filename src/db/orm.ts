@@ -1,5 +1,6 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, MikroORM, Options } from '@mikro-orm/postgresql';
+import { AuthChangeSubscriber } from '../auth/key-cache';
 import { OutboxSubscriber } from '../events/outbox.subscriber';
 import { MODULES } from '../modules';
 import { TenantEntity, TimestampedEntity } from './base.entity';
@@ -49,8 +50,9 @@ export function ormConfig(options: OrmOptions): Options {
     discovery: { requireEntitiesArray: true },
     metadataCache: { enabled: false },
     extensions: [Migrator],
-    // Renders event payloads inside the flush that writes them (the transactional outbox).
-    subscribers: [new OutboxSubscriber()],
+    // Renders event payloads inside the flush that writes them (the transactional outbox); renews
+    // the gate's key stamp once a change of a key or an account has committed (src/auth/key-cache.ts).
+    subscribers: [new OutboxSubscriber(), new AuthChangeSubscriber()],
     migrations: {
       migrationsList: migrations,
       tableName: 'mikro_orm_migrations',

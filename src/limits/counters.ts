@@ -10,6 +10,9 @@ const UNBOUNDED = 2 ** 31 - 1;
  * one instance). rate-limiter-flexible does the counting and the windows. There is one limiter per
  * window name, whatever the limit, so a plan or limit change applies at once and keeps the count.
  */
+/** The service's namespace in Redis: its counters and the API key stamp (src/auth/key-cache.ts), which the CLI renews too. */
+export const SERVICE_NAMESPACE = 'spa';
+
 export class Counters {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
 

@@ -104,6 +104,23 @@ export class Quota {
     return { allowed: true, window: daily.remaining < minute.remaining ? daily : minute, retryAfterS: 0 };
   }
 
+  /**
+   * Gives back what `consume` counted for a request that is then judged again from the start (the
+   * gate's kept key whose stamp had changed): the minute's count always, the day's when it was counted.
+   */
+  async giveBack(auth: Authenticated, decision: QuotaDecision, points = 1): Promise<void> {
+    if (!this.enabled || auth.key === null || !decision.window) return;
+    const limits = this.limitsFor(auth);
+    const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+    const dayCounted = limits.perDay !== null && (decision.allowed || decision.code === 'daily_quota_exceeded');
+    await Promise.all([
+      refund(this.counters.limiter('minute', 60), key, limits.perMinute, points),
+      dayCounted
+        ? refund(this.counters.limiter('day', 26 * 3600), `${key}:${new Date().toISOString().slice(0, 10)}`, limits.perDay!, points, () => nextUtcMidnight())
+        : undefined,
+    ]);
+  }
+
   /** The web app's allowance (a session, no key): its own one-minute window per account and mode, no daily cap. */
   private async consumeWebApp(auth: Authenticated, points: number, options: { refundRefused?: boolean }): Promise<QuotaDecision> {
     const limit = this.settings.webAppPerMinute ?? WEB_APP_DEFAULT_PER_MINUTE;

@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { initOrm } from '../../src/db/orm';
-import { Counters } from '../../src/limits/counters';
+import { Counters, createRedis, redisReady, SERVICE_NAMESPACE } from '../../src/limits/counters';
 import { createLogger } from '../../src/logger';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
 import { TEST_ENCRYPTION_KEY_HEX } from './app';
@@ -83,10 +83,17 @@ export interface CliApi {
   stop(): Promise<void>;
 }
 
-export async function startCliApi(databaseUrl: string): Promise<CliApi> {
+/**
+ * With `redisUrl`, the app counts in Redis under the service's own namespace, as a deployed instance
+ * does, so it keeps keys in memory and hears the CLI's renewals of the key stamp (src/auth/key-cache.ts).
+ */
+export async function startCliApi(databaseUrl: string, options: { redisUrl?: string } = {}): Promise<CliApi> {
   const orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX });
-  const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer(), counters: new Counters(undefined, 'cli-test') });
+  const redis = options.redisUrl ? createRedis(options.redisUrl) : undefined;
+  if (redis && !(await redisReady(redis, 10_000))) throw new Error(`Redis at ${options.redisUrl} did not become ready within 10 s`);
+  const counters = redis ? new Counters(redis, SERVICE_NAMESPACE) : new Counters(undefined, 'cli-test');
+  const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer(), counters });
   const server: Server = await new Promise((resolve) => {
     const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -105,6 +112,7 @@ export async function startCliApi(databaseUrl: string): Promise<CliApi> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await built.stop();
       await orm.close();
+      redis?.disconnect();
     },
   };
 }

@@ -41,6 +41,12 @@ export function hashKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
+/** The hash a well-formed key in an Authorization header is looked up by; undefined when there is none (authenticate says why). */
+export function keyHashOf(authorization: string | undefined): string | undefined {
+  const secret = authorization ? bearerToken(authorization) : undefined;
+  return secret && KEY_SHAPE.test(secret) ? hashKey(secret) : undefined;
+}
+
 /** The key lookup's two statements and how their account columns come back (`account:<column>`); built once from the metadata. */
 interface KeyLookup {
   /** The key whose current value has the hash. */
@@ -175,7 +181,8 @@ export class ApiKeyService {
     return { account, key, livemode: key.type === KeyType.live, keyHash: hash, ...(expiresAt ? { expiresAt } : {}) };
   }
 
-  private touch(key: Lean<ApiKey>): void {
+  /** Notes the key's use (`last_used_at`), at most once a minute, without waiting and without failing the request. */
+  touch(key: Lean<ApiKey>): void {
     const now = Date.now();
     if (key.lastUsedAt && now - key.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
     key.lastUsedAt = new Date(now);
