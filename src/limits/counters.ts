@@ -132,5 +132,12 @@ export function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
 export function createRedis(url: string): Redis {
   // No offline queue: while Redis is away, commands fail at once and the insurance limiter counts.
   // Auto-pipelining sends the commands of concurrent requests in one write.
-  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  // A limiter defines its Lua command (rlflxIncr) on the client when it is built, and an
+  // auto-pipeline copies the client's commands when it is created. A count queued on a pipeline
+  // created before the first limiter finds no rlflxIncr there, and ioredis then reads past the end
+  // of that pipeline's results and throws outside any promise, which ends the process
+  // (redis/ioredis#1931). So the command is defined here, before the client sends anything.
+  new RateLimiterRedis({ storeClient: redis, points: 1, duration: 1 });
+  return redis;
 }
