@@ -60,15 +60,16 @@ export function authenticate(
     lastGood.set(id, auth);
     if (lastGood.size > REMEMBERED_KEYS) lastGood.delete(lastGood.keys().next().value as string);
   };
-  const lookUp = async (authorization: string | undefined): Promise<Authenticated> => {
+  /** `hash` is given when the gate keeps keys and the header holds a well-formed one: its result may then be kept. */
+  const lookUp = async (authorization: string | undefined, hash: string | undefined): Promise<Authenticated> => {
     try {
       // Read before the lookup, so that a change committed while it runs leaves what it finds stale.
-      const stamp = keys && keyHashOf(authorization) ? await keys.stampBeforeLookup() : undefined;
+      const stamp = keys && hash ? await keys.stampBeforeLookup() : undefined;
       // The global EntityManager, not a fork: the lookup is one raw read of lean rows, and
       // touches no unit of work or identity map (a fork per request costs more than the read).
       const auth = await new ApiKeyService(orm.em).authenticate(authorization);
       remember(auth);
-      if (stamp && auth.keyHash) keys!.keep(auth.keyHash, auth, stamp);
+      if (stamp) keys!.keep(hash!, auth, stamp);
       return auth;
     } catch (error) {
       const secret = bearerToken(authorization);
@@ -84,30 +85,31 @@ export function authenticate(
    * A kept key, if its stamp is unchanged: the stamp is read in the same Redis write as the quota's
    * count. When it changed, the count is given back and the request goes the way of a first one.
    */
-  const fromMemory = async (authorization: string | undefined, res: Response): Promise<QuotaDecision | undefined> => {
-    const hash = keyHashOf(authorization);
-    const entry = hash ? keys!.find(hash) : undefined;
+  const fromMemory = async (cache: KeyCache, hash: string, res: Response): Promise<QuotaDecision | undefined> => {
+    const entry = cache.find(hash);
     if (!entry) return undefined;
-    const [current, decision] = await Promise.all([keys!.stillCurrent(entry), quota.consume(entry.auth)]);
+    const [current, decision] = await Promise.all([cache.stillCurrent(entry), quota.consume(entry.auth)]);
     if (current) {
       if (entry.auth.key) new ApiKeyService(orm.em).touch(entry.auth.key);
       res.locals.auth = entry.auth;
       return decision;
     }
-    keys!.forget(hash!);
+    cache.forget(hash);
     await quota.giveBack(entry.auth, decision);
     return undefined;
   };
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
-      const kept = keys && (await fromMemory(req.get('authorization'), res));
+      const authorization = req.get('authorization');
+      const hash = keys ? keyHashOf(authorization) : undefined;
+      const kept = hash && (await fromMemory(keys!, hash, res));
       if (kept) {
         setRateLimitHeaders(res, kept);
         return kept.allowed ? next() : refuse(res, kept, 'plan_quota', onError, onRejected);
       }
       try {
-        res.locals.auth = await lookUp(req.get('authorization'));
+        res.locals.auth = await lookUp(authorization, hash);
       } catch (error) {
         if (!(error instanceof ApiError) || error.status !== 401) throw error;
         // Only requests without a valid key count against the address: a valid key is judged by

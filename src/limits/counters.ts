@@ -4,15 +4,15 @@ import { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRe
 /** Limiters count without a ceiling of their own; each call compares the count with the limit in force. */
 const UNBOUNDED = 2 ** 31 - 1;
 
+/** The service's namespace in Redis: its counters and the API key stamp (src/auth/key-cache.ts), which the CLI renews too. */
+export const SERVICE_NAMESPACE = 'spa';
+
 /**
  * Where request counters live: Redis when REDIS_URL is set (atomic INCR + expiry in one round
  * trip, so the count is exact across every instance sharing it), else process memory (exact for
  * one instance). rate-limiter-flexible does the counting and the windows. There is one limiter per
  * window name, whatever the limit, so a plan or limit change applies at once and keeps the count.
  */
-/** The service's namespace in Redis: its counters and the API key stamp (src/auth/key-cache.ts), which the CLI renews too. */
-export const SERVICE_NAMESPACE = 'spa';
-
 export class Counters {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
 

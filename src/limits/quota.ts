@@ -47,6 +47,11 @@ export function quotaRefusal(decision: QuotaDecision, detail = ''): ApiError {
 /** What every check answers when limits are off (RATE_LIMITS=off): allowed, nothing counted, no headers. */
 const UNCOUNTED: QuotaDecision = { allowed: true, retryAfterS: 0 };
 
+/** An account's counters are per mode: live and test requests never share a window. */
+const accountKey = (auth: Pick<Authenticated, 'account' | 'livemode'>): string => `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+/** The daily cap's counter: the UTC day is part of the key, so each day starts from zero. */
+const todayKey = (key: string): string => `${key}:${new Date().toISOString().slice(0, 10)}`;
+
 const nextUtcMidnight = (): number => {
   const now = new Date();
   return Math.floor(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000);
@@ -78,7 +83,7 @@ export class Quota {
     if (!this.enabled) return UNCOUNTED;
     if (auth.key === null) return this.consumeWebApp(auth, points, options);
     const limits = this.limitsFor(auth);
-    const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+    const key = accountKey(auth);
     const minuteLimiter = this.counters.limiter('minute', 60);
     const minute = await consume(minuteLimiter, key, limits.perMinute, undefined, points);
     const now = Math.floor(Date.now() / 1000);
@@ -88,7 +93,7 @@ export class Quota {
     }
     if (limits.perDay === null) return { allowed: true, window: minute, retryAfterS: 0 };
 
-    const dayKey = `${key}:${new Date().toISOString().slice(0, 10)}`;
+    const dayKey = todayKey(key);
     const dayLimiter = this.counters.limiter('day', 26 * 3600);
     const daily = await consume(dayLimiter, dayKey, limits.perDay, () => nextUtcMidnight(), points);
     if (!daily.allowed) {
@@ -111,20 +116,18 @@ export class Quota {
   async giveBack(auth: Authenticated, decision: QuotaDecision, points = 1): Promise<void> {
     if (!this.enabled || auth.key === null || !decision.window) return;
     const limits = this.limitsFor(auth);
-    const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+    const key = accountKey(auth);
     const dayCounted = limits.perDay !== null && (decision.allowed || decision.code === 'daily_quota_exceeded');
     await Promise.all([
       refund(this.counters.limiter('minute', 60), key, limits.perMinute, points),
-      dayCounted
-        ? refund(this.counters.limiter('day', 26 * 3600), `${key}:${new Date().toISOString().slice(0, 10)}`, limits.perDay!, points, () => nextUtcMidnight())
-        : undefined,
+      dayCounted ? refund(this.counters.limiter('day', 26 * 3600), todayKey(key), limits.perDay!, points, () => nextUtcMidnight()) : undefined,
     ]);
   }
 
   /** The web app's allowance (a session, no key): its own one-minute window per account and mode, no daily cap. */
   private async consumeWebApp(auth: Authenticated, points: number, options: { refundRefused?: boolean }): Promise<QuotaDecision> {
     const limit = this.settings.webAppPerMinute ?? WEB_APP_DEFAULT_PER_MINUTE;
-    const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+    const key = accountKey(auth);
     const limiter = this.counters.limiter('web-minute', 60);
     const minute = await consume(limiter, key, limit, undefined, points);
     if (minute.allowed) return { allowed: true, window: minute, retryAfterS: 0 };
@@ -135,13 +138,9 @@ export class Quota {
   /** Requests counted so far in this minute and this UTC day, for the web app's Plan page (does not count). */
   async usage(auth: Pick<Authenticated, 'account' | 'livemode'>): Promise<{ minute: number; day: number }> {
     const limits = this.limitsFor(auth as Authenticated);
-    const key = `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+    const key = accountKey(auth);
     const minute = await peek(this.counters.limiter('minute', 60), key, limits.perMinute);
-    const daily = await peek(
-      this.counters.limiter('day', 26 * 3600),
-      `${key}:${new Date().toISOString().slice(0, 10)}`,
-      limits.perDay ?? Number.MAX_SAFE_INTEGER,
-    );
+    const daily = await peek(this.counters.limiter('day', 26 * 3600), todayKey(key), limits.perDay ?? Number.MAX_SAFE_INTEGER);
     return { minute: minute ? minute.limit - minute.remaining : 0, day: daily ? daily.limit - daily.remaining : 0 };
   }
 

@@ -160,12 +160,11 @@ export class ApiKeyService {
     if (!authorization) {
       throw new ApiError('api_key_missing', 'No API key provided. Send it as "Authorization: Bearer sk_test_…".');
     }
-    const secret = bearerToken(authorization) ?? '';
-    if (!KEY_SHAPE.test(secret)) {
+    const hash = keyHashOf(authorization);
+    if (!hash) {
       throw new ApiError('api_key_invalid', 'Invalid API key provided. Use "Authorization: Bearer <key>".');
     }
     // Every request runs this, so it is one statement (two for an old or wrong value) and read-only rows (src/db/lean.ts).
-    const hash = hashKey(secret);
     const lookup = keyLookupOf(this.em);
     let [row] = await selectRows(this.em, lookup.current, [hash]);
     row ??= (await selectRows(this.em, lookup.previous, [hash]))[0];
