@@ -33,6 +33,48 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/** `application/json`, alone or with a UTF-8 charset: what every client of the API sends. */
+const PLAIN_JSON = /^application\/json(?:\s*;\s*charset="?utf-8"?)?\s*$/i;
+
+const invalidJson = () => new ApiError('invalid_json', 'The request body is not valid JSON');
+
+/**
+ * The common body read directly: plain JSON (above), no Content-Encoding, a Content-Length within
+ * the limit. body-parser does the same with a content-type parse, a decoder and stream bookkeeping
+ * that such a body never needs, about 20 µs of a 300 µs `/graphql` read (docs/benchmark.md,
+ * twenty-first pass). Node's parser delivers exactly Content-Length bytes or aborts the request,
+ * so the count is checked only as body-parser does. Invalid UTF-8 becomes U+FFFD and a leading
+ * byte order mark is dropped, as body-parser's decoder does. Anything else goes to body-parser.
+ */
+function readPlainJson(req: Request, length: number, done: (error: ApiError | undefined) => void): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let finished = false;
+  const finish = (error: ApiError | undefined) => {
+    if (finished) return;
+    finished = true;
+    req.off('data', onData).off('end', onEnd).off('error', onFailure).off('aborted', onFailure);
+    done(error);
+  };
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    chunks.push(chunk);
+  };
+  const onEnd = () => {
+    if (received !== length) return finish(invalidJson());
+    let text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)).toString('utf8');
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    try {
+      req.body = JSON.parse(text);
+    } catch {
+      return finish(invalidJson());
+    }
+    finish(undefined);
+  };
+  const onFailure = () => finish(invalidJson());
+  req.on('data', onData).on('end', onEnd).on('error', onFailure).on('aborted', onFailure);
+}
+
 /**
  * CONTRACT §1: POST and PUT bodies are JSON. Another content type is 415, malformed JSON 400
  * `invalid_json`, more than 1 MiB 413. A POST with no body at all (actions such as /deploy) is fine.
@@ -43,22 +85,35 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
  */
 export function jsonBody(onError: (res: Response, error: ApiError) => void, options: { emptyBody?: boolean } = {}) {
   const emptyBody = options.emptyBody === true;
+  /** What every parsed body must be: an object (or an array, which /graphql refuses itself), not too deep. */
+  const checkParsed = (req: Request, res: Response, next: NextFunction): void => {
+    if (req.body === null || typeof req.body !== 'object') return onError(res, bodyNotAnObject(req.body));
+    if (!nestsDeeperThan(req.body, MAX_BODY_DEPTH)) return next();
+    return onError(res, new ApiError('invalid_json', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`));
+  };
   return (req: Request, res: Response, next: NextFunction): void => {
     // The method first: a GET or HEAD never has its headers looked up (req.get lower-cases each name).
     const bodiless = req.method === 'GET' || req.method === 'HEAD';
-    if (bodiless || !(Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined)) {
+    const length = Number(req.headers['content-length'] ?? 0);
+    if (bodiless || !(length > 0 || req.headers['transfer-encoding'] !== undefined)) {
       if (emptyBody) req.body ??= {};
       return next();
+    }
+    const contentType = req.headers['content-type'];
+    if (
+      length <= MAX_BODY_BYTES &&
+      req.headers['transfer-encoding'] === undefined &&
+      req.headers['content-encoding'] === undefined &&
+      contentType !== undefined &&
+      PLAIN_JSON.test(contentType)
+    ) {
+      return readPlainJson(req, length, (error) => (error ? onError(res, error) : checkParsed(req, res, next)));
     }
     if (!req.is('application/json') && !req.is('application/*+json')) {
       return onError(res, new ApiError('unsupported_media_type', `Content-Type must be application/json, got ${req.get('content-type') ?? 'none'}`));
     }
     parseJson(req, res, (error?: unknown) => {
-      if (!error) {
-        if (req.body === null || typeof req.body !== 'object') return onError(res, bodyNotAnObject(req.body));
-        if (!nestsDeeperThan(req.body, MAX_BODY_DEPTH)) return next();
-        return onError(res, new ApiError('invalid_json', `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`));
-      }
+      if (!error) return checkParsed(req, res, next);
       const type = (error as { type?: string }).type;
       if (type === 'entity.too.large') {
         return onError(res, new ApiError('request_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes`));
@@ -66,7 +121,7 @@ export function jsonBody(onError: (res: Response, error: ApiError) => void, opti
       if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
         return onError(res, new ApiError('unsupported_media_type', 'The body must be UTF-8 JSON'));
       }
-      return onError(res, new ApiError('invalid_json', 'The request body is not valid JSON'));
+      return onError(res, invalidJson());
     });
   };
 }

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { HttpResponse, LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
 /**
@@ -162,6 +163,73 @@ describe('the input contract', () => {
       400,
       'invalid_json',
     );
+  });
+
+  it('reads a plain JSON body (read directly) exactly as body-parser reads any other', async () => {
+    interface Answer {
+      status: number;
+      body: {
+        error?: { code: string; message: string };
+        errors?: Array<{ message: string; extensions: { code: string; errorCode?: string } }>;
+        company?: string;
+      };
+    }
+    /** Sends `body` as it is, with a Content-Length or, with `chunked`, without one. */
+    const send = (path: string, contentType: string, body: Buffer, chunked: boolean) =>
+      new Promise<Answer>((resolve, reject) => {
+        const url = new URL(path, app.baseUrl);
+        const headers: Record<string, string> = { authorization: `Bearer ${owner.testKey}`, 'content-type': contentType };
+        if (!chunked) headers['content-length'] = String(body.length);
+        const req = httpRequest(url, { method: path.startsWith('/v1') ? 'PUT' : 'POST', headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        });
+        req.on('error', reject);
+        if (chunked) {
+          // Two writes, so the body really arrives in chunks.
+          req.write(body.subarray(0, 3));
+          req.end(body.subarray(3));
+        } else req.end(body);
+      });
+    const utf8 = (text: string) => Buffer.from(text, 'utf8');
+    const deep = '{"company":' + '['.repeat(70) + ']'.repeat(70) + '}';
+    const bodies: Array<[string, Buffer]> = [
+      ['an object', utf8('{"company":"Read directly"}')],
+      ['a byte order mark first', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8('{"company":"Marked"}')])],
+      ['invalid UTF-8 in a string', Buffer.concat([utf8('{"company":"Bad'), Buffer.from([0xff, 0xfe]), utf8('"}')])],
+      ['multi-byte characters', utf8('{"company":"Zürich 株式会社 🚀"}')],
+      ['malformed JSON', utf8('{"company":')],
+      ['whitespace only', utf8('   ')],
+      ['a string', utf8('"x"')],
+      ['nesting past the limit', utf8(deep)],
+    ];
+    const outcome = ({ status, body }: Answer) =>
+      body.error
+        ? { status, code: body.error.code, message: body.error.message }
+        : body.errors
+          ? { status, code: body.errors[0].extensions.errorCode ?? body.errors[0].extensions.code, message: body.errors[0].message }
+          : { status, company: body.company };
+    for (const [what, body] of bodies) {
+      for (const path of [`/v1/leads/${ids.lead}`, '/graphql']) {
+        // body-parser's path: a chunked body, and a JSON type other than application/json.
+        const parsed = outcome(await send(path, 'application/json', body, true));
+        expect({ what, ...outcome(await send(path, 'application/vnd.api+json', body, false)) }).toEqual({ what, ...parsed });
+        // The direct path: application/json, with or without a UTF-8 charset, and a Content-Length.
+        for (const contentType of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"']) {
+          expect({ what, contentType, ...outcome(await send(path, contentType, body, false)) }).toEqual({ what, contentType, ...parsed });
+        }
+      }
+    }
+    // What the two paths agreed on is what the contract says.
+    expect(outcome(await send(`/v1/leads/${ids.lead}`, 'application/json', bodies[1][1], false))).toEqual({ status: 200, company: 'Marked' });
+    expect(outcome(await send(`/v1/leads/${ids.lead}`, 'application/json', bodies[4][1], false))).toMatchObject({ status: 400, code: 'invalid_json' });
+    expect(outcome(await send(`/v1/leads/${ids.lead}`, 'application/json', bodies[7][1], false))).toMatchObject({ status: 400, code: 'invalid_json' });
+    // A charset other than UTF-8 is still refused, by body-parser.
+    expect(outcome(await send(`/v1/leads/${ids.lead}`, 'application/json; charset=koi8-r', bodies[0][1], false))).toMatchObject({
+      status: 415,
+      code: 'unsupported_media_type',
+    });
   });
 
   it('names nested parameters in REST names in REST messages', async () => {
