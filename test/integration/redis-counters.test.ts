@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { consume, Counters, createRedis, peek, redisReady } from '../../src/limits/counters';
+import { consume, Counters, createRedis, peek, redisReady, refund } from '../../src/limits/counters';
 import { testRedisUrl } from '../helpers/app';
 
 const REDIS_URL = testRedisUrl();
 
 /**
- * The counters' Redis client auto-pipelines: commands sent in one tick leave in one write. A
- * limiter's count is a Lua command that rate-limiter-flexible defines on the client, and ioredis
- * copies a client's commands into a pipeline when the pipeline is created (redis/ioredis#1931).
- * A count queued on a pipeline created before the command existed misaligned that pipeline's
- * results and threw outside any promise, which ended the process: the first burst after an
- * instance started, where another command (the key stamp's) opened the tick's pipeline.
+ * The counters' Redis client auto-pipelines: commands sent in one tick leave in one write. A count
+ * is three plain commands (SET NX EX, INCRBY, PTTL: PlainCommandsLimiter in src/limits/counters.ts).
+ * The first test is what crashed instances while a count was the library's Lua command, defined on
+ * the client when the first limiter was built: a count queued on a pipeline created before that
+ * misaligned the pipeline's results and threw outside any promise (redis/ioredis#1931).
  */
 (REDIS_URL ? describe : describe.skip)('the counters on Redis, first commands of a fresh client', () => {
   let redis: Redis;
@@ -44,5 +43,27 @@ const REDIS_URL = testRedisUrl();
     await new Promise((resolve) => setImmediate(resolve));
     expect(uncaught).toEqual([]);
     await redis.del(marker);
+  });
+
+  it("gives a counter that lost its expiry one again, as the library's script does, and counts on", async () => {
+    const namespace = `rc-${randomUUID()}`;
+    const counters = new Counters(redis, namespace);
+    const key = `acct_${randomUUID()}`;
+    const stored = `${namespace}:requests:${key}`;
+    // What a window ending between SET NX and INCRBY leaves: a count without an expiry.
+    await redis.set(stored, 4);
+    const counted = await consume(counters.limiter('requests', 60), key, 10);
+    expect(counted).toMatchObject({ allowed: true, remaining: 5 });
+    expect(counted.resetAt - Date.now() / 1000).toBeGreaterThan(55);
+    expect(await redis.ttl(stored)).toBeGreaterThan(55);
+    expect(await redis.get(stored)).toBe('5');
+    // Past the limit is refused; a refund (a negative count through the same commands) gives it back.
+    await consume(counters.limiter('requests', 60), key, 10, undefined, 5);
+    expect((await consume(counters.limiter('requests', 60), key, 10)).allowed).toBe(false);
+    expect(await redis.get(stored)).toBe('11');
+    expect(await refund(counters.limiter('requests', 60), key, 10, 1)).toMatchObject({ remaining: 0 });
+    expect(await redis.get(stored)).toBe('10');
+    expect(await redis.ttl(stored)).toBeGreaterThan(55);
+    await redis.del(stored);
   });
 });
