@@ -7,6 +7,7 @@ import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { initOrm } from '../../src/db/orm';
 import { Counters, createRedis, redisReady, SERVICE_NAMESPACE } from '../../src/limits/counters';
+import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
 import { createLogger } from '../../src/logger';
 import { PriorLeadScorer } from '../../src/modules/scoring/prior-model';
 import { TEST_ENCRYPTION_KEY_HEX } from './app';
@@ -93,7 +94,11 @@ export async function startCliApi(databaseUrl: string, options: { redisUrl?: str
   const redis = options.redisUrl ? createRedis(options.redisUrl) : undefined;
   if (redis && !(await redisReady(redis, 10_000))) throw new Error(`Redis at ${options.redisUrl} did not become ready within 10 s`);
   const counters = redis ? new Counters(redis, SERVICE_NAMESPACE) : new Counters(undefined, 'cli-test');
-  const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer(), counters });
+  // The service's namespace is shared with every other process a test starts on this Redis (the
+  // reliability suites' instances), and with it the count of requests without a valid key from
+  // 127.0.0.1: their refused requests must not turn this API's 401s into 429s.
+  const quotaSettings = { ...DEFAULT_QUOTA_SETTINGS, unauthenticatedPerMinute: 1_000_000 };
+  const built = await createApp({ orm, config, logger: createLogger('silent'), scorer: new PriorLeadScorer(), counters, quotaSettings });
   const server: Server = await new Promise((resolve) => {
     const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
   });

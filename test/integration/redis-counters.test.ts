@@ -7,7 +7,7 @@ const REDIS_URL = testRedisUrl();
 
 /**
  * The counters' Redis client auto-pipelines: commands sent in one tick leave in one write. A count
- * is three plain commands (SET NX EX, INCRBY, PTTL: PlainCommandsLimiter in src/limits/counters.ts).
+ * is two plain commands (INCRBY, PTTL, and EXPIRE for a key without one: PlainCommandsLimiter in src/limits/counters.ts).
  * The first test is what crashed instances while a count was the library's Lua command, defined on
  * the client when the first limiter was built: a count queued on a pipeline created before that
  * misaligned the pipeline's results and threw outside any promise (redis/ioredis#1931).
@@ -38,6 +38,10 @@ const REDIS_URL = testRedisUrl();
     expect(counted).toMatchObject({ allowed: true, limit: 10, remaining: 9 });
     // The count reached Redis (not the per-instance insurance counter), and each command got its own answer.
     expect(await peek(counters.limiter('requests', 60), key, 10)).toMatchObject({ remaining: 9 });
+    // A window's first count gave its key the window's expiry.
+    const ttl = await redis.ttl(`${counters.namespace}:requests:${key}`);
+    expect(ttl).toBeGreaterThan(55);
+    expect(ttl).toBeLessThanOrEqual(60);
     expect(await redis.get(marker)).toBe('stamp');
     // Let the pipeline's callbacks run out, then nothing was thrown outside a promise.
     await new Promise((resolve) => setImmediate(resolve));
@@ -50,7 +54,7 @@ const REDIS_URL = testRedisUrl();
     const counters = new Counters(redis, namespace);
     const key = `acct_${randomUUID()}`;
     const stored = `${namespace}:requests:${key}`;
-    // What a window ending between SET NX and INCRBY leaves: a count without an expiry.
+    // What a process stopped between a window's first INCRBY and its EXPIRE leaves: a count without an expiry.
     await redis.set(stored, 4);
     const counted = await consume(counters.limiter('requests', 60), key, 10);
     expect(counted).toMatchObject({ allowed: true, remaining: 5 });
