@@ -280,6 +280,55 @@ describe('request logs', () => {
     expect(constraints).toBe(0);
   });
 
+  it('stores every column of a batch as given: nulls, fractions, milliseconds, and text an array literal must escape', async () => {
+    const a = await app.createAccount();
+    const writer = new RequestLogWriter({ em: app.orm.em, logger: createLogger('silent'), metrics: new Metrics(), flushIntervalMs: 60_000 });
+    const at = new Date('2026-11-29T10:11:12.345Z');
+    const odd = ['NULL', 'a,b', '{x}', 'quote " and \\ backslash', 'naïve – 東京', ''];
+    odd.forEach((text, i) =>
+      writer.add({
+        accountId: a.account.id,
+        livemode: i % 2 === 0,
+        method: text,
+        route: `/v1/${text}`,
+        operationName: i === 0 ? null : text,
+        status: 200 + i,
+        requestId: `odd-${i}`,
+        keyPrefix: i === 1 ? null : text,
+        latencyMs: 1.25 + i,
+        createdAt: new Date(at.getTime() + i),
+      }),
+    );
+    await writer.stop();
+    const stored: Array<Record<string, unknown>> = await app.orm.em.getKnex()('request_logs').where({ account_id: a.account.id }).select('*');
+    const rows = stored.sort((x, y) => String(x.request_id).localeCompare(String(y.request_id)));
+    expect(
+      rows.map((r) => ({
+        livemode: r.livemode,
+        method: r.method,
+        route: r.route,
+        operationName: r.operation_name,
+        status: r.status,
+        keyPrefix: r.key_prefix,
+        latencyMs: r.latency_ms,
+        createdAt: new Date(r.created_at as string).toISOString(),
+        updatedAt: new Date(r.updated_at as string).toISOString(),
+      })),
+    ).toEqual(
+      odd.map((text, i) => ({
+        livemode: i % 2 === 0,
+        method: text,
+        route: `/v1/${text}`,
+        operationName: i === 0 ? null : text,
+        status: 200 + i,
+        keyPrefix: i === 1 ? null : text,
+        latencyMs: 1.25 + i,
+        createdAt: new Date(at.getTime() + i).toISOString(),
+        updatedAt: new Date(at.getTime() + i).toISOString(),
+      })),
+    );
+    expect(rows.every((r) => /^rlog_[0-9A-Z]{26}$/.test(String(r.id)))).toBe(true);
+  });
   it('with REQUEST_LOGS=off stores nothing', async () => {
     const off = await startTestApp({ env: { REQUEST_LOGS: 'off' }, requestLogs: { flushIntervalMs: 50 } });
     try {
