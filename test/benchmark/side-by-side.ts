@@ -27,6 +27,9 @@ Each NAME=SOURCE is one server, measured in turn with the others, round after ro
   --rounds N        rounds (default 6)        --duration S   seconds a run (default 6)
   --warmup S        unmeasured seconds per server before the first round (default 3)
   --connections N   (default 10)   --leads N (default 1,000,000)   --deals N (default 20,000)
+  --mixed NAME,…    these servers first serve every other scenario for --warmup seconds each (those
+                    over the operation limits left out), as the bench's main service does before its
+                    later rounds: a history of many kinds of request against one of a single kind
   --profile DIR     every server runs under node --cpu-prof and writes its profile, at its stop, to
                     DIR/NAME/, one file a thread, the main thread's named CPU.<date>.<time>.<pid>.0.<n>
                     (the start and the warm-up are in it too): read each with
@@ -59,6 +62,7 @@ const { values: args, positionals } = parseCommandLine(USAGE, {
     leads: { type: 'string' },
     deals: { type: 'string' },
     profile: { type: 'string' },
+    mixed: { type: 'string' },
   },
 });
 
@@ -111,6 +115,9 @@ if (builds.every((b) => b.baseline)) usageError('name one service build at least
 // The scenarios' names are known before any account exists: a placeholder account names them.
 const scenarioNames = scenarios({ accountId: '', liveKey: '', leadIds: [], deepCursor: '', deepRow: 0, leads: 0 }, '').map((s) => s.name);
 if (!scenarioNames.includes(args.scenario)) usageError(`--scenario takes one of ${scenarioNames.join(', ')}`);
+const mixed = new Set(args.mixed?.split(',').filter(Boolean) ?? []);
+for (const name of mixed)
+  if (!builds.some((b) => b.name === name && !b.baseline)) usageError(`--mixed names a service build given as NAME=SOURCE, not "${name}"`);
 
 interface Sample {
   rps: number;
@@ -163,6 +170,11 @@ async function main(): Promise<void> {
 
     await quiet.connect();
     const load = { connections: settings.connections, durationS: settings.durationS };
+    for (const { build, server } of servers.filter(({ build }) => mixed.has(build.name))) {
+      const others = every.filter((s) => s.name !== scenario.name && !s.overOperationLimit);
+      log(`${build.name}: serving ${others.map((s) => s.name).join(', ')} first, ${settings.warmupS} s each`);
+      for (const other of others) await drive(server.url, account.liveKey, other, { ...load, durationS: settings.warmupS }, server);
+    }
     log('warming up');
     for (const { build, server } of servers) await drive(server.url, account.liveKey, served(build), { ...load, durationS: settings.warmupS }, server);
 

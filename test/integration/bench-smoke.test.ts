@@ -152,16 +152,21 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     expect((await run(['a=/nowhere', 'b=.'])).output).toMatch(/\/nowhere has no dist\/src\/main\.js: build it with/);
     const scenario = await run(['--scenario', 'nope', 'a=.', 'b=.']);
     expect([scenario.code, /--scenario takes one of read, page1, /.test(scenario.output)]).toEqual([2, true]);
+    const mixed = await run(['--mixed', 'base', 'a=.', 'base=baseline']);
+    expect([mixed.code, mixed.output.includes('--mixed names a service build given as NAME=SOURCE, not "base"')]).toEqual([2, true]);
 
     const profiles = mkdtempSync(path.join(tmpdir(), 'side-by-side-'));
     const { code, output } = await run(
-      ['--leads', '2000', '--deals', '300', '--rounds', '2', '--duration', '1', '--warmup', '1', '--profile', profiles].concat([
+      ['--leads', '2000', '--deals', '300', '--rounds', '2', '--duration', '1', '--warmup', '1', '--profile', profiles, '--mixed', 'unlogged'].concat([
         'build=.',
         'unlogged=.,REQUEST_LOGS=off',
         'base=baseline',
       ]),
     );
     if (code !== 0) throw new Error(`side-by-side exited with ${code}:\n${output.slice(-3_000)}`);
+    // --mixed: that server first serves every other scenario (the PDF is over the operation limits), the others only the one measured.
+    expect(output).toMatch(/unlogged: serving page1, deep, create, deals, graphql, graphql-page first, 1 s each/);
+    expect(output).not.toMatch(/(build|base): serving/);
     // Round 1 in the order given, round 2 turned by one and backwards.
     expect(output).toMatch(/round 1\/2: build \d+\/s \d+ µs \| unlogged \d+\/s \d+ µs \| base \d+\/s \d+ µs/);
     expect(output).toMatch(/round 2\/2: build \d+\/s \d+ µs \| base \d+\/s \d+ µs \| unlogged \d+\/s \d+ µs/);
