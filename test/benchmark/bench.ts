@@ -73,6 +73,8 @@ const write = args.write ?? (!quick && !args['no-write']);
 
 /** The copies the switch rows compare (report.ts): one switch off each, and the twin with every switch on. */
 type SwitchCopy = 'unlimited' | 'unlogged' | 'untimed' | 'twin';
+/** The PostGraphile servers measured beside the service: open, and keyed (postgraphile-server.ts). */
+type Rival = 'postgraphile' | 'postgraphileKeyed';
 const SWITCHED: ReadonlyArray<readonly [SwitchCopy, string, Record<string, string>]> = [
   ['unlimited', 'service without rate limiting', { RATE_LIMITS: 'off' }],
   ['unlogged', 'service without request logs', { REQUEST_LOGS: 'off' }],
@@ -176,19 +178,35 @@ async function main(): Promise<void> {
     };
     const serviceFor = (scenario: Scenario) => (scenario.overOperationLimit ? unlimited : service);
 
-    // PostGraphile over the same database, for the GraphQL scenarios measured here (issue 25).
-    const versusPostgraphile = postgraphileScenarios(account);
-    const postgraphile = all.some((s) => versusPostgraphile[s.name])
-      ? await startServer('postgraphile', 'dist/test/benchmark/postgraphile-server.js', { DATABASE_URL: databaseUrl })
-      : undefined;
-    if (postgraphile) servers.push(postgraphile);
-    const rival = (scenario: Scenario) => (postgraphile ? versusPostgraphile[scenario.name] : undefined);
+    // PostGraphile over the same database, for the GraphQL scenarios measured here (issue 25): open
+    // (no key, the account named in the query), and keyed, doing the service's job (the key checked,
+    // rows held to its account and mode by row-level security; postgraphile-server.ts).
+    const wanted = all.some((s) => postgraphileScenarios(account)[s.name]);
+    const rivals = wanted
+      ? ([
+          { side: 'postgraphile', label: 'PostGraphile', env: {}, scenarios: postgraphileScenarios(account) },
+          { side: 'postgraphileKeyed', label: 'PostGraphile (keyed)', env: { POSTGRAPHILE_KEYED: '1' }, scenarios: postgraphileScenarios(account, true) },
+        ] as const)
+      : [];
+    const rivalServers = new Map<Rival, Server>();
+    for (const { side, label, env } of rivals) {
+      const server = await startServer(label, 'dist/test/benchmark/postgraphile-server.js', { DATABASE_URL: databaseUrl, ...env });
+      servers.push(server);
+      rivalServers.set(side, server);
+    }
+    /** Each PostGraphile's server and its equivalent of a scenario, where it has one. */
+    const rivalsOf = (scenario: Scenario) =>
+      rivals.flatMap(({ side, label, scenarios: theirs }) =>
+        theirs[scenario.name] ? [{ side, label, server: rivalServers.get(side)!, served: theirs[scenario.name] }] : [],
+      );
     for (const scenario of all.filter((s) => s.leadIds)) {
       const ours = await check(service.url, account.liveKey, scenario);
-      const theirs = rival(scenario) && (await check(postgraphile!.url, account.liveKey, rival(scenario)!));
-      // Same rows in the same order on both sides, or the comparison is of different work.
-      if (theirs && scenario.name === 'graphql-page' && ours.join() !== theirs.join()) {
-        throw new Error(`${scenario.title}: the service and PostGraphile answered different leads:\n${ours.join()}\n${theirs.join()}`);
+      for (const { label, server, served } of rivalsOf(scenario)) {
+        const theirs = await check(server.url, account.liveKey, served);
+        // Same rows in the same order on both sides, or the comparison is of different work.
+        if (scenario.name === 'graphql-page' && ours.join() !== theirs.join()) {
+          throw new Error(`${scenario.title}: the service and ${label} answered different leads:\n${ours.join()}\n${theirs.join()}`);
+        }
       }
     }
 
@@ -202,7 +220,7 @@ async function main(): Promise<void> {
         for (const [, copy] of switchCopies) if (copy !== unlimited) await run(copy, scenario, { ...load, durationS: settings.warmupS });
       }
       await run(baseline, byName.get(scenario.baselineScenario ?? scenario.name)!, { ...load, durationS: settings.warmupS });
-      if (rival(scenario)) await run(postgraphile!, rival(scenario)!, { ...load, durationS: settings.warmupS });
+      for (const { server, served } of rivalsOf(scenario)) await run(server, served, { ...load, durationS: settings.warmupS });
     }
 
     if (args['alloc-profile']) {
@@ -237,20 +255,31 @@ async function main(): Promise<void> {
         untimed: LoadResult[];
         twin: LoadResult[];
         postgraphile: LoadResult[];
+        postgraphileKeyed: LoadResult[];
       }
     >();
     for (let round = 1; round <= settings.rounds; round++) {
       for (const scenario of all) {
-        const entry = samples.get(scenario.name) ?? { service: [], baseline: [], unlimited: [], unlogged: [], untimed: [], twin: [], postgraphile: [] };
+        const entry = samples.get(scenario.name) ?? {
+          service: [],
+          baseline: [],
+          unlimited: [],
+          unlogged: [],
+          untimed: [],
+          twin: [],
+          postgraphile: [],
+          postgraphileKeyed: [],
+        };
         samples.set(scenario.name, entry);
         const baselineScenario = byName.get(scenario.baselineScenario ?? scenario.name)!;
         // A and B interleaved, in an order that turns by one each round, so drift (caches,
         // autovacuum) hits each, and no server is always measured between the other two (the
         // middle of three did better whichever build it was: docs/benchmark.md, tenth pass).
-        for (const who of turned(['service', 'baseline', 'postgraphile'] as const, round)) {
+        const theirs = rivalsOf(scenario);
+        for (const who of turned(['service', 'baseline', ...theirs] as const, round)) {
           if (who === 'service') entry.service.push(await measured(serviceFor(scenario), scenario));
           else if (who === 'baseline') entry.baseline.push(await measured(baseline, baselineScenario));
-          else if (rival(scenario)) entry.postgraphile.push(await measured(postgraphile!, rival(scenario)!));
+          else entry[who.side].push(await measured(who.server, who.served));
         }
         if (switched(scenario)) {
           // The copies the switches compare, in an order that turns by one each round, so drift
@@ -263,7 +292,7 @@ async function main(): Promise<void> {
         log(
           `round ${round}/${settings.rounds} ${scenario.name}: service ${last(entry.service).rps.toFixed(0)}/s, ` +
             `baseline ${last(entry.baseline).rps.toFixed(0)}/s` +
-            (rival(scenario) ? `, PostGraphile ${last(entry.postgraphile).rps.toFixed(0)}/s` : ''),
+            theirs.map(({ side, label }) => `, ${label} ${last(entry[side]).rps.toFixed(0)}/s`).join(''),
         );
       }
     }
@@ -279,6 +308,7 @@ async function main(): Promise<void> {
           untimed: s.untimed.length ? summarize(s.untimed) : undefined,
           twin: s.twin.length ? summarize(s.twin) : undefined,
           postgraphile: s.postgraphile.length ? summarize(s.postgraphile) : undefined,
+          postgraphileKeyed: s.postgraphileKeyed.length ? summarize(s.postgraphileKeyed) : undefined,
         },
       ]),
     );
@@ -322,8 +352,14 @@ async function main(): Promise<void> {
       titles: Object.fromEntries(all.map((s) => [s.name, s.title])),
       summary: Object.fromEntries(summary),
       fixed,
-      memory: { service: service.memory(), baseline: baseline.memory(), postgraphile: postgraphile?.memory(), soak: rss },
-      postgraphileVersion: postgraphile ? postgraphileVersion() : undefined,
+      memory: {
+        service: service.memory(),
+        baseline: baseline.memory(),
+        postgraphile: rivalServers.get('postgraphile')?.memory(),
+        postgraphileKeyed: rivalServers.get('postgraphileKeyed')?.memory(),
+        soak: rss,
+      },
+      postgraphileVersion: rivals.length ? postgraphileVersion() : undefined,
       sync,
       durationS: Math.round((Date.now() - started) / 1000),
     };

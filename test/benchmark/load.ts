@@ -98,15 +98,19 @@ export function scenarios(account: BenchAccount, runTag: string): Scenario[] {
 /**
  * PostGraphile's equivalents of our GraphQL scenarios (keyed by their names): the same lead by its
  * primary key, and the account's first 50 live leads in our list's order (created_at desc, id desc),
- * with the same columns and the page's "is there more" and cursor.
+ * with the same columns and the page's "is there more" and cursor. Open (no key), the page names
+ * the account and mode in its condition; keyed (postgraphile-server.ts, POSTGRAPHILE_KEYED=1), the
+ * key sent with every request gives them, and row-level security applies them to both queries.
  */
-export function postgraphileScenarios(account: BenchAccount): Record<string, Scenario> {
+export function postgraphileScenarios(account: BenchAccount, keyed = false): Record<string, Scenario> {
+  const kind = keyed ? 'postgraphile-keyed' : 'postgraphile';
+  const condition = keyed ? '' : ', condition: { accountId: $accountId, livemode: true }';
   let turn = 0;
   const nextLead = () => account.leadIds[(turn = (turn + 1) % account.leadIds.length)];
   return {
     graphql: {
-      name: 'postgraphile-lead',
-      title: 'PostGraphile { leadById(id) }',
+      name: `${kind}-lead`,
+      title: `PostGraphile${keyed ? ' (keyed)' : ''} { leadById(id) }`,
       method: 'POST',
       next: () => ({
         path: '/graphql',
@@ -115,18 +119,18 @@ export function postgraphileScenarios(account: BenchAccount): Record<string, Sce
       leadIds: (data) => idsOf(data.leadById),
     },
     'graphql-page': {
-      name: 'postgraphile-page',
-      title: 'PostGraphile { allLeads(first: 50) }',
+      name: `${kind}-page`,
+      title: `PostGraphile${keyed ? ' (keyed)' : ''} { allLeads(first: 50) }`,
       method: 'POST',
       next: () => ({
         path: '/graphql',
         body: graphqlBody(
-          `query Leads($accountId: String!, $first: Int!) {
-            allLeads(first: $first, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { accountId: $accountId, livemode: true }) {
+          `query Leads(${keyed ? '' : '$accountId: String!, '}$first: Int!) {
+            allLeads(first: $first, orderBy: [CREATED_AT_DESC, ID_DESC]${condition}) {
               __typename pageInfo { hasNextPage endCursor } nodes { ${POSTGRAPHILE_LEAD_FIELDS} }
             }
           }`,
-          { accountId: account.accountId, first: 50 },
+          keyed ? { first: 50 } : { accountId: account.accountId, first: 50 },
         ),
       }),
       leadIds: (data) => idsOf((data.allLeads as Json).nodes),

@@ -33,6 +33,71 @@ describe('benchmark (quick mode, as a smoke test)', () => {
       child.on('exit', (code) => resolve({ code, output }));
     });
 
+  /**
+   * The keyed PostGraphile the targets compare with does the service's job: no key, no answer; the
+   * bench account's live key reads its live leads, and neither a test-mode lead of the same account
+   * nor another account's lead (row-level security,
+   * postgraphile-server.ts). Run on the database the bench seeded.
+   */
+  async function checkKeyedPostgraphile(databaseUrl: string) {
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    const secret = `sk_live_keyedcheck${Date.now().toString(36)}`;
+    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    const server = spawn(process.execPath, [path.join(ROOT, 'dist/test/benchmark/postgraphile-server.js')], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), POSTGRAPHILE_KEYED: '1' },
+      stdio: 'ignore',
+    });
+    const copies = ['lead_keyedchecktest', 'lead_keyedcheckother'];
+    const otherAccount = `acct_keyedcheck${Date.now().toString(36)}`;
+    try {
+      const { rows } = await db.query<{ id: string; account_id: string }>('select id, account_id from leads where livemode order by created_at desc limit 1');
+      const [{ id: liveLead, account_id: accountId }] = rows;
+      await db.query(
+        `insert into api_keys (id, account_id, name, type, prefix, last4, secret_hash, created_at)
+         values ($1, $2, 'keyed check', 'live', 'sk_live_', right($3, 4), encode(sha256(convert_to($3, 'UTF8')), 'hex'), now())`,
+        [`key_keyedcheck${Date.now().toString(36)}`, accountId, secret],
+      );
+      // Two copies of the lead: in test mode, and under another account (a copy of the bench's).
+      const copy = (table: string, id: string, changes: Record<string, unknown>) =>
+        db.query(`insert into ${table} select (jsonb_populate_record(null::${table}, to_jsonb(t) || $2::jsonb)).* from ${table} t where t.id = $1`, [
+          id,
+          JSON.stringify(changes),
+        ]);
+      await copy('accounts', accountId, { id: otherAccount, email: `${otherAccount}@bench.example` });
+      await copy('leads', liveLead, { id: copies[0], livemode: false });
+      await copy('leads', liveLead, { id: copies[1], account_id: otherAccount });
+      const url = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 60_000;
+      while (
+        !(await fetch(`${url}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      ) {
+        if (Date.now() > deadline || server.exitCode !== null) throw new Error('the keyed PostGraphile did not become ready');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const lead = (id: string, key?: string) =>
+        fetch(`${url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) },
+          body: JSON.stringify({ query: 'query($id: String!) { leadById(id: $id) { id } }', variables: { id } }),
+        }).then(async (response) => ({ status: response.status, body: (await response.json()) as { data?: { leadById: { id: string } | null } } }));
+      expect((await lead(liveLead)).status).toBe(401);
+      expect((await lead(liveLead, 'sk_live_unknown')).status).toBe(401);
+      expect((await lead(liveLead, secret)).body.data).toEqual({ leadById: { id: liveLead } });
+      for (const copy of copies) expect((await lead(copy, secret)).body.data).toEqual({ leadById: null });
+    } finally {
+      server.kill('SIGTERM');
+      await db.query('delete from leads where id = any($1)', [copies]);
+      await db.query("delete from api_keys where name = 'keyed check'");
+      await db.query('delete from accounts where id = $1', [otherAccount]);
+      await db.end();
+    }
+  }
+
   maybe('runs every scenario against the service and the baseline and prints the report', async () => {
     const databaseUrl = await workerDatabaseUrl('_bench');
     const started = new Date();
@@ -63,13 +128,15 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     expect(output).toMatch(
       /CPU time per answered request \(µs; [^)]*\): service \/ baseline \/ without rate limiting \/ without request logs \/ without statement timeouts/,
     );
-    expect(output).toMatch(/\| GET \/v1\/leads\/\{id\} \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| – \| \d+\.\d\d× \|/);
-    expect(output).toMatch(/\| POST \/v1\/leads \| \d+ \| \d+ \| – \| – \| – \| – \| – \| \d+\.\d\d× \|/);
+    expect(output).toMatch(/\| GET \/v1\/leads\/\{id\} \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| – \| – \| \d+\.\d\d× \|/);
+    expect(output).toMatch(/\| POST \/v1\/leads \| \d+ \| \d+ \| – \| – \| – \| – \| – \| – \| \d+\.\d\d× \|/);
     // Quick mode: one process of each copy the switch rows compare (a full run pools two of each).
     expect(output).toMatch(/10 connections; medians shown\.\n/);
     expect(output).not.toMatch(/\(copy \d+\) http:/);
     // Each switch is compared with a copy of the service that serves what the switch-off copies serve.
-    expect(output).toMatch(/without statement timeouts \/ copy with every switch on \/ postgraphile, and the service's ÷ the baseline's/);
+    expect(output).toMatch(
+      /without statement timeouts \/ copy with every switch on \/ postgraphile \/ postgraphile \(keyed\), and the service's ÷ the baseline's/,
+    );
     expect(output).toMatch(
       /costs in CPU time per request \(the copy with every switch on ÷ the copy with it off − 1\): .*Request logs on GET \/v1\/leads\/\{id\} [+-]\d+\.\d %/,
     );
@@ -82,13 +149,16 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     expect(output).toMatch(/Service without request logs \(REQUEST_LOGS=off\): GET \/v1\/leads\/\{id\} \d+ req\/s, GET \/v1\/leads\?limit=50 \d+ req\/s\./);
     expect(output).toMatch(/\| Request logs: throughput cost on GET \/v1\/leads\/\{id\} \| -?\d+\.\d % \| ≤ 5 % \|/);
     expect(output).toMatch(/\| Statement timeouts: throughput cost on GET \/v1\/leads\?limit=50 \| -?\d+\.\d % \| ≤ 5 % \|/);
-    expect(output).toMatch(/Peak RSS: service \d+\.\d MiB, baseline \d+\.\d MiB, PostGraphile \d+\.\d MiB/);
-    // PostGraphile answered the same GraphQL queries (checked for data and no errors before they were measured).
-    expect(output).toMatch(/GraphQL: the service vs PostGraphile 4\.\d+\.\d+/);
+    expect(output).toMatch(/Peak RSS: service \d+\.\d MiB, baseline \d+\.\d MiB, PostGraphile \d+\.\d MiB, PostGraphile \(keyed\) \d+\.\d MiB/);
+    // Both PostGraphiles answered the same GraphQL queries (checked for data, the page's leads the
+    // service's, and no errors before they were measured): open, and keyed; the targets compare with the keyed one.
+    expect(output).toMatch(/GraphQL: the service vs PostGraphile 4\.\d+\.\d+ .*The targets compare with the keyed one\./);
     for (const title of ['lead\\(id\\)', 'leads\\(limit: 50\\)']) {
-      expect(output).toMatch(new RegExp(`\\| POST /graphql \\{ ${title} \\} \\| \\d+ \\| \\d+ \\| \\d+\\.\\d\\d× \\|`));
+      const measured = '\\d+ \\| \\d+\\.\\d\\d× \\| \\d+\\.\\d ms / \\d+\\.\\d ms';
+      expect(output).toMatch(new RegExp(`\\| POST /graphql \\{ ${title} \\} \\| \\d+ \\| [^|]+ \\| ${measured} \\| ${measured} \\|`));
     }
-    expect(output).toMatch(/\| \/graphql first 50 leads vs PostGraphile \| \d+\.\d\d× \| ≥ 1\.0× \|/);
+    expect(output).toMatch(/\| \/graphql first 50 leads vs PostGraphile doing the same job \(keyed\) \| \d+\.\d\d× \| ≥ 1\.0× \|/);
+    await checkKeyedPostgraphile(databaseUrl);
     expect(output).not.toMatch(/FAILED/);
 
     // --alloc-profile: bytes allocated per request on both sides, and a profile alloc-summary reads.
