@@ -10,8 +10,9 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { check, drive, LoadOptions, LoadResult, postgraphileScenarios, Scenario, scenarios } from './load';
 import { ALLOC_PROFILE_PRELOAD, ROOT, Server, startServer } from './processes';
-import { Figures, printReport, writeResults } from './report';
-import { benchDatabase, log, median, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
+import { Figures, printReport, Summary, writeResults } from './report';
+import { median } from './median';
+import { benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
 import { seed } from './seed';
 import { measureSyncPush } from './sync-push';
 
@@ -82,9 +83,10 @@ const SWITCHED: ReadonlyArray<readonly [SwitchCopy, string, Record<string, strin
   ['twin', 'service copy with every switch on', {}],
 ];
 
-function summarize(results: LoadResult[]): LoadResult {
+function summarize(results: LoadResult[]): Summary {
   return {
     rps: median(results.map((r) => r.rps)),
+    rpsByRun: results.map((r) => r.rps),
     p50: median(results.map((r) => r.p50)),
     p99: median(results.map((r) => r.p99)),
     failures: results.reduce((sum, r) => sum + r.failures, 0),

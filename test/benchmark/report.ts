@@ -2,7 +2,17 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LoadResult } from './load';
 import { ROOT } from './processes';
+import { median } from './median';
 import type { SyncPushFigures } from './sync-push';
+
+/**
+ * A server's runs of one scenario, summarised: medians of each figure, and each run's throughput in
+ * the order measured (absent in figures older than it), from which a comparison takes its ratio
+ * round by round (pairedRatio).
+ */
+export interface Summary extends LoadResult {
+  rpsByRun?: number[];
+}
 
 export interface Figures {
   date: string;
@@ -21,14 +31,14 @@ export interface Figures {
   summary: Record<
     string,
     {
-      service: LoadResult;
-      baseline: LoadResult;
-      unlimited?: LoadResult;
-      unlogged?: LoadResult;
-      untimed?: LoadResult;
-      twin?: LoadResult;
-      postgraphile?: LoadResult;
-      postgraphileKeyed?: LoadResult;
+      service: Summary;
+      baseline: Summary;
+      unlimited?: Summary;
+      unlogged?: Summary;
+      untimed?: Summary;
+      twin?: Summary;
+      postgraphile?: Summary;
+      postgraphileKeyed?: Summary;
     }
   >;
   fixed: { rate: number; service: LoadResult; baseline: LoadResult };
@@ -80,7 +90,7 @@ const SWITCHES = [
 ] as const;
 
 /** What a switch-off copy is compared with: the copy with every switch on where the run has one, else the service. */
-const switchedOn = (s: Figures['summary'][string]): LoadResult => s.twin ?? s.service;
+const switchedOn = (s: Figures['summary'][string]): Summary => s.twin ?? s.service;
 
 interface Check {
   what: string;
@@ -88,6 +98,26 @@ interface Check {
   target: string;
   met: boolean;
 }
+
+/**
+ * `a`'s throughput over `b`'s: the median of their runs' ratios taken in pairs, the n-th run of one
+ * with the n-th of the other, which the bench measured in the same round; else, in figures that do
+ * not keep each run (older ones), the ratio of the medians. The machine's throughput moves by a
+ * third between rounds on a shared host; a pair measured in the same round moves together, and a
+ * slowed round counts once as a pair instead of becoming one side's median alone (docs/benchmark.md,
+ * twenty-fifth pass).
+ */
+export function pairedRatio(a: Summary, b: Summary): number {
+  const [ours, theirs] = [a.rpsByRun, b.rpsByRun];
+  if (!ours?.length || ours.length !== theirs?.length) return a.rps / b.rps;
+  return median(ours.map((rps, run) => rps / theirs[run]));
+}
+
+/** A ratio as the targets show it: by round, then the ratio of the medians beside it where it differs. */
+const ratioShown = (a: Summary, b: Summary) => {
+  const [paired, ofMedians] = [pairedRatio(a, b).toFixed(2), (a.rps / b.rps).toFixed(2)];
+  return paired === ofMedians ? `${paired}×` : `${paired}× (medians ${ofMedians}×)`;
+};
 
 const fixed1 = (n: number) => n.toFixed(1);
 const ms = (n: number) => `${n.toFixed(1)} ms`;
@@ -97,8 +127,8 @@ export function checks(f: Figures): Check[] {
   for (const [name, target] of Object.entries(THROUGHPUT_TARGETS)) {
     const s = f.summary[name];
     if (!s) continue;
-    const ratio = s.service.rps / s.baseline.rps;
-    out.push({ what: `${f.titles[name]}: throughput vs baseline`, value: `${ratio.toFixed(2)}×`, target: `≥ ${target}×`, met: ratio >= target });
+    const ratio = pairedRatio(s.service, s.baseline);
+    out.push({ what: `${f.titles[name]}: throughput vs baseline`, value: ratioShown(s.service, s.baseline), target: `≥ ${target}×`, met: ratio >= target });
   }
   if (f.summary.deep && f.summary.page1) {
     const deepVsFirst = f.summary.deep.service.p50 / f.summary.page1.service.p50;
@@ -108,10 +138,12 @@ export function checks(f: Figures): Check[] {
     for (const name of ['read', 'page1']) {
       const off = f.summary[name]?.[server];
       if (!off) continue;
-      const cost = 1 - switchedOn(f.summary[name]).rps / off.rps;
+      const on = switchedOn(f.summary[name]);
+      const cost = 1 - pairedRatio(on, off);
+      const ofMedians = 1 - on.rps / off.rps;
       out.push({
         what: `${what}: throughput cost on ${f.titles[name]}`,
-        value: `${(cost * 100).toFixed(1)} %`,
+        value: `${(cost * 100).toFixed(1)} %` + (on.rpsByRun ? ` (medians ${(ofMedians * 100).toFixed(1)} %)` : ''),
         target: `≤ ${SWITCH_COST * 100} %`,
         met: cost <= SWITCH_COST,
       });
@@ -171,14 +203,14 @@ function graphqlChecks(f: Figures): Check[] {
   for (const { name, what } of GRAPHQL_VERSUS) {
     const rival = equivalent(f.summary[name]);
     if (!rival) continue;
-    const ratio = f.summary[name].service.rps / rival.result.rps;
-    out.push({ what: `${what} vs ${rival.label}`, value: `${ratio.toFixed(2)}×`, target: '≥ 1.0×', met: ratio >= 1 });
+    const ratio = pairedRatio(f.summary[name].service, rival.result);
+    out.push({ what: `${what} vs ${rival.label}`, value: ratioShown(f.summary[name].service, rival.result), target: '≥ 1.0×', met: ratio >= 1 });
   }
   for (const { name, rest, what, restWhat } of GRAPHQL_VERSUS) {
     const [graphql, rested] = [f.summary[name], f.summary[rest]];
     if (!graphql || !rested) continue;
-    const ratio = graphql.service.rps / rested.service.rps;
-    out.push({ what: `${what} vs ${restWhat}`, value: `${ratio.toFixed(2)}×`, target: '≥ 0.9×', met: ratio >= 0.9 });
+    const ratio = pairedRatio(graphql.service, rested.service);
+    out.push({ what: `${what} vs ${restWhat}`, value: ratioShown(graphql.service, rested.service), target: '≥ 0.9×', met: ratio >= 0.9 });
   }
   return out;
 }
@@ -188,8 +220,8 @@ function postgraphileTable(f: Figures): string[] {
   if (!rows.length) return [];
   const sides = (['postgraphile', 'postgraphileKeyed'] as const).filter((side) => rows.some(({ name }) => f.summary[name][side]));
   const keyed = sides.includes('postgraphileKeyed');
-  const cell = (result: LoadResult | undefined, service: LoadResult) =>
-    result ? `${result.rps.toFixed(0)} | ${(service.rps / result.rps).toFixed(2)}× | ${ms(result.p50)} / ${ms(result.p99)}` : '– | – | –';
+  const cell = (result: Summary | undefined, service: Summary) =>
+    result ? `${result.rps.toFixed(0)} | ${pairedRatio(service, result).toFixed(2)}× | ${ms(result.p50)} / ${ms(result.p99)}` : '– | – | –';
   return [
     `GraphQL: the service vs PostGraphile ${f.postgraphileVersion ?? ''} (same rows, same columns, same order; load.ts)` +
       (keyed
@@ -222,7 +254,7 @@ function throughputTable(f: Figures): string[] {
   for (const [name, s] of Object.entries(f.summary)) {
     const baselineNote = name === 'graphql' ? ' (REST read)' : name === 'graphql-page' ? ' (REST page 1)' : '';
     lines.push(
-      `| ${f.titles[name]} | ${s.service.rps.toFixed(0)} | ${s.baseline.rps.toFixed(0)}${baselineNote} | ${(s.service.rps / s.baseline.rps).toFixed(2)}× | ` +
+      `| ${f.titles[name]} | ${s.service.rps.toFixed(0)} | ${s.baseline.rps.toFixed(0)}${baselineNote} | ${pairedRatio(s.service, s.baseline).toFixed(2)}× | ` +
         `${ms(s.service.p50)} / ${ms(s.service.p99)} | ${ms(s.baseline.p50)} / ${ms(s.baseline.p99)} |`,
     );
   }
@@ -299,7 +331,10 @@ function markdown(f: Figures): string {
     `Run of ${f.date.slice(0, 10)} (${f.date}), ${f.durationS} s in all, on ${f.machine}.`,
     `Settings: ${f.settings.leads.toLocaleString('en-US')} leads, ${f.settings.deals.toLocaleString('en-US')} deals, ` +
       `${f.settings.rounds} rounds of ${f.settings.durationS} s per scenario and server, ${f.settings.connections} connections; medians shown` +
-      (f.settings.switchCopies > 1 ? ` (of the runs of ${f.settings.switchCopies} processes each for the copies the switches compare).` : '.'),
+      (f.settings.switchCopies > 1 ? ` (of the runs of ${f.settings.switchCopies} processes each for the copies the switches compare)` : '') +
+      (Object.values(f.summary).some((s) => s.service.rpsByRun)
+        ? '; a ratio is the median of the rounds\' ratios, each of two runs measured in the same round (the ratio of the medians beside it in the targets).'
+        : '.'),
     '',
     ...throughputTable(f),
     ...loopDelayTable(f),

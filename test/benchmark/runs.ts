@@ -12,12 +12,6 @@ import { ROOT, Server } from './processes';
 
 export const log = (message: string) => process.stdout.write(`[bench] ${message}\n`);
 
-export const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-
 /** `list` in the order of round `round` (1, 2, …): each round starts one further along, so each takes every position in turn. */
 export const turned = <T>(list: readonly T[], round: number): T[] => list.map((_, turn) => list[(turn + round - 1) % list.length]);
 

@@ -12,7 +12,8 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { check, drive, Scenario, scenarios } from './load';
 import { cpuReading, CpuShares, cpuSpent, ROOT, Server, startServer } from './processes';
-import { benchDatabase, log, median, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
+import { median } from './median';
+import { benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
 import { seed } from './seed';
 
 const USAGE = `usage: node dist/test/benchmark/side-by-side.js [options] NAME=SOURCE[,VAR=value…] NAME=SOURCE[,VAR=value…] …

@@ -1,0 +1,62 @@
+import { checks, Figures, pairedRatio, Summary } from '../benchmark/report';
+
+/**
+ * The bench's ratios (test/benchmark/report.ts): each round's two runs compared with each other,
+ * the median of those ratios taken, so a round in which the machine slowed counts once as a pair
+ * instead of becoming one side's median alone; figures without each run's throughput (written
+ * before it was kept) keep the ratio of the medians.
+ */
+describe('bench report: ratios by round', () => {
+  const summary = (rpsByRun: number[] | undefined, rps: number): Summary => ({ rps, rpsByRun, p50: 1, p99: 2, failures: 0 });
+
+  it('takes the median of the rounds’ ratios, pairing the n-th run of each side', () => {
+    // The machine slowed in round 2 for both sides, the service measured in the slowed half of it:
+    // the rounds' ratios 0.84, 0.64, 0.91; the medians 521 and 814 would say 0.64.
+    const service = summary([515, 521, 780], 521);
+    const baseline = summary([613, 814, 857], 814);
+    expect(pairedRatio(service, baseline)).toBeCloseTo(515 / 613, 6);
+    expect(service.rps / baseline.rps).toBeCloseTo(0.64, 2);
+  });
+
+  it('is the ratio of the medians where the runs are not kept, or do not pair up', () => {
+    expect(pairedRatio(summary(undefined, 500), summary(undefined, 1000))).toBe(0.5);
+    expect(pairedRatio(summary([1, 2, 3], 2), summary([4, 5], 4.5))).toBeCloseTo(2 / 4.5, 6);
+  });
+
+  it('decides the targets with it, and shows the ratio of the medians beside it where they differ', () => {
+    const figures = {
+      settings: { soakS: 0 },
+      titles: { create: 'POST /v1/leads', read: 'GET /v1/leads/{id}' },
+      summary: {
+        create: { service: summary([515, 521, 780], 521), baseline: summary([613, 814, 857], 814) },
+        read: {
+          service: summary([2000, 2000, 2000], 2000),
+          baseline: summary([2400, 2300, 2500], 2400),
+          // A switch costing 2 % in each round; the copies' medians alone would say 6.9 %.
+          twin: summary([1960, 1764, 1960, 1764, 1960, 1764], 1862),
+          unlimited: summary([2000, 1800, 2000, 1800, 2000, 2058], 2000),
+        },
+      },
+      fixed: { rate: 1, service: summary(undefined, 1), baseline: summary(undefined, 1) },
+      memory: { service: { rssMiB: 1, peakMiB: 1 }, baseline: { rssMiB: 1, peakMiB: 1 }, soak: [] },
+    } as unknown as Figures;
+    const byWhat = Object.fromEntries(checks(figures).map((check) => [check.what, check]));
+    expect(byWhat['POST /v1/leads: throughput vs baseline']).toMatchObject({ value: '0.84× (medians 0.64×)', met: true });
+    expect(byWhat['GET /v1/leads/{id}: throughput vs baseline']).toMatchObject({ value: '0.83×', met: true });
+    expect(byWhat['Rate limiting in Redis (plan quotas and per-root-field operation limits, RATE_LIMITS=off): throughput cost on GET /v1/leads/{id}']).toMatchObject({
+      value: '2.0 % (medians 6.9 %)',
+      met: true,
+    });
+  });
+
+  it('still fails a target every round misses', () => {
+    const figures = {
+      settings: { soakS: 0 },
+      titles: { deep: 'GET /v1/leads?limit=50 (deep)' },
+      summary: { deep: { service: summary([700, 790, 650], 700), baseline: summary([1000, 1000, 1000], 1000) } },
+      fixed: { rate: 1, service: summary(undefined, 1), baseline: summary(undefined, 1) },
+      memory: { service: { rssMiB: 1, peakMiB: 1 }, baseline: { rssMiB: 1, peakMiB: 1 }, soak: [] },
+    } as unknown as Figures;
+    expect(checks(figures)[0]).toMatchObject({ value: '0.70×', met: false });
+  });
+});
