@@ -1,4 +1,4 @@
-import { checks, Figures, pairedRatio, Summary } from '../benchmark/report';
+import { checks, Figures, pairedRatio, soakTrend, Summary } from '../benchmark/report';
 
 /**
  * The bench's ratios (test/benchmark/report.ts): each round's two runs compared with each other,
@@ -58,5 +58,35 @@ describe('bench report: ratios by round', () => {
       memory: { service: { rssMiB: 1, peakMiB: 1 }, baseline: { rssMiB: 1, peakMiB: 1 }, soak: [] },
     } as unknown as Figures;
     expect(checks(figures)[0]).toMatchObject({ value: '0.70×', met: false });
+  });
+});
+
+/**
+ * The soak's check: the trend of the RSS after the first tenth, not two of its samples. A Node
+ * process' RSS under load is a sawtooth; a leak is a rise under it.
+ */
+describe('bench report: the soak', () => {
+  // A sample every 6 s for 600 s, a sawtooth of 200–350 MiB with a period of 90 s.
+  const sawtooth = (leakMiBPerMinute: number) =>
+    Array.from({ length: 101 }, (_, i) => ({ atS: i * 6, rssMiB: 200 + ((i * 6) % 90) * (150 / 90) + (leakMiBPerMinute * i * 6) / 60 }));
+
+  it('finds no growth in a flat sawtooth whose highest samples rose by a sixth', () => {
+    const soak = sawtooth(0);
+    expect(Math.abs(soakTrend(soak).growth)).toBeLessThan(0.03);
+    const figures = {
+      settings: { soakS: 600 },
+      titles: {},
+      summary: {},
+      fixed: { rate: 1, service: { rps: 1, p50: 1, p99: 1, failures: 0 }, baseline: { rps: 1, p50: 1, p99: 1, failures: 0 } },
+      memory: { service: { rssMiB: 1, peakMiB: 1 }, baseline: { rssMiB: 1, peakMiB: 1 }, soak: soak.map((s, i) => (i === 3 ? { ...s, rssMiB: 300 } : s)) },
+    } as unknown as Figures;
+    const check = checks(figures).find((c) => c.what.startsWith('RSS over the 600 s soak'));
+    expect(check).toMatchObject({ met: true, value: expect.stringMatching(/^\d+ → \d+ MiB \([+-]\d+\.\d %\); highest samples 300 → 3\d\d MiB \(\+\d+\.\d %\)$/) });
+  });
+
+  it('finds a leak of 6 MiB a minute under the same sawtooth', () => {
+    const { from, to, growth } = soakTrend(sawtooth(6));
+    expect(to - from).toBeGreaterThan(40);
+    expect(growth).toBeGreaterThan(0.1);
   });
 });
