@@ -357,7 +357,7 @@ function markdown(f: Figures): string {
       `${f.settings.rounds} rounds of ${f.settings.durationS} s per scenario and server, ${f.settings.connections} connections; medians shown` +
       (f.settings.switchCopies > 1 ? ` (of the runs of ${f.settings.switchCopies} processes each for the copies the switches compare)` : '') +
       (Object.values(f.summary).some((s) => s.service.rpsByRun)
-        ? '; a ratio is the median of the rounds\' ratios, each of two runs measured in the same round (the ratio of the medians beside it in the targets).'
+        ? "; a ratio is the median of the rounds' ratios, each of two runs measured in the same round (the ratio of the medians beside it in the targets)."
         : '.'),
     '',
     ...throughputTable(f),

@@ -43,7 +43,9 @@ describe('bench report: ratios by round', () => {
     const byWhat = Object.fromEntries(checks(figures).map((check) => [check.what, check]));
     expect(byWhat['POST /v1/leads: throughput vs baseline']).toMatchObject({ value: '0.84× (medians 0.64×)', met: true });
     expect(byWhat['GET /v1/leads/{id}: throughput vs baseline']).toMatchObject({ value: '0.83×', met: true });
-    expect(byWhat['Rate limiting in Redis (plan quotas and per-root-field operation limits, RATE_LIMITS=off): throughput cost on GET /v1/leads/{id}']).toMatchObject({
+    expect(
+      byWhat['Rate limiting in Redis (plan quotas and per-root-field operation limits, RATE_LIMITS=off): throughput cost on GET /v1/leads/{id}'],
+    ).toMatchObject({
       value: '2.0 % (medians 6.9 %)',
       met: true,
     });
@@ -81,7 +83,10 @@ describe('bench report: the soak', () => {
       memory: { service: { rssMiB: 1, peakMiB: 1 }, baseline: { rssMiB: 1, peakMiB: 1 }, soak: soak.map((s, i) => (i === 3 ? { ...s, rssMiB: 300 } : s)) },
     } as unknown as Figures;
     const check = checks(figures).find((c) => c.what.startsWith('RSS over the 600 s soak'));
-    expect(check).toMatchObject({ met: true, value: expect.stringMatching(/^\d+ → \d+ MiB \([+-]\d+\.\d %\); highest samples 300 → 3\d\d MiB \(\+\d+\.\d %\)$/) });
+    expect(check).toMatchObject({
+      met: true,
+      value: expect.stringMatching(/^\d+ → \d+ MiB \([+-]\d+\.\d %\); highest samples 300 → 3\d\d MiB \(\+\d+\.\d %\)$/),
+    });
   });
 
   it('finds a leak of 6 MiB a minute under the same sawtooth', () => {
