@@ -113,11 +113,14 @@ export function pairedRatio(a: Summary, b: Summary): number {
   return median(ours.map((rps, run) => rps / theirs[run]));
 }
 
-/** A ratio as the targets show it: by round, then the ratio of the medians beside it where it differs. */
-const ratioShown = (a: Summary, b: Summary) => {
-  const [paired, ofMedians] = [pairedRatio(a, b).toFixed(2), (a.rps / b.rps).toFixed(2)];
-  return paired === ofMedians ? `${paired}×` : `${paired}× (medians ${ofMedians}×)`;
-};
+/** A figure as the targets show it: by round, then the ratio of the medians' figure beside it where it reads differently. */
+const beside = (byRound: string, ofMedians: string) => (byRound === ofMedians ? byRound : `${byRound} (medians ${ofMedians})`);
+
+/** `a`'s throughput over `b`'s (pairedRatio), and as the targets show it. */
+function compared(a: Summary, b: Summary): { ratio: number; shown: string } {
+  const ratio = pairedRatio(a, b);
+  return { ratio, shown: beside(`${ratio.toFixed(2)}×`, `${(a.rps / b.rps).toFixed(2)}×`) };
+}
 
 const fixed1 = (n: number) => n.toFixed(1);
 const ms = (n: number) => `${n.toFixed(1)} ms`;
@@ -127,8 +130,8 @@ export function checks(f: Figures): Check[] {
   for (const [name, target] of Object.entries(THROUGHPUT_TARGETS)) {
     const s = f.summary[name];
     if (!s) continue;
-    const ratio = pairedRatio(s.service, s.baseline);
-    out.push({ what: `${f.titles[name]}: throughput vs baseline`, value: ratioShown(s.service, s.baseline), target: `≥ ${target}×`, met: ratio >= target });
+    const { ratio, shown } = compared(s.service, s.baseline);
+    out.push({ what: `${f.titles[name]}: throughput vs baseline`, value: shown, target: `≥ ${target}×`, met: ratio >= target });
   }
   if (f.summary.deep && f.summary.page1) {
     const deepVsFirst = f.summary.deep.service.p50 / f.summary.page1.service.p50;
@@ -139,11 +142,10 @@ export function checks(f: Figures): Check[] {
       const off = f.summary[name]?.[server];
       if (!off) continue;
       const on = switchedOn(f.summary[name]);
-      const [cost, ofMedians] = [1 - pairedRatio(on, off), 1 - on.rps / off.rps];
-      const [shown, shownOfMedians] = [(cost * 100).toFixed(1), (ofMedians * 100).toFixed(1)];
+      const cost = 1 - pairedRatio(on, off);
       out.push({
         what: `${what}: throughput cost on ${f.titles[name]}`,
-        value: shown === shownOfMedians ? `${shown} %` : `${shown} % (medians ${shownOfMedians} %)`,
+        value: beside(`${(cost * 100).toFixed(1)} %`, `${((1 - on.rps / off.rps) * 100).toFixed(1)} %`),
         target: `≤ ${SWITCH_COST * 100} %`,
         met: cost <= SWITCH_COST,
       });
@@ -227,14 +229,14 @@ function graphqlChecks(f: Figures): Check[] {
   for (const { name, what } of GRAPHQL_VERSUS) {
     const rival = equivalent(f.summary[name]);
     if (!rival) continue;
-    const ratio = pairedRatio(f.summary[name].service, rival.result);
-    out.push({ what: `${what} vs ${rival.label}`, value: ratioShown(f.summary[name].service, rival.result), target: '≥ 1.0×', met: ratio >= 1 });
+    const { ratio, shown } = compared(f.summary[name].service, rival.result);
+    out.push({ what: `${what} vs ${rival.label}`, value: shown, target: '≥ 1.0×', met: ratio >= 1 });
   }
   for (const { name, rest, what, restWhat } of GRAPHQL_VERSUS) {
     const [graphql, rested] = [f.summary[name], f.summary[rest]];
     if (!graphql || !rested) continue;
-    const ratio = pairedRatio(graphql.service, rested.service);
-    out.push({ what: `${what} vs ${restWhat}`, value: ratioShown(graphql.service, rested.service), target: '≥ 0.9×', met: ratio >= 0.9 });
+    const { ratio, shown } = compared(graphql.service, rested.service);
+    out.push({ what: `${what} vs ${restWhat}`, value: shown, target: '≥ 0.9×', met: ratio >= 0.9 });
   }
   return out;
 }
