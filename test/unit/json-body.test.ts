@@ -59,10 +59,12 @@ describe('jsonBody: a body already buffered and a body still arriving read the s
         },
       );
       req.on('error', reject);
-      if (way === 'buffered') return req.end(bytes);
-      // The first byte goes with the headers; the rest once the request reached the middleware.
-      req.write(bytes.subarray(0, 1));
-      void arrived.then(() => req.end(bytes.subarray(1)));
+      if (way === 'buffered') req.end(bytes);
+      else {
+        // The first byte goes with the headers; the rest once the request reached the middleware.
+        req.write(bytes.subarray(0, 1));
+        void arrived.then(() => req.end(bytes.subarray(1)));
+      }
     });
 
   const utf8 = (text: string) => Buffer.from(text, 'utf8');
