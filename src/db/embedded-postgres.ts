@@ -29,6 +29,8 @@ export interface EmbeddedOptions {
   log?: (message: string) => void;
   /** One line per slow step (initialising, starting), so a first start is not silent for a minute. */
   progress?: (message: string) => void;
+  /** PostgreSQL's max_connections when this call starts the server (its default, 100, otherwise). */
+  maxConnections?: number;
 }
 
 const USER = 'postgres';
@@ -62,7 +64,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password,
     persistent: true,
     createPostgresUser: os.userInfo().uid === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      ...(options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : []),
+    ],
     onLog: (message) => log(String(message).trim()),
     onError: (error) => log(`postgres: ${String(error).trim()}`),
   });

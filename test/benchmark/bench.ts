@@ -19,13 +19,13 @@ import { measureSyncPush } from './sync-push';
 const USAGE = `usage: npm run bench [-- options]
 
   (no options)        1,000,000 leads, 3 rounds of 10 s per scenario and server, a 10-minute memory soak;
-                      writes the figures into docs/benchmark.md (about 25 minutes)
+                      writes the figures into docs/benchmark.md (about 40 minutes)
   --quick             2,000 leads, 1 round of 2 s, a 5 s soak (the CI smoke; writes nothing)
   --leads N --deals N --rounds N --duration S --soak S --connections N
   --only read,create  these scenarios only (read is always among them; \`sync\` names the sync row);
                       skips the fixed-rate run and the soak
   --sync-leads N      leads the sync row pushes (10,000; quick 300)
-  --switch-copies N   processes of each copy the switch rows compare, pooled in their rows (2; quick 1).
+  --switch-copies N   processes of each copy the switch rows compare, pooled in their rows (3; quick 1).
                       Each holds up to 11 PostgreSQL connections while measured (closed after 30 s idle)
   --write, --no-write whether the figures go into docs/benchmark.md
   --profile           the service runs under node --cpu-prof (read it with profile-summary.js)
@@ -68,7 +68,7 @@ const settings = {
   connections: numberArg(args.connections, 10),
   syncLeads: numberArg(args['sync-leads'], quick ? 300 : 10_000),
   /** Processes of each copy the switch rows compare (below, switchCopies); one in quick mode, where every pool stays open at once. */
-  switchCopies: Math.max(1, numberArg(args['switch-copies'], quick ? 1 : 2)),
+  switchCopies: Math.max(1, numberArg(args['switch-copies'], quick ? 1 : 3)),
 };
 const write = args.write ?? (!quick && !args['no-write']);
 
@@ -140,8 +140,9 @@ async function main(): Promise<void> {
     // copy with every switch on (the twin) that serves exactly what they serve: the main service also
     // serves every other scenario, and compared with it a switch row would also compare two
     // histories (code specialised for fewer kinds of request, a smaller heap; docs/benchmark.md,
-    // eighth pass). Two processes of each, whose runs each row pools: two processes of one build
-    // differ by up to 10 % (fifteenth pass), more than the 5 % a switch may cost.
+    // eighth pass). Three processes of each, whose runs each row pools: two processes of one build
+    // differ by up to 10 % (fifteenth pass), more than the 5 % a switch may cost, and two of each
+    // still left an A/A row at ±12 % (twenty-fifth pass; three since the twenty-sixth).
     const switchCopies: Array<readonly [SwitchCopy, Server]> = [];
     for (let copyNumber = 1; copyNumber <= settings.switchCopies; copyNumber++) {
       for (const [name, title, env] of SWITCHED) {

@@ -61,10 +61,22 @@ export async function redisUrl(): Promise<string> {
   }
 }
 
+/**
+ * Connections the bench's embedded PostgreSQL accepts. Every process the full run starts opens a
+ * few at its start (migrations, workers, its pool's first queries): with three processes of each
+ * switch copy, 14 servers reached the default 100 before the first round (twenty-sixth pass).
+ */
+export const BENCH_MAX_CONNECTIONS = 250;
+
 /** PostgreSQL at DATABASE_URL, else the embedded one whose data stays in .data/bench between runs (the seeded leads with it). */
 export async function benchDatabase(): Promise<{ url: string; label: string; stop(): Promise<void> }> {
   if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, label: 'DATABASE_URL', stop: async () => undefined };
-  const embedded = await startEmbeddedPostgres({ dataDir: path.join(ROOT, '.data/bench'), database: 'bench', log: () => undefined });
+  const embedded = await startEmbeddedPostgres({
+    dataDir: path.join(ROOT, '.data/bench'),
+    database: 'bench',
+    log: () => undefined,
+    maxConnections: BENCH_MAX_CONNECTIONS,
+  });
   return { url: embedded.url, label: 'embedded PostgreSQL in .data/bench', stop: () => embedded.stop() };
 }
 
