@@ -258,6 +258,7 @@ async function main(): Promise<void> {
         twin: LoadResult[];
         postgraphile: LoadResult[];
         postgraphileKeyed: LoadResult[];
+        rest: LoadResult[];
       }
     >();
     for (let round = 1; round <= settings.rounds; round++) {
@@ -271,16 +272,22 @@ async function main(): Promise<void> {
           twin: [],
           postgraphile: [],
           postgraphileKeyed: [],
+          rest: [],
         };
         samples.set(scenario.name, entry);
         const baselineScenario = byName.get(scenario.baselineScenario ?? scenario.name)!;
         // A and B interleaved, in an order that turns by one each round, so drift (caches,
         // autovacuum) hits each, and no server is always measured between the other two (the
         // middle of three did better whichever build it was: docs/benchmark.md, tenth pass).
+        // A GraphQL scenario's REST equivalent runs on the same service in the same round beside it:
+        // the "/graphql vs REST" targets compare the two, and the REST scenario's own runs, minutes
+        // earlier in the round, moved by a third between rounds (docs/benchmark.md, twenty-seventh pass).
         const theirs = rivalsOf(scenario);
-        for (const who of turned(['service', 'baseline', ...theirs] as const, round)) {
+        const sides = [...(['service', 'baseline'] as const), ...(scenario.baselineScenario ? (['rest'] as const) : []), ...theirs];
+        for (const who of turned(sides, round)) {
           if (who === 'service') entry.service.push(await measured(serviceFor(scenario), scenario));
           else if (who === 'baseline') entry.baseline.push(await measured(baseline, baselineScenario));
+          else if (who === 'rest') entry.rest.push(await measured(serviceFor(scenario), baselineScenario));
           else entry[who.side].push(await measured(who.server, who.served));
         }
         if (switched(scenario)) {
@@ -294,6 +301,7 @@ async function main(): Promise<void> {
         log(
           `round ${round}/${settings.rounds} ${scenario.name}: service ${last(entry.service).rps.toFixed(0)}/s, ` +
             `baseline ${last(entry.baseline).rps.toFixed(0)}/s` +
+            (entry.rest.length ? `, service over REST ${last(entry.rest).rps.toFixed(0)}/s` : '') +
             theirs.map(({ side, label }) => `, ${label} ${last(entry[side]).rps.toFixed(0)}/s`).join(''),
         );
       }
@@ -311,6 +319,7 @@ async function main(): Promise<void> {
           twin: s.twin.length ? summarize(s.twin) : undefined,
           postgraphile: s.postgraphile.length ? summarize(s.postgraphile) : undefined,
           postgraphileKeyed: s.postgraphileKeyed.length ? summarize(s.postgraphileKeyed) : undefined,
+          rest: s.rest.length ? summarize(s.rest) : undefined,
         },
       ]),
     );

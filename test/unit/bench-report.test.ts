@@ -54,6 +54,27 @@ describe('bench report: ratios by round', () => {
     expect(byWhat['Request logs: throughput cost on GET /v1/leads/{id}']).toMatchObject({ value: '0.0 %', met: true });
   });
 
+  it('compares /graphql with the REST route measured beside it, and with the REST scenario in older figures', () => {
+    const figures = (rest: Summary | undefined) =>
+      ({
+        settings: { soakS: 0 },
+        titles: { page1: 'GET /v1/leads?limit=50', 'graphql-page': 'POST /graphql { leads(limit: 50) }' },
+        summary: {
+          // The REST scenario's own runs, minutes earlier in each round.
+          page1: { service: summary([376, 437, 482], 437), baseline: summary([386, 467, 489], 467) },
+          'graphql-page': { service: summary([461, 341, 335], 341), baseline: summary([463, 540, 488], 488), rest },
+        },
+        fixed: { rate: 1, service: summary(undefined, 1), baseline: summary(undefined, 1) },
+        memory: { service: { rssMiB: 1, peakMiB: 1 }, baseline: { rssMiB: 1, peakMiB: 1 }, soak: [] },
+      }) as unknown as Figures;
+    const what = '/graphql first 50 leads vs GET /v1/leads?limit=50';
+    const check = (f: Figures) => checks(f).find((c) => c.what === what);
+    // Beside it in each round, the REST route went as the GraphQL query did: 0.96×, 0.92×, 0.93×.
+    expect(check(figures(summary([480, 370, 360], 370)))).toMatchObject({ value: '0.93× (medians 0.92×)', met: true });
+    // Without those runs (figures older than them), the REST scenario's: 1.23×, 0.78×, 0.69×.
+    expect(check(figures(undefined))).toMatchObject({ value: '0.78×', met: false });
+  });
+
   it('still fails a target every round misses', () => {
     const figures = {
       settings: { soakS: 0 },
