@@ -128,14 +128,18 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     expect(output).toMatch(
       /CPU time per answered request \(µs; [^)]*\): service \/ baseline \/ without rate limiting \/ without request logs \/ without statement timeouts/,
     );
-    expect(output).toMatch(/\| GET \/v1\/leads\/\{id\} \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| – \| – \| \d+\.\d\d× \|/);
-    expect(output).toMatch(/\| POST \/v1\/leads \| \d+ \| \d+ \| – \| – \| – \| – \| – \| – \| \d+\.\d\d× \|/);
-    // Quick mode: one process of each copy the switch rows compare (a full run pools two of each).
+    expect(output).toMatch(/\| GET \/v1\/leads\/\{id\} \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| – \| – \| – \| \d+\.\d\d× \|/);
+    expect(output).toMatch(/\| POST \/v1\/leads \| \d+ \| \d+ \| – \| – \| – \| – \| – \| – \| – \| \d+\.\d\d× \|/);
+    // A GraphQL query's REST route, run on the same service in the same round beside it (the last column).
+    expect(output).toMatch(/\| POST \/graphql \{ lead\(id\) \} \| \d+ \| \d+ \| – \| – \| – \| – \| \d+ \| \d+ \| \d+ \| \d+\.\d\d× \|/);
+    expect(output).toMatch(/round 1\/1 graphql: service \d+\/s, baseline \d+\/s, service over REST \d+\/s/);
+    expect(output).toMatch(/\| \/graphql lead by id vs GET \/v1\/leads\/\{id\} \| \d+\.\d\d× \| ≥ 0\.9× \|/);
+    // Quick mode: one process of each copy the switch rows compare (a full run pools three of each).
     expect(output).toMatch(/10 connections; medians shown; a ratio is the median of the rounds' ratios, each of two runs measured in the same round/);
     expect(output).not.toMatch(/\(copy \d+\) http:/);
     // Each switch is compared with a copy of the service that serves what the switch-off copies serve.
     expect(output).toMatch(
-      /without statement timeouts \/ copy with every switch on \/ postgraphile \/ postgraphile \(keyed\), and the service's ÷ the baseline's/,
+      /without statement timeouts \/ copy with every switch on \/ postgraphile \/ postgraphile \(keyed\) \/ service over rest, and the service's ÷ the baseline's/,
     );
     expect(output).toMatch(
       /costs in CPU time per request \(the copy with every switch on ÷ the copy with it off − 1\): .*Request logs on GET \/v1\/leads\/\{id\} [+-]\d+\.\d %/,
