@@ -8,11 +8,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { check, drive, LoadOptions, LoadResult, postgraphileScenarios, Scenario, scenarios } from './load';
+import { check, combined, drive, LoadOptions, LoadResult, postgraphileScenarios, Scenario, scenarios } from './load';
 import { ALLOC_PROFILE_PRELOAD, ROOT, Server, startServer } from './processes';
 import { Figures, printReport, Summary, writeResults } from './report';
 import { median } from './median';
-import { benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
+import { alone, benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
 import { seed } from './seed';
 import { measureSyncPush } from './sync-push';
 
@@ -25,6 +25,7 @@ const USAGE = `usage: npm run bench [-- options]
   --only read,create  these scenarios only (read is always among them; \`sync\` names the sync row);
                       skips the fixed-rate run and the soak
   --sync-leads N      leads the sync row pushes (10,000; quick 300)
+  --slices N          each run of a round cut into N slices, the servers' slices taking turns (5; quick 1)
   --switch-copies N   processes of each copy the switch rows compare, pooled in their rows (3; quick 1).
                       Each holds up to 11 PostgreSQL connections while measured (closed after 30 s idle)
   --write, --no-write whether the figures go into docs/benchmark.md
@@ -52,6 +53,7 @@ const { values: args } = parseCommandLine(USAGE, {
     only: { type: 'string' },
     'sync-leads': { type: 'string' },
     'switch-copies': { type: 'string' },
+    slices: { type: 'string' },
     write: { type: 'boolean' },
     'no-write': { type: 'boolean', default: false },
   },
@@ -69,7 +71,13 @@ const settings = {
   syncLeads: numberArg(args['sync-leads'], quick ? 300 : 10_000),
   /** Processes of each copy the switch rows compare (below, switchCopies); one in quick mode, where every pool stays open at once. */
   switchCopies: Math.max(1, numberArg(args['switch-copies'], quick ? 1 : 3)),
+  /**
+   * Slices a run of a round is cut into: the servers of a round take turns slice by slice, so each
+   * pair of runs a ratio compares spans the same stretch of time (docs/benchmark.md, twenty-eighth pass).
+   */
+  slices: 1,
 };
+settings.slices = Math.max(1, Math.min(Math.floor(settings.durationS), numberArg(args.slices, quick ? 1 : 5)));
 const write = args.write ?? (!quick && !args['no-write']);
 
 /** The copies the switch rows compare (report.ts): one switch off each, and the twin with every switch on. */
@@ -175,9 +183,26 @@ async function main(): Promise<void> {
     const quiet = new Client({ connectionString: databaseUrl });
     await quiet.connect();
     closers.push(() => quiet.end());
-    const measured = async (server: Server, scenario: Scenario) => {
+    // It runs alone: every other server of the run is paused meanwhile (runs.ts, alone).
+    const measured = async (server: Server, scenario: Scenario, options = load) => {
       await settle(quiet);
-      return run(server, scenario);
+      return alone(servers, server, () => run(server, scenario, options));
+    };
+    /**
+     * The runs of one round, cut into slices that take turns (forwards, then backwards): the
+     * machine's speed drifts over tens of seconds (the same route on the same process answered 1,268
+     * and 1,874 a second in two rounds), and runs measured one after the other for 10 s each put
+     * that drift into their ratio; sliced, both sides of a ratio sample the same stretch of time.
+     */
+    const slice = { ...load, durationS: settings.durationS / settings.slices };
+    const interleaved = async (runs: ReadonlyArray<readonly [Server, Scenario]>): Promise<LoadResult[]> => {
+      const slices: LoadResult[][] = runs.map(() => []);
+      for (let n = 0; n < settings.slices; n++) {
+        const order = runs.map((_, i) => i);
+        if (n % 2) order.reverse();
+        for (const i of order) slices[i].push(await measured(runs[i][0], runs[i][1], slice));
+      }
+      return slices.map(combined);
     };
     const serviceFor = (scenario: Scenario) => (scenario.overOperationLimit ? unlimited : service);
 
@@ -284,18 +309,27 @@ async function main(): Promise<void> {
         // earlier in the round, moved by a third between rounds (docs/benchmark.md, twenty-seventh pass).
         const theirs = rivalsOf(scenario);
         const sides = [...(['service', 'baseline'] as const), ...(scenario.baselineScenario ? (['rest'] as const) : []), ...theirs];
-        for (const who of turned(sides, round)) {
-          if (who === 'service') entry.service.push(await measured(serviceFor(scenario), scenario));
-          else if (who === 'baseline') entry.baseline.push(await measured(baseline, baselineScenario));
-          else if (who === 'rest') entry.rest.push(await measured(serviceFor(scenario), baselineScenario));
-          else entry[who.side].push(await measured(who.server, who.served));
-        }
+        const order = turned(sides, round);
+        const results = await interleaved(
+          order.map((who) =>
+            who === 'service'
+              ? ([serviceFor(scenario), scenario] as const)
+              : who === 'baseline'
+                ? ([baseline, baselineScenario] as const)
+                : who === 'rest'
+                  ? ([serviceFor(scenario), baselineScenario] as const)
+                  : ([who.server, who.served] as const),
+          ),
+        );
+        order.forEach((who, i) => entry[typeof who === 'string' ? who : who.side].push(results[i]));
         if (switched(scenario)) {
           // The copies the switches compare, in an order that turns by one each round, so drift
           // within a round (autovacuum, the request log table growing) does not always fall on the
           // same copy: the copy with every switch on, which each switch is compared with, was
           // always measured last (docs/benchmark.md, tenth pass). Both copies of a kind land in its row.
-          for (const [name, copy] of turned(switchCopies, round)) entry[name].push(await measured(copy, scenario));
+          const copies = turned(switchCopies, round);
+          const copyResults = await interleaved(copies.map(([, copy]) => [copy, scenario] as const));
+          copies.forEach(([name], i) => entry[name].push(copyResults[i]));
         }
         const last = (list: LoadResult[]) => list[list.length - 1];
         log(
@@ -329,12 +363,16 @@ async function main(): Promise<void> {
     log(`fixed rate: ${rate} requests/s of single reads to each`);
     const fixed = {
       rate,
-      service: await run(service, byName.get('read')!, { ...load, rate }),
-      baseline: await run(baseline, byName.get('read')!, { ...load, rate }),
+      service: await alone(servers, service, () => run(service, byName.get('read')!, { ...load, rate })),
+      baseline: await alone(servers, baseline, () => run(baseline, byName.get('read')!, { ...load, rate })),
     };
 
     // The sync engine pushing leads to a loopback HubSpot, with a service and database of its own (sync-push.ts).
-    const sync = !named || named.includes('sync') ? await measureSyncPush({ databaseUrl, serviceEnv, leads: settings.syncLeads, servers, log }) : undefined;
+    // The bench's own servers are paused meanwhile, as in every measured run.
+    const sync =
+      !named || named.includes('sync')
+        ? await alone(servers, undefined, () => measureSyncPush({ databaseUrl, serviceEnv, leads: settings.syncLeads, servers, log }))
+        : undefined;
 
     // Memory over a long mixed run at a steady rate, sampled every few seconds.
     if (only) settings.soakS = 0;
@@ -348,11 +386,13 @@ async function main(): Promise<void> {
     );
     const mix = ['read', 'page1', 'create', 'deals', 'graphql', 'deep'].map((name) => byName.get(name)!);
     const sliceS = Math.max(1, Math.min(20, settings.soakS / mix.length));
-    for (let elapsed = 0, i = 0; elapsed < settings.soakS; elapsed += sliceS, i++) {
-      await run(service, mix[i % mix.length], { ...load, durationS: sliceS, rate: soakRate });
-      if (i % mix.length === mix.length - 1)
-        log(`soak ${Math.min(settings.soakS, elapsed + sliceS).toFixed(0)}/${settings.soakS} s, RSS ${service.memory().rssMiB.toFixed(0)} MiB`);
-    }
+    await alone(servers, service, async () => {
+      for (let elapsed = 0, i = 0; elapsed < settings.soakS; elapsed += sliceS, i++) {
+        await run(service, mix[i % mix.length], { ...load, durationS: sliceS, rate: soakRate });
+        if (i % mix.length === mix.length - 1)
+          log(`soak ${Math.min(settings.soakS, elapsed + sliceS).toFixed(0)}/${settings.soakS} s, RSS ${service.memory().rssMiB.toFixed(0)} MiB`);
+      }
+    });
     clearInterval(sampler);
     rss.push({ atS: (Date.now() - soakStart) / 1000, rssMiB: service.memory().rssMiB });
 

@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import type { LoopDelay } from './loop-delay';
+import { median } from './median';
 import type { BenchAccount } from './seed';
 
 /** One kind of request the benchmark sends, to the service and to the baseline alike. */
@@ -188,17 +189,17 @@ export async function check(url: string, key: string, scenario: Scenario): Promi
 
 /** What drive reads off the server it measures (processes.ts, Server): its event-loop delay and CPU time. */
 export interface Measured {
-  loopDelay?: () => Promise<LoopDelay>;
+  loopDelay?: (action: 'start' | 'stop') => Promise<LoopDelay>;
   cpuMicros?: () => number | undefined;
 }
 
 /**
- * Drives `url` with one scenario through autocannon on loopback. `server.loopDelay` is asked
- * before the run to start afresh and after it for the run's figures; `server.cpuMicros` before
+ * Drives `url` with one scenario through autocannon on loopback. `server.loopDelay` is started
+ * before the run and stopped after it, for the run's figures; `server.cpuMicros` before
  * and after, for the CPU time per answer.
  */
 export async function drive(url: string, key: string, scenario: Scenario, options: LoadOptions, server: Measured = {}): Promise<LoadResult> {
-  await server.loopDelay?.();
+  await server.loopDelay?.('start');
   const cpuBefore = server.cpuMicros?.();
   const result = await autocannon({
     url,
@@ -219,7 +220,29 @@ export async function drive(url: string, key: string, scenario: Scenario, option
     p50: result.latency.p50,
     p99: result.latency.p99,
     failures: result.non2xx + result.errors,
-    loopP99Ms: (await server.loopDelay?.())?.p99Ms,
+    loopP99Ms: (await server.loopDelay?.('stop'))?.p99Ms,
     cpuUsPerRequest: cpuBefore !== undefined && cpuAfter !== undefined && result['2xx'] > 0 ? (cpuAfter - cpuBefore) / result['2xx'] : undefined,
+  };
+}
+
+/**
+ * One run made of slices of equal length (the bench's --slices): answers a second over them all,
+ * CPU time per answer over all their answers, failures summed, and the medians of the slices'
+ * latencies and event-loop delay p99 (autocannon reports percentiles, not the histograms that would
+ * merge).
+ */
+export function combined(slices: readonly LoadResult[]): LoadResult {
+  if (slices.length === 1) return slices[0];
+  const answers = slices.map((s) => s.rps);
+  const total = answers.reduce((sum, a) => sum + a, 0);
+  const loop = slices.map((s) => s.loopP99Ms).filter((ms): ms is number => ms !== undefined);
+  const cpu = slices.every((s) => s.cpuUsPerRequest !== undefined) && total > 0;
+  return {
+    rps: total / slices.length,
+    p50: median(slices.map((s) => s.p50)),
+    p99: median(slices.map((s) => s.p99)),
+    failures: slices.reduce((sum, s) => sum + s.failures, 0),
+    loopP99Ms: loop.length === slices.length ? median(loop) : undefined,
+    cpuUsPerRequest: cpu ? slices.reduce((sum, s, i) => sum + s.cpuUsPerRequest! * answers[i], 0) / total : undefined,
   };
 }

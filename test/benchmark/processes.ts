@@ -22,13 +22,16 @@ export interface Server {
    * /proc is not readable. The bench divides a run's share by its 2xx answers (load.ts, drive).
    */
   cpuMicros(): number | undefined;
-  /** The event-loop delay since the last call (or the start), and a fresh measurement from now on. */
-  loopDelay(): Promise<LoopDelay>;
+  /** start: the event-loop delay sampled afresh from now on; stop: its figures since start, and no more sampling. */
+  loopDelay(action: 'start' | 'stop'): Promise<LoopDelay>;
   /**
    * Starts or stops (writing it to `file`) an allocation profile; resolves with the bytes it holds.
    * Only servers started with the alloc-profile preload answer (`npm run bench -- --alloc-profile`).
    */
   allocProfile(action: 'start' | 'stop', file?: string): Promise<number>;
+  /** Stops every thread of the process where it is (SIGSTOP), until resume (SIGCONT): see runs.ts, alone. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -224,16 +227,24 @@ export async function startServer(name: string, script: string, env: Record<stri
     process: child,
     memory: () => readMemory(child.pid),
     cpuMicros: () => readCpuMicros(child.pid),
-    loopDelay: () =>
-      ask<LoopDelay, LoopDelayRequest>(child, { type: 'loop-delay', reset: true }, 'event-loop delay').then(({ p99Ms, maxMs, meanMs }) => ({
+    loopDelay: (action) =>
+      ask<LoopDelay, LoopDelayRequest>(child, { type: 'loop-delay', action }, 'event-loop delay').then(({ p99Ms, maxMs, meanMs }) => ({
         p99Ms,
         maxMs,
         meanMs,
       })),
     allocProfile: (action, file) =>
       ask<AllocProfileAnswer, AllocProfileRequest>(child, { type: 'alloc-profile', action, file }, 'allocation profile').then(({ bytes }) => bytes),
+    pause() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGSTOP');
+    },
+    resume() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
+    },
     async stop() {
       if (child.exitCode !== null) return;
+      // A paused server would not act on SIGTERM until resumed.
+      child.kill('SIGCONT');
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

@@ -363,7 +363,11 @@ function markdown(f: Figures): string {
   return [
     `Run of ${f.date.slice(0, 10)} (${f.date}), ${f.durationS} s in all, on ${f.machine}.`,
     `Settings: ${f.settings.leads.toLocaleString('en-US')} leads, ${f.settings.deals.toLocaleString('en-US')} deals, ` +
-      `${f.settings.rounds} rounds of ${f.settings.durationS} s per scenario and server, ${f.settings.connections} connections; medians shown` +
+      `${f.settings.rounds} rounds of ${f.settings.durationS} s per scenario and server` +
+      (f.settings.slices > 1
+        ? ` (in ${f.settings.slices} slices of ${f.settings.durationS / f.settings.slices} s, the servers of a round taking turns, the other servers paused)`
+        : '') +
+      `, ${f.settings.connections} connections; medians shown` +
       (f.settings.switchCopies > 1 ? ` (of the runs of ${f.settings.switchCopies} processes each for the copies the switches compare)` : '') +
       (Object.values(f.summary).some((s) => s.service.rpsByRun)
         ? "; a ratio is the median of the rounds' ratios, each of two runs measured in the same round (the ratio of the medians beside it in the targets)."

@@ -125,3 +125,21 @@ export async function settle(db: Client, deadlineMs = 60_000): Promise<void> {
   const waited = Date.now() - started;
   if (waited >= 1_000) log(`settle: the database was quiet after ${(waited / 1000).toFixed(1)} s`);
 }
+
+/**
+ * Runs `measure` while every server of `servers` but `measured` is paused (Server.pause), and
+ * resumes them after, however it ends. A run's other servers sit idle but are not free: each
+ * service polls PostgreSQL for queued work every second and its metrics sample the event loop a
+ * hundred times a second, and sixteen idle servers kept a quarter of the two cores busy, the same
+ * machine the measured server, PostgreSQL and the load generator share (docs/benchmark.md,
+ * twenty-eighth pass). Paused, they take nothing: each run has the machine a deployment would give it.
+ */
+export async function alone<T>(servers: readonly Server[], measured: Server | undefined, measure: () => Promise<T>): Promise<T> {
+  const others = servers.filter((server) => server !== measured);
+  for (const server of others) server.pause();
+  try {
+    return await measure();
+  } finally {
+    for (const server of others) server.resume();
+  }
+}

@@ -13,7 +13,7 @@ import { Client } from 'pg';
 import { check, drive, Scenario, scenarios } from './load';
 import { cpuReading, CpuShares, cpuSpent, ROOT, Server, startServer } from './processes';
 import { median } from './median';
-import { benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
+import { alone, benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
 import { seed } from './seed';
 
 const USAGE = `usage: node dist/test/benchmark/side-by-side.js [options] NAME=SOURCE[,VAR=value…] NAME=SOURCE[,VAR=value…] …
@@ -187,7 +187,12 @@ async function main(): Promise<void> {
       for (const entry of order) {
         await settle(quiet);
         const before = cpuReading();
-        const result = await drive(entry.server.url, account.liveKey, served(entry.build), load, entry.server);
+        // Alone on the machine: the other servers are paused meanwhile (runs.ts, alone).
+        const result = await alone(
+          servers.map(({ server }) => server),
+          entry.server,
+          () => drive(entry.server.url, account.liveKey, served(entry.build), load, entry.server),
+        );
         const after = cpuReading();
         const answers = result.rps * settings.durationS;
         if (result.failures) log(`${entry.build.name}: ${result.failures} answers were not 2xx in round ${round}`);

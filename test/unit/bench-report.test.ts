@@ -1,4 +1,5 @@
 import { checks, Figures, pairedRatio, soakTrend, Summary } from '../benchmark/report';
+import { combined } from '../benchmark/load';
 
 /**
  * The bench's ratios (test/benchmark/report.ts): each round's two runs compared with each other,
@@ -117,5 +118,26 @@ describe('bench report: the soak', () => {
     const { from, to, growth } = soakTrend(sawtooth(6));
     expect(to - from).toBeGreaterThan(40);
     expect(growth).toBeGreaterThan(0.1);
+  });
+});
+
+/** A run cut into slices (the bench's --slices) adds up as one run of their whole length. */
+describe('bench: a run made of slices', () => {
+  it('answers a second over all slices, CPU per answer over all their answers, the medians of their latencies', () => {
+    const run = combined([
+      { rps: 1000, p50: 4, p99: 20, failures: 0, loopP99Ms: 5, cpuUsPerRequest: 600 },
+      { rps: 500, p50: 8, p99: 40, failures: 2, loopP99Ms: 9, cpuUsPerRequest: 900 },
+      { rps: 1500, p50: 3, p99: 30, failures: 1, loopP99Ms: 7, cpuUsPerRequest: 500 },
+    ]);
+    expect(run.rps).toBe(1000);
+    // (1000 × 600 + 500 × 900 + 1500 × 500) / 3000 answers' worth
+    expect(run.cpuUsPerRequest).toBe(600);
+    expect(run).toMatchObject({ p50: 4, p99: 30, failures: 3, loopP99Ms: 7 });
+  });
+
+  it('leaves the CPU and the loop delay out when a slice could not read them, and keeps a single slice as it is', () => {
+    const slice = { rps: 800, p50: 5, p99: 25, failures: 0 };
+    expect(combined([slice, { ...slice, cpuUsPerRequest: 700, loopP99Ms: 3 }])).toMatchObject({ rps: 800, cpuUsPerRequest: undefined, loopP99Ms: undefined });
+    expect(combined([slice])).toBe(slice);
   });
 });
