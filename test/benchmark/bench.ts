@@ -60,11 +60,12 @@ const { values: args } = parseCommandLine(USAGE, {
 });
 
 const quick = args.quick;
+const durationS = numberArg(args.duration, quick ? 2 : 10);
 const settings = {
   leads: numberArg(args.leads, quick ? 2_000 : 1_000_000),
   deals: numberArg(args.deals, quick ? 300 : 20_000),
   rounds: numberArg(args.rounds, quick ? 1 : 3),
-  durationS: numberArg(args.duration, quick ? 2 : 10),
+  durationS,
   warmupS: quick ? 1 : 3,
   soakS: numberArg(args.soak, quick ? 5 : 600),
   connections: numberArg(args.connections, 10),
@@ -75,9 +76,8 @@ const settings = {
    * Slices a run of a round is cut into: the servers of a round take turns slice by slice, so each
    * pair of runs a ratio compares spans the same stretch of time (docs/benchmark.md, twenty-eighth pass).
    */
-  slices: 1,
+  slices: Math.max(1, Math.min(Math.floor(durationS), numberArg(args.slices, quick ? 1 : 5))),
 };
-settings.slices = Math.max(1, Math.min(Math.floor(settings.durationS), numberArg(args.slices, quick ? 1 : 5)));
 const write = args.write ?? (!quick && !args['no-write']);
 
 /** The copies the switch rows compare (report.ts): one switch off each, and the twin with every switch on. */
@@ -309,18 +309,13 @@ async function main(): Promise<void> {
         // earlier in the round, moved by a third between rounds (docs/benchmark.md, twenty-seventh pass).
         const theirs = rivalsOf(scenario);
         const sides = [...(['service', 'baseline'] as const), ...(scenario.baselineScenario ? (['rest'] as const) : []), ...theirs];
+        const ours = {
+          service: [serviceFor(scenario), scenario],
+          baseline: [baseline, baselineScenario],
+          rest: [serviceFor(scenario), baselineScenario],
+        } as const;
         const order = turned(sides, round);
-        const results = await interleaved(
-          order.map((who) =>
-            who === 'service'
-              ? ([serviceFor(scenario), scenario] as const)
-              : who === 'baseline'
-                ? ([baseline, baselineScenario] as const)
-                : who === 'rest'
-                  ? ([serviceFor(scenario), baselineScenario] as const)
-                  : ([who.server, who.served] as const),
-          ),
-        );
+        const results = await interleaved(order.map((who) => (typeof who === 'string' ? ours[who] : ([who.server, who.served] as const))));
         order.forEach((who, i) => entry[typeof who === 'string' ? who : who.side].push(results[i]));
         if (switched(scenario)) {
           // The copies the switches compare, in an order that turns by one each round, so drift
