@@ -12,7 +12,7 @@ import { check, combined, drive, LoadOptions, LoadResult, postgraphileScenarios,
 import { ALLOC_PROFILE_PRELOAD, ROOT, Server, startServer } from './processes';
 import { Figures, printReport, Summary, writeResults } from './report';
 import { median } from './median';
-import { alone, benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
+import { alone, benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, REWARM_S, settle, turned } from './runs';
 import { seed } from './seed';
 import { measureSyncPush } from './sync-push';
 
@@ -77,6 +77,8 @@ const settings = {
    * pair of runs a ratio compares spans the same stretch of time (docs/benchmark.md, twenty-eighth pass).
    */
   slices: Math.max(1, Math.min(Math.floor(durationS), numberArg(args.slices, quick ? 1 : 5))),
+  /** Unmeasured seconds before each measured run or slice, its server just resumed (runs.ts). */
+  rewarmS: REWARM_S,
 };
 const write = args.write ?? (!quick && !args['no-write']);
 
@@ -183,10 +185,14 @@ async function main(): Promise<void> {
     const quiet = new Client({ connectionString: databaseUrl });
     await quiet.connect();
     closers.push(() => quiet.end());
-    // It runs alone: every other server of the run is paused meanwhile (runs.ts, alone).
+    // It runs alone: every other server of the run is paused meanwhile (runs.ts, alone), and the
+    // server, just resumed, answers the same requests unmeasured for REWARM_S first (runs.ts).
     const measured = async (server: Server, scenario: Scenario, options = load) => {
       await settle(quiet);
-      return alone(servers, server, () => run(server, scenario, options));
+      return alone(servers, server, async () => {
+        await run(server, scenario, { ...options, durationS: settings.rewarmS });
+        return run(server, scenario, options);
+      });
     };
     /**
      * The runs of one round, cut into slices that take turns (forwards, then backwards): the
@@ -358,8 +364,8 @@ async function main(): Promise<void> {
     log(`fixed rate: ${rate} requests/s of single reads to each`);
     const fixed = {
       rate,
-      service: await alone(servers, service, () => run(service, byName.get('read')!, { ...load, rate })),
-      baseline: await alone(servers, baseline, () => run(baseline, byName.get('read')!, { ...load, rate })),
+      service: await measured(service, byName.get('read')!, { ...load, rate }),
+      baseline: await measured(baseline, byName.get('read')!, { ...load, rate }),
     };
 
     // The sync engine pushing leads to a loopback HubSpot, with a service and database of its own (sync-push.ts).

@@ -365,7 +365,9 @@ function markdown(f: Figures): string {
     `Settings: ${f.settings.leads.toLocaleString('en-US')} leads, ${f.settings.deals.toLocaleString('en-US')} deals, ` +
       `${f.settings.rounds} rounds of ${f.settings.durationS} s per scenario and server` +
       (f.settings.slices > 1
-        ? ` (in ${f.settings.slices} slices of ${f.settings.durationS / f.settings.slices} s, the servers of a round taking turns, the other servers paused)`
+        ? ` (in ${f.settings.slices} slices of ${f.settings.durationS / f.settings.slices} s, the servers of a round taking turns, the other servers paused` +
+          (f.settings.rewarmS ? `, each slice after ${f.settings.rewarmS} s of the same requests unmeasured` : '') +
+          ')'
         : '') +
       `, ${f.settings.connections} connections; medians shown` +
       (f.settings.switchCopies > 1 ? ` (of the runs of ${f.settings.switchCopies} processes each for the copies the switches compare)` : '') +

@@ -127,6 +127,17 @@ export async function settle(db: Client, deadlineMs = 60_000): Promise<void> {
 }
 
 /**
+ * Unmeasured requests a server answers after it is resumed and before its run is measured, in
+ * seconds. A server paused longer than its pool's idle timeout (30 s, src/db/orm.ts) closes its
+ * database connections on waking and opens them again for its first requests, and its other
+ * time-bound state (the key cache's 10 s) has lapsed too: the first half-second after a 35 s pause
+ * cost 817–854 µs of CPU a read against 302–323 µs once warm (docs/benchmark.md, twenty-ninth
+ * pass). A slice's switch copy waited through eleven other copies' slices, and paid that in every
+ * slice; a deployment serving requests never does.
+ */
+export const REWARM_S = 0.5;
+
+/**
  * Runs `measure` while every server of `servers` but `measured` is paused (Server.pause), and
  * resumes them after, however it ends. A run's other servers sit idle but are not free: each
  * service polls PostgreSQL for queued work every second and its metrics sample the event loop a

@@ -13,7 +13,7 @@ import { Client } from 'pg';
 import { check, drive, Scenario, scenarios } from './load';
 import { cpuReading, CpuShares, cpuSpent, ROOT, Server, startServer } from './processes';
 import { median } from './median';
-import { alone, benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, settle, turned } from './runs';
+import { alone, benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, REWARM_S, settle, turned } from './runs';
 import { seed } from './seed';
 
 const USAGE = `usage: node dist/test/benchmark/side-by-side.js [options] NAME=SOURCE[,VAR=value…] NAME=SOURCE[,VAR=value…] …
@@ -186,14 +186,18 @@ async function main(): Promise<void> {
       const line: string[] = [];
       for (const entry of order) {
         await settle(quiet);
-        const before = cpuReading();
-        // Alone on the machine: the other servers are paused meanwhile (runs.ts, alone).
-        const result = await alone(
+        // Alone on the machine: the other servers are paused meanwhile (runs.ts, alone), and the one
+        // measured, just resumed, answers unmeasured for REWARM_S first.
+        const { before, result, after } = await alone(
           servers.map(({ server }) => server),
           entry.server,
-          () => drive(entry.server.url, account.liveKey, served(entry.build), load, entry.server),
+          async () => {
+            await drive(entry.server.url, account.liveKey, served(entry.build), { ...load, durationS: REWARM_S }, entry.server);
+            const before = cpuReading();
+            const result = await drive(entry.server.url, account.liveKey, served(entry.build), load, entry.server);
+            return { before, result, after: cpuReading() };
+          },
         );
-        const after = cpuReading();
         const answers = result.rps * settings.durationS;
         if (result.failures) log(`${entry.build.name}: ${result.failures} answers were not 2xx in round ${round}`);
         const spent = before && after && answers > 0 ? cpuSpent(before, after) : undefined;
