@@ -10,16 +10,27 @@ export const SERVICE_NAMESPACE = 'spa';
 type Upsert = (rlKey: string, points: number, msDuration: number, forceExpire?: boolean) => Promise<unknown>;
 const libraryUpsert = (RateLimiterRedis.prototype as unknown as { _upsert: Upsert })._upsert;
 
+/** Remembered window ends kept before a sweep drops the ended ones. */
+const SWEEP_ABOVE = 10_000;
+/** A window ending sooner than this is asked about again (PTTL) rather than trusted from memory. */
+const NEAR_END_MS = 1_000;
+
 /**
- * rate-limiter-flexible's Redis limiter, with its count sent as two plain commands, `INCRBY` and
- * `PTTL`, in the request's auto-pipelined write, instead of the library's Lua script. Redis spent
- * 5–11 µs of CPU on each call of the script against 0.4–0.7 µs on these two, and ioredis' own work is
- * the same for both (docs/benchmark.md, twenty-first pass). A key without an expiry (the window's
- * first count, or a process that stopped before giving it one) gets the window's duration, as the
- * script does; INCRBY is atomic, so the count stays exact across instances. Everything else
- * (windows, rewards, reads, the insurance limiter) is the library's.
+ * rate-limiter-flexible's Redis limiter, with its count sent as plain commands in the request's
+ * auto-pipelined write instead of the library's Lua script: Redis spent 5–11 µs of CPU on each call
+ * of the script against 0.4–0.7 µs on INCRBY and PTTL, and ioredis' own work is the same for both
+ * (docs/benchmark.md, twenty-first pass). A window's end does not move once its key has its expiry,
+ * so the limiter remembers it per key and, within the window, sends INCRBY alone (twenty-ninth
+ * pass); a key it has not seen, a window in its last second, and a count that shows a fresh key
+ * (another instance's, or one deleted) send PTTL too. A key without an expiry (the window's first
+ * count, or a process that stopped before giving it one) gets the window's duration, as the script
+ * does. INCRBY is atomic, so the count stays exact across instances. Everything else (windows,
+ * rewards, reads, the insurance limiter) is the library's.
  */
 class PlainCommandsLimiter extends RateLimiterRedis {
+  /** Per Redis key, when its window ends (epoch ms), as its PTTL last told. */
+  private readonly windowEnds = new Map<string, number>();
+
   constructor(
     private readonly redis: Redis,
     options: Omit<IRateLimiterStoreOptions, 'storeClient'>,
@@ -30,11 +41,38 @@ class PlainCommandsLimiter extends RateLimiterRedis {
   /** What the library's Lua script answers: the count and the window's milliseconds left. */
   async _upsert(rlKey: string, points: number, msDuration: number, forceExpire = false): Promise<unknown> {
     const seconds = Math.floor(msDuration / 1000);
-    if (forceExpire || seconds <= 0) return libraryUpsert.call(this, rlKey, points, msDuration, forceExpire);
+    if (forceExpire || seconds <= 0) {
+      this.windowEnds.delete(rlKey);
+      return libraryUpsert.call(this, rlKey, points, msDuration, forceExpire);
+    }
+    const end = this.windowEnds.get(rlKey);
+    if (end !== undefined && end - Date.now() > NEAR_END_MS) {
+      const consumed = await this.redis.incrby(rlKey, points);
+      // More than this count: the key was there before it, in the window remembered.
+      if (consumed > points) return [consumed, end - Date.now()];
+      return [consumed, await this.expiry(rlKey, seconds)];
+    }
     const [consumed, ttlMs] = await Promise.all([this.redis.incrby(rlKey, points), this.redis.pttl(rlKey)]);
-    if (ttlMs >= 0) return [consumed, ttlMs];
+    return [consumed, ttlMs >= 0 ? this.remember(rlKey, ttlMs) : await this.expiry(rlKey, seconds, true)];
+  }
+
+  /** The key's milliseconds left, given the window's duration when it has no expiry yet. */
+  private async expiry(rlKey: string, seconds: number, known = false): Promise<number> {
+    const ttlMs = known ? -1 : await this.redis.pttl(rlKey);
+    if (ttlMs >= 0) return this.remember(rlKey, ttlMs);
     await this.redis.expire(rlKey, seconds);
-    return [consumed, seconds * 1000];
+    return this.remember(rlKey, seconds * 1000);
+  }
+
+  private remember(rlKey: string, ttlMs: number): number {
+    const now = Date.now();
+    if (this.windowEnds.size >= SWEEP_ABOVE) {
+      for (const [key, end] of this.windowEnds) if (end <= now) this.windowEnds.delete(key);
+      // Still full (that many live windows): forget them all; each asks PTTL again once.
+      if (this.windowEnds.size >= SWEEP_ABOVE) this.windowEnds.clear();
+    }
+    this.windowEnds.set(rlKey, now + ttlMs);
+    return ttlMs;
   }
 }
 
@@ -87,7 +125,6 @@ export interface WindowResult {
  * is the same window, so every response of a window names the same second.
  */
 const answeredResets = new WeakMap<RateLimiterAbstract, Map<string, number>>();
-const SWEEP_ABOVE = 10_000;
 
 function stableReset(limiter: RateLimiterAbstract, key: string, msBeforeNext: number): number {
   const nowMs = Date.now();

@@ -7,7 +7,8 @@ const REDIS_URL = testRedisUrl();
 
 /**
  * The counters' Redis client auto-pipelines: commands sent in one tick leave in one write. A count
- * is two plain commands (INCRBY, PTTL, and EXPIRE for a key without one: PlainCommandsLimiter in src/limits/counters.ts).
+ * is plain commands (INCRBY; PTTL for a window the limiter does not know yet; EXPIRE for a key
+ * without one: PlainCommandsLimiter in src/limits/counters.ts).
  * The first test is what crashed instances while a count was the library's Lua command, defined on
  * the client when the first limiter was built: a count queued on a pipeline created before that
  * misaligned the pipeline's results and threw outside any promise (redis/ioredis#1931).
@@ -69,5 +70,46 @@ const REDIS_URL = testRedisUrl();
     expect(await redis.get(stored)).toBe('10');
     expect(await redis.ttl(stored)).toBeGreaterThan(55);
     await redis.del(stored);
+  });
+
+  it('sends INCRBY alone within a window it knows, and asks again for a key that started afresh', async () => {
+    const namespace = `rc-${randomUUID()}`;
+    const counters = new Counters(redis, namespace);
+    const limiter = counters.limiter('requests', 60);
+    const key = `acct_${randomUUID()}`;
+    const stored = `${namespace}:requests:${key}`;
+    // What reaches Redis for this key, in order, as its MONITOR shows it.
+    const monitor = await redis.monitor();
+    const sent: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[1] === stored) sent.push(args[0].toLowerCase());
+    });
+    const until = async (count: number) => {
+      const deadline = Date.now() + 10_000;
+      while (sent.length < count && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+      expect(sent.length).toBeGreaterThanOrEqual(count);
+    };
+    try {
+      const first = await consume(limiter, key, 10);
+      await until(3);
+      expect(sent).toEqual(['incrby', 'pttl', 'expire']);
+      sent.length = 0;
+      const second = await consume(limiter, key, 10);
+      const third = await consume(limiter, key, 10);
+      await until(2);
+      expect(sent).toEqual(['incrby', 'incrby']);
+      expect(third).toMatchObject({ allowed: true, remaining: 7, resetAt: first.resetAt });
+      expect(second.resetAt).toBe(first.resetAt);
+      // Deleted (an operator, or the window expired early on Redis' clock): the count starts again and gets its own expiry.
+      await redis.del(stored);
+      sent.length = 0;
+      expect(await consume(limiter, key, 10)).toMatchObject({ allowed: true, remaining: 9 });
+      await until(3);
+      expect(sent).toEqual(['incrby', 'pttl', 'expire']);
+      expect(await redis.ttl(stored)).toBeGreaterThan(55);
+    } finally {
+      monitor.disconnect();
+      await redis.del(stored);
+    }
   });
 });
