@@ -130,9 +130,9 @@ export async function settle(db: Client, deadlineMs = 60_000): Promise<void> {
  * Unmeasured requests a server answers after it is resumed and before its run is measured, in
  * seconds. A server paused longer than its pool's idle timeout (30 s, src/db/orm.ts) closes its
  * database connections on waking and opens them again for its first requests, and its other
- * time-bound state (the key cache's 10 s) has lapsed too: the first half-second after a 35 s pause
- * cost 817–854 µs of CPU a read against 302–323 µs once warm (docs/benchmark.md, twenty-ninth
- * pass). A slice's switch copy waited through eleven other copies' slices, and paid that in every
+ * time-bound state (the key cache's 10 s) has lapsed too: the first half-second after a pause that
+ * renewed the connections cost 652–854 µs of CPU a read, the half-seconds after it 302–509
+ * (docs/benchmark.md, twenty-ninth pass). A slice's switch copy waited through eleven other copies' slices, and paid that in every
  * slice; a deployment serving requests never does.
  */
 export const REWARM_S = 0.5;
