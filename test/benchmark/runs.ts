@@ -132,8 +132,8 @@ export async function settle(db: Client, deadlineMs = 60_000): Promise<void> {
  * database connections on waking and opens them again for its first requests, and its other
  * time-bound state (the key cache's 10 s) has lapsed too: the first half-second after a pause that
  * renewed the connections cost 652–854 µs of CPU a read, the half-seconds after it 302–509
- * (docs/benchmark.md, twenty-ninth pass). A slice's switch copy waited through eleven other copies' slices, and paid that in every
- * slice; a deployment serving requests never does.
+ * (docs/benchmark.md, twenty-ninth pass). A switch copy waits through eleven other copies' slices
+ * between two of its own, and paid that in most of them; a deployment serving requests never does.
  */
 export const REWARM_S = 0.5;
 
