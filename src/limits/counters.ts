@@ -46,22 +46,21 @@ class PlainCommandsLimiter extends RateLimiterRedis {
       return libraryUpsert.call(this, rlKey, points, msDuration, forceExpire);
     }
     const end = this.windowEnds.get(rlKey);
+    let consumed: number;
+    let ttlMs: number;
     if (end !== undefined && end - Date.now() > NEAR_END_MS) {
-      const consumed = await this.redis.incrby(rlKey, points);
+      consumed = await this.redis.incrby(rlKey, points);
       // More than this count: the key was there before it, in the window remembered.
       if (consumed > points) return [consumed, end - Date.now()];
-      return [consumed, await this.expiry(rlKey, seconds)];
+      ttlMs = await this.redis.pttl(rlKey);
+    } else {
+      [consumed, ttlMs] = await Promise.all([this.redis.incrby(rlKey, points), this.redis.pttl(rlKey)]);
     }
-    const [consumed, ttlMs] = await Promise.all([this.redis.incrby(rlKey, points), this.redis.pttl(rlKey)]);
-    return [consumed, ttlMs >= 0 ? this.remember(rlKey, ttlMs) : await this.expiry(rlKey, seconds, true)];
-  }
-
-  /** The key's milliseconds left, given the window's duration when it has no expiry yet. */
-  private async expiry(rlKey: string, seconds: number, known = false): Promise<number> {
-    const ttlMs = known ? -1 : await this.redis.pttl(rlKey);
-    if (ttlMs >= 0) return this.remember(rlKey, ttlMs);
-    await this.redis.expire(rlKey, seconds);
-    return this.remember(rlKey, seconds * 1000);
+    if (ttlMs < 0) {
+      await this.redis.expire(rlKey, seconds);
+      ttlMs = seconds * 1000;
+    }
+    return [consumed, this.remember(rlKey, ttlMs)];
   }
 
   private remember(rlKey: string, ttlMs: number): number {
