@@ -6,7 +6,7 @@
  *   node dist/test/benchmark/profile-summary.js .data/bench/profiles/CPU.….cpuprofile [--top 30] [--focus name]
  */
 import { readFileSync } from 'node:fs';
-import { placeOf } from './profile-place';
+import { placeOf, sampleTimes } from './profile-place';
 import { parseCommandLine } from './runs';
 
 interface ProfileNode {
@@ -48,9 +48,10 @@ const place = (node: ProfileNode) => placeOf(node.callFrame.url) || `(${node.cal
 
 const label = (node: ProfileNode) => `${node.callFrame.functionName || '(anonymous)'} ${place(node).replace(/^app:/, '')}:${node.callFrame.lineNumber + 1}`;
 
-// Time per sample: the delta to the next sample, in microseconds.
+// Time per sample, in microseconds: the delta to the next sample, the pauses left out (sampleTimes).
+const times = sampleTimes(profile.timeDeltas);
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0)));
+profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + times.us[i]));
 const totalUs = [...selfUs.values()].reduce((a, b) => a + b, 0);
 const idle = profile.nodes.filter((n) => ['(idle)', '(program)', '(garbage collector)'].includes(n.callFrame.functionName));
 
@@ -91,7 +92,10 @@ const show = (title: string, map: Map<string, number>) => {
   for (const [name, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(us)}  ${name}`);
 };
 const idleUs = idle.reduce((sum, node) => sum + (selfUs.get(node.id) ?? 0), 0);
-console.log(`${(totalUs / 1e6).toFixed(1)} s sampled, ${pct(idleUs)} idle/program/GC`);
+console.log(
+  `${(totalUs / 1e6).toFixed(1)} s sampled, ${pct(idleUs)} idle/program/GC` +
+    (times.gapsUs ? `; ${(times.gapsUs / 1e6).toFixed(1)} s when the process did not run (paused) left out` : ''),
+);
 show('Self time by package', packageSelf);
 show('Total time by package (inclusive)', packageTotal);
 show('Self time by function', selfBy);
