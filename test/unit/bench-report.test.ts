@@ -1,4 +1,4 @@
-import { checks, Figures, pairedRatio, soakTrend, Summary } from '../benchmark/report';
+import { checks, Figures, pairedP99Ratio, pairedRatio, soakTrend, Summary } from '../benchmark/report';
 import { combined } from '../benchmark/load';
 
 /**
@@ -74,6 +74,30 @@ describe('bench report: ratios by round', () => {
     expect(check(figures(summary([480, 370, 360], 370)))).toMatchObject({ value: '0.93× (medians 0.92×)', met: true });
     // Without those runs (figures older than them), the REST scenario's: 1.23×, 0.78×, 0.69×.
     expect(check(figures(undefined))).toMatchObject({ value: '0.78×', met: false });
+  });
+
+  it('takes the fixed-rate p99 round by round too, and keeps one run a side in older figures', () => {
+    const runs = (p99ByRun: number[] | undefined, p99: number): Summary => ({ rps: 1000, p50: 2, p99, p99ByRun, failures: 0 });
+    const figures = (service: Summary, baseline: Summary) =>
+      ({
+        settings: { soakS: 0 },
+        titles: {},
+        summary: {},
+        fixed: { rate: 1944, service, baseline },
+        memory: { service: { rssMiB: 1, peakMiB: 1 }, baseline: { rssMiB: 1, peakMiB: 1 }, soak: [] },
+      }) as unknown as Figures;
+    const check = (f: Figures) => checks(f).find((c) => c.what === "p99 at 1944/s (70 % of the baseline's maximum)");
+    // One round with a stall on the service's side (25 against 14 ms), two without.
+    const [service, baseline] = [runs([25, 15, 13], 15), runs([14, 12, 13], 13)];
+    expect(pairedP99Ratio(service, baseline)).toBeCloseTo(15 / 12, 6);
+    expect(check(figures(service, baseline))).toMatchObject({
+      value: '15.0 ms vs 13.0 ms = 1.25× (medians 1.15×) (by round: 25.0 ms vs 14.0 ms, 15.0 ms vs 12.0 ms, 13.0 ms vs 13.0 ms)',
+      met: true,
+    });
+    // A tail in every round is still a miss.
+    expect(check(figures(runs([25, 22, 24], 24), runs([14, 12, 13], 13)))).toMatchObject({ met: false });
+    // Figures of one run a side: that run's ratio.
+    expect(check(figures(runs(undefined, 25), runs(undefined, 14)))).toMatchObject({ value: '25.0 ms vs 14.0 ms = 1.79×', met: false });
   });
 
   it('still fails a target every round misses', () => {
