@@ -12,7 +12,7 @@ import type { SyncPushFigures } from './sync-push';
  */
 export interface Summary extends LoadResult {
   rpsByRun?: number[];
-  /** Each run's p99, in the order of rpsByRun (the fixed-rate runs); absent in older figures. */
+  /** Each run's p99, in the order of rpsByRun (the fixed-rate row pairs them); absent in older figures. */
   p99ByRun?: number[];
 }
 
@@ -171,12 +171,13 @@ export function checks(f: Figures): Check[] {
   }
   out.push(...graphqlChecks(f));
   const p99 = pairedP99Ratio(f.fixed.service, f.fixed.baseline);
-  const byRun = f.fixed.service.p99ByRun && f.fixed.service.p99ByRun.length > 1 ? f.fixed.service.p99ByRun : undefined;
+  const [ours, theirs] = [f.fixed.service.p99ByRun, f.fixed.baseline.p99ByRun];
+  const byRun = ours && theirs && ours.length > 1 && ours.length === theirs.length ? ours.map((p, run) => `${ms(p)} vs ${ms(theirs[run])}`) : undefined;
   out.push({
     what: `p99 at ${f.fixed.rate}/s (70 % of the baseline's maximum)`,
     value:
       `${ms(f.fixed.service.p99)} vs ${ms(f.fixed.baseline.p99)} = ${beside(`${p99.toFixed(2)}×`, `${(f.fixed.service.p99 / f.fixed.baseline.p99).toFixed(2)}×`)}` +
-      (byRun ? ` (by round: ${byRun.map((ours, run) => `${ms(ours)} vs ${ms(f.fixed.baseline.p99ByRun![run])}`).join(', ')})` : ''),
+      (byRun ? ` (by round: ${byRun.join(', ')})` : ''),
     target: `≤ ${P99_AT_FIXED_RATE}×`,
     met: p99 <= P99_AT_FIXED_RATE,
   });

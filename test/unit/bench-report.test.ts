@@ -96,6 +96,8 @@ describe('bench report: ratios by round', () => {
     });
     // A tail in every round is still a miss.
     expect(check(figures(runs([25, 22, 24], 24), runs([14, 12, 13], 13)))).toMatchObject({ met: false });
+    // Runs that do not pair up: the ratio of the medians, no rounds shown.
+    expect(check(figures(runs([25, 15, 13], 15), runs([14, 12], 13)))).toMatchObject({ value: '15.0 ms vs 13.0 ms = 1.15×', met: true });
     // Figures of one run a side: that run's ratio.
     expect(check(figures(runs(undefined, 25), runs(undefined, 14)))).toMatchObject({ value: '25.0 ms vs 14.0 ms = 1.79×', met: false });
   });
