@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { freePort } from '../benchmark/processes';
 import { ROOT } from '../helpers/dist';
 import { workerDatabaseUrl } from '../helpers/database';
 import { testRedisUrl } from '../helpers/app';
@@ -43,12 +44,16 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     const db = new Client({ connectionString: databaseUrl });
     await db.connect();
     const secret = `sk_live_keyedcheck${Date.now().toString(36)}`;
-    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    // A port the system just handed out: a random one in 40,000–60,000 lies in Linux's ephemeral range,
+    // where any outgoing connection may hold it, and the server then exits on EADDRINUSE.
+    const port = await freePort();
     const server = spawn(process.execPath, [path.join(ROOT, 'dist/test/benchmark/postgraphile-server.js')], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), POSTGRAPHILE_KEYED: '1' },
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
+    let errors = '';
+    server.stderr?.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString()).slice(-2_000)));
     const copies = ['lead_keyedchecktest', 'lead_keyedcheckother'];
     const otherAccount = `acct_keyedcheck${Date.now().toString(36)}`;
     try {
@@ -76,7 +81,8 @@ describe('benchmark (quick mode, as a smoke test)', () => {
           () => false,
         ))
       ) {
-        if (Date.now() > deadline || server.exitCode !== null) throw new Error('the keyed PostGraphile did not become ready');
+        if (Date.now() > deadline || server.exitCode !== null)
+          throw new Error(`the keyed PostGraphile did not become ready on port ${port}: ${errors || '(nothing on stderr)'}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const lead = (id: string, key?: string) =>
