@@ -116,19 +116,18 @@ interface Check {
  * twenty-fifth pass).
  */
 export function pairedRatio(a: Summary, b: Summary): number {
-  const [ours, theirs] = [a.rpsByRun, b.rpsByRun];
-  if (!ours?.length || ours.length !== theirs?.length) return a.rps / b.rps;
-  return median(ours.map((rps, run) => rps / theirs[run]));
+  return medianOfPairs(a.rpsByRun, b.rpsByRun, a.rps / b.rps);
 }
 
-/**
- * `a`'s p99 over `b`'s at the fixed rate: the median of each round's ratio, both sides measured in
- * the same round, as pairedRatio does for throughput; the ratio of the medians where runs are not kept.
- */
+/** `a`'s p99 over `b`'s at the fixed rate, paired by round as pairedRatio pairs throughput. */
 export function pairedP99Ratio(a: Summary, b: Summary): number {
-  const [ours, theirs] = [a.p99ByRun, b.p99ByRun];
-  if (!ours?.length || ours.length !== theirs?.length) return a.p99 / b.p99;
-  return median(ours.map((p99, run) => p99 / theirs[run]));
+  return medianOfPairs(a.p99ByRun, b.p99ByRun, a.p99 / b.p99);
+}
+
+/** The median of the n-th of `ours` over the n-th of `theirs`; `ofMedians` where the runs are not kept or do not pair up. */
+function medianOfPairs(ours: number[] | undefined, theirs: number[] | undefined, ofMedians: number): number {
+  if (!ours?.length || ours.length !== theirs?.length) return ofMedians;
+  return median(ours.map((value, run) => value / theirs[run]));
 }
 
 /** A figure as the targets show it: by round, then the ratio of the medians' figure beside it where it reads differently. */
