@@ -58,6 +58,9 @@ const assertOptions = <T>(numRuns: number): fc.Parameters<T> => ({
   numRuns,
   // Each run is a request: shrinking a failure could take thousands more. Opt in with FUZZ_SHRINK=1.
   endOnFailure: process.env.FUZZ_SHRINK !== '1',
+  // The failed run's own error in the report: fast-check 4 otherwise puts it in `cause`, which jest
+  // does not print, and a CI failure would say which input failed but not why.
+  includeErrorInReport: true,
   ...(process.env.FUZZ_PATH ? { path: process.env.FUZZ_PATH } : {}),
 });
 
