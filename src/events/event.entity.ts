@@ -14,7 +14,8 @@ export interface EventData {
 /**
  * One change, written in the same transaction as the change itself (a transactional outbox):
  * webhooks are delivered from these rows, so an event exists exactly when its change committed.
- * Events never change after they are written.
+ * Events never change after they are written: the insert queues each for its fan-out in a table of
+ * its own (EventFanOut).
  */
 @ObjectType({ simpleResolvers: true, description: 'Something that happened in an account, as webhooks deliver it (CONTRACT §10).' })
 @Entity({ tableName: 'events' })
@@ -25,11 +26,7 @@ export interface EventData {
   expression: `create index "events_by_object" on "events" ("account_id", "livemode", (("data"->'object'->>'id')), "created_at", "id")`,
 })
 @Index({ name: 'events_created_at', properties: ['createdAt'] })
-@Index({
-  name: 'events_pending_fan_out',
-  expression: 'create index "events_pending_fan_out" on "events" ("id") where "fanned_out_at" is null',
-})
-export class Event extends TenantEntity<'object' | 'apiVersion' | 'fannedOutAt'> {
+export class Event extends TenantEntity<'object' | 'apiVersion'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('evt');
@@ -54,10 +51,6 @@ export class Event extends TenantEntity<'object' | 'apiVersion' | 'fannedOutAt'>
   @Field(() => GraphQLJSONObject, { description: "object: the resource in its REST shape; previous_attributes: changed fields' earlier values." })
   @Property({ type: 'json', columnType: 'json' })
   data!: EventData;
-
-  /** When the dispatcher created this event's webhook deliveries; null until then. */
-  @Property({ type: 'datetime', length: 3, nullable: true, hidden: true })
-  fannedOutAt?: Date | null;
 
   /** Set by EventRecorder; called while the change is flushed, so `data` shows the values stored. */
   render?: () => EventData;

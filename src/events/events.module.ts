@@ -1,6 +1,7 @@
 import { defineModule } from '../modules/module';
 import type { EventRecorder } from './event-recorder';
 import { Event } from './event.entity';
+import { EventFanOut } from './event-fan-out.entity';
 import { EventResolver } from './event.resolver';
 import { EventService } from './event.service';
 
@@ -14,7 +15,7 @@ declare module '../modules/module' {
 
 export const eventsModule = defineModule({
   name: 'events',
-  entities: [Event],
+  entities: [Event, EventFanOut],
   resolvers: [EventResolver],
   routes: [
     { method: 'GET', path: '/v1/events', summary: 'List events, newest first', operation: { type: 'query', field: 'events', query: 'filter' } },

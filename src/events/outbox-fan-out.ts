@@ -61,14 +61,14 @@ export function owedRows<Target extends { account_id: string; livemode: boolean 
 const markStatements = new WeakMap<readonly FanOutConsumer[], string>();
 
 /**
- * Takes up to a batch of events not yet fanned out (FOR UPDATE SKIP LOCKED, so concurrent workers
- * take different events) and marks, in the same statement, those whose account and mode no consumer
- * could owe work to (FanOutConsumer.mayOwe): an account without subscriptions, agents or
- * integrations costs one statement per batch, not a transaction of a query per consumer. The rest
- * are released when the statement ends, for the consumers' transaction. Says how many it took and
- * how many it marked.
+ * Takes up to a batch of queued events (event_fan_outs, FOR UPDATE SKIP LOCKED, so concurrent
+ * workers take different events) and takes off the queue, in the same statement, those whose
+ * account and mode no consumer could owe work to (FanOutConsumer.mayOwe): an account without
+ * subscriptions, agents or integrations costs one statement per batch, not a transaction of a query
+ * per consumer. The rest are released when the statement ends, for the consumers' transaction. Says
+ * how many it took and how many it marked fanned out.
  */
-export async function markUnowed(knex: Knex, consumers: readonly FanOutConsumer[], now: Date): Promise<{ taken: number; marked: number }> {
+export async function markUnowed(knex: Knex, consumers: readonly FanOutConsumer[]): Promise<{ taken: number; marked: number }> {
   let sql = markStatements.get(consumers);
   if (!sql) {
     const owedBySomeone = consumers.map((consumer) => `(${consumer.mayOwe.sql})`).join(' or ') || 'false';
@@ -76,45 +76,49 @@ export async function markUnowed(knex: Knex, consumers: readonly FanOutConsumer[
     // afresh on every batch (about 0.8 ms of its CPU), and a limit sent as a parameter would keep it
     // doing so (see findLean's limitInText).
     sql = `with batch as (
-             select id, account_id, livemode from events where fanned_out_at is null order by id limit ${FAN_OUT_BATCH} for update skip locked
+             select event_id, account_id, livemode from event_fan_outs order by event_id limit ${FAN_OUT_BATCH} for update skip locked
            ), marked as (
-             update events set fanned_out_at = ? from batch e where events.id = e.id and not (${owedBySomeone}) returning events.id
+             delete from event_fan_outs q using batch e where q.event_id = e.event_id and not (${owedBySomeone}) returning q.event_id
            )
            select (select count(*) from batch)::int as taken, (select count(*) from marked)::int as marked`;
     markStatements.set(consumers, sql);
   }
-  const [counts] = await preparedRows(knex, sql, [now, ...consumers.flatMap((consumer) => consumer.mayOwe.bindings)]);
+  const [counts] = await preparedRows(
+    knex,
+    sql,
+    consumers.flatMap((consumer) => consumer.mayOwe.bindings),
+  );
   return counts as { taken: number; marked: number };
 }
 
 /**
  * Fans out up to a batch of events. Those no consumer could owe work to are marked by one statement
  * (markUnowed); if that leaves any, a transaction takes up to a batch again (FOR UPDATE SKIP
- * LOCKED), lets every consumer write the work it owes for them, and marks them done: each event is
- * fanned out exactly once, to all consumers or none. Returns how many events it fanned out (marked
- * or through the consumers), and how many rows of work the consumers wrote for them.
+ * LOCKED), lets every consumer write the work it owes for them, and takes them off the queue: each
+ * event is fanned out exactly once, to all consumers or none. Returns how many events it fanned out
+ * (marked or through the consumers), and how many rows of work the consumers wrote for them.
  */
 export async function fanOutEvents(knex: Knex, consumers: readonly FanOutConsumer[]): Promise<{ events: number; work: number }> {
-  const unowed = await markUnowed(knex, consumers, new Date());
+  const unowed = await markUnowed(knex, consumers);
   if (unowed.taken === unowed.marked) return { events: unowed.taken, work: 0 };
   const owed = await knex.transaction(async (trx) => {
-    const events: OutboxEvent[] = await trx('events')
-      .select('id', 'account_id', 'livemode', 'type', 'created_at')
-      .whereNull('fanned_out_at')
-      .orderBy('id')
+    const events: OutboxEvent[] = await trx('event_fan_outs as q')
+      .join('events as e', 'e.id', 'q.event_id')
+      .select('e.id', 'e.account_id', 'e.livemode', 'e.type', 'e.created_at')
+      .orderBy('q.event_id')
       .limit(FAN_OUT_BATCH)
-      .forUpdate()
+      .forUpdate('q')
       .skipLocked();
     if (events.length === 0) return { events: 0, work: 0 };
     const now = new Date();
     let work = 0;
     for (const consumer of consumers) work += await consumer.owe(trx, events, now);
-    await trx('events')
+    await trx('event_fan_outs')
       .whereIn(
-        'id',
+        'event_id',
         events.map((event) => event.id),
       )
-      .update({ fanned_out_at: now });
+      .delete();
     return { events: events.length, work };
   });
   return { events: unowed.marked + owed.events, work: owed.work };

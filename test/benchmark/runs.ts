@@ -111,7 +111,7 @@ export async function settle(db: Client, deadlineMs = 60_000): Promise<void> {
   const started = Date.now();
   for (;;) {
     const { rows } = await db.query<{ events: number; vacuums: number }>(
-      `select (select count(*)::int from events where fanned_out_at is null) as events,
+      `select (select count(*)::int from event_fan_outs) as events,
               (select count(*)::int from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()) as vacuums`,
     );
     const { events, vacuums } = rows[0];

@@ -113,7 +113,7 @@ export { eventually } from './wait';
 export async function settled(app: TestApp): Promise<void> {
   await eventually(async () => {
     const [row] = await app.orm.em.getConnection().execute<Array<{ events: number; pending: number }>>(
-      `select (select count(*) from events where fanned_out_at is null)::int as events,
+      `select (select count(*) from event_fan_outs)::int as events,
               (select count(*) from webhook_deliveries where status = 'pending')::int as pending`,
     );
     expect(row).toEqual({ events: 0, pending: 0 });

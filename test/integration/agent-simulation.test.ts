@@ -291,13 +291,16 @@ describe('agent simulation', () => {
     await sql(`update events set created_at = now() - interval '2 days' where data->'object'->>'id' = ?`, [first.id]);
     await sql(`update events set created_at = now() - interval '1 hour' where data->'object'->>'id' = ?`, [last.id]);
     // The hot lead rescored 500 more times a day ago: copies of its lead.scored event, already fanned out.
-    await sql(
-      `insert into events (id, account_id, livemode, type, api_version, data, created_at, updated_at, fanned_out_at)
-       select 'evt_copy' || n || substr(md5(random()::text), 1, 10), account_id, livemode, type, api_version, data,
-              now() - interval '1 day' + make_interval(secs => n / 1000.0), now(), now()
-         from events, generate_series(1, ?) as n where type = 'lead.scored' and data->'object'->>'id' = ?`,
-      [EVENT_CAP, first.id],
-    );
+    await app.orm.em.getKnex().transaction(async (trx) => {
+      await trx.raw(
+        `insert into events (id, account_id, livemode, type, api_version, data, created_at, updated_at)
+         select 'evt_copy' || n || substr(md5(random()::text), 1, 10), account_id, livemode, type, api_version, data,
+                now() - interval '1 day' + make_interval(secs => n / 1000.0), now()
+           from events, generate_series(1, ?) as n where type = 'lead.scored' and data->'object'->>'id' = ?`,
+        [EVENT_CAP, first.id as string],
+      );
+      await trx.raw(`delete from event_fan_outs where event_id like 'evt\\_copy%'`);
+    });
     expect(await eventsIn(['lead.scored'], 7)).toHaveLength(EVENT_CAP + 2);
     const agent = await agentOf('lead_qualifier');
     const result = await withoutSideEffects(() => simulated(agent.id as string, { window: '7d' }));

@@ -154,7 +154,7 @@ describe('agent suggestions', () => {
     return res.body.data.filter((event: { data: { object: Json } }) => event.data.object.id === id);
   }
   /** Every event so far fanned out (what an approval owes the mailbox exists by now). */
-  const fannedOut = () => waitFor('the events fanned out', async () => (await sql(`select id from events where fanned_out_at is null`)).length === 0);
+  const fannedOut = () => waitFor('the events fanned out', async () => (await sql(`select event_id from event_fan_outs`)).length === 0);
 
   beforeAll(async () => {
     crms = await startFakeCrms();

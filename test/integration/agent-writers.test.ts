@@ -115,7 +115,7 @@ describe('writer agents', () => {
   /** Every event so far fanned out and every agent task done: after it, nothing more is written for what came before. */
   async function settled(): Promise<void> {
     await eventually(async () => {
-      const [row] = await sql(`select (select count(*) from events where fanned_out_at is null)::int as events,
+      const [row] = await sql(`select (select count(*) from event_fan_outs)::int as events,
         (select count(*) from agent_tasks where done_at is null)::int as tasks`);
       expect(row).toEqual({ events: 0, tasks: 0 });
     });

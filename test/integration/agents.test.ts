@@ -290,7 +290,7 @@ describe('agents', () => {
   async function settled(): Promise<void> {
     await eventually(async () => {
       const [row] = await sql<{ events: number; tasks: number }>(
-        `select (select count(*) from events where fanned_out_at is null)::int as events,
+        `select (select count(*) from event_fan_outs)::int as events,
                 (select count(*) from agent_tasks where done_at is null)::int as tasks`,
       );
       expect(row).toEqual({ events: 0, tasks: 0 });

@@ -261,7 +261,7 @@ describe('Microsoft 365 delivers agents’ follow-ups', () => {
     const agentId = await followUpAgent('none');
     const run = await scanIdle(agentId);
     // Every event has been fanned out (the action's included): whatever it owed exists by now.
-    await waitFor('the events fanned out', async () => (await sql(`select id from events where fanned_out_at is null`)).length === 0);
+    await waitFor('the events fanned out', async () => (await sql(`select event_id from event_fan_outs`)).length === 0);
     expect(await owedRows()).toEqual([]);
     expect(await deliveriesOf(agentId, run.id)).toEqual([]);
     expect(await syncRuns(integrationId)).toEqual([]);
@@ -444,7 +444,7 @@ describe('Microsoft 365 delivers agents’ follow-ups', () => {
 
     await delivered(ownAgent, ownRun.id, 1);
     await waitFor('the other account’s delivery', async () => (await deliveriesOf(otherAgent, otherRun.id, other.testKey))[0]?.status === 'delivered');
-    await waitFor('the events fanned out', async () => (await sql(`select id from events where fanned_out_at is null`)).length === 0);
+    await waitFor('the events fanned out', async () => (await sql(`select event_id from event_fan_outs`)).length === 0);
     const own = crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox);
     const theirs = crms.microsoft.drafts(otherCredentials.tenant_id, otherCredentials.mailbox);
     expect(own.map((draft) => draft.subject)).toEqual(['Following up: Own deal']);

@@ -34,7 +34,7 @@ describe('outbox fan-out', () => {
   const pending = async () =>
     (
       await knex.raw<{ rows: Array<{ account_id: string; livemode: boolean; events: number }> }>(
-        'select account_id, livemode, count(*)::int as events from events where fanned_out_at is null group by 1, 2 order by 1, 2',
+        'select account_id, livemode, count(*)::int as events from event_fan_outs group by 1, 2 order by 1, 2',
       )
     ).rows;
 
@@ -62,7 +62,7 @@ describe('outbox fan-out', () => {
     const all = before.reduce((sum, row) => sum + row.events, 0);
     expect(all).toBeGreaterThanOrEqual(12);
 
-    const unowed = await markUnowed(knex, consumers, new Date());
+    const unowed = await markUnowed(knex, consumers);
 
     // Only the subscriber's test mode and the account with a deployed agent keep their events for the consumers.
     const left = await pending();
@@ -90,8 +90,41 @@ describe('outbox fan-out', () => {
     expect(owed.work).toBe(Number(deliveries[0].count) + tasks.length);
   });
 
+  it("queues every event its insert writes, whatever wrote it, in that insert's transaction; a deleted event leaves the queue", async () => {
+    const account = await app.createAccount();
+    const insert = (trx: Knex.Transaction, id: string) =>
+      trx.raw(
+        `insert into events (id, created_at, updated_at, account_id, livemode, type, api_version, data) values (?, now(), now(), ?, true, 'lead.created', 'v1', '{}')`,
+        [id, account.account.id],
+      );
+    await knex.transaction(async (trx) => {
+      await insert(trx, 'evt_queued_1');
+      await insert(trx, 'evt_queued_2');
+      // Visible to its own transaction at once, to no other until it commits.
+      expect((await trx('event_fan_outs').count<Array<{ count: string }>>('* as count'))[0].count).toBe('2');
+      expect(await pending()).toEqual([]);
+    });
+    await knex
+      .transaction(async (trx) => {
+        await insert(trx, 'evt_rolled_back');
+        await trx.rollback();
+      })
+      .catch(() => undefined);
+    expect(await knex('event_fan_outs').select('event_id', 'account_id', 'livemode').orderBy('event_id')).toEqual([
+      { event_id: 'evt_queued_1', account_id: account.account.id, livemode: true },
+      { event_id: 'evt_queued_2', account_id: account.account.id, livemode: true },
+    ]);
+    await knex('events').where({ id: 'evt_queued_1' }).delete();
+    expect(await knex('event_fan_outs').pluck('event_id')).toEqual(['evt_queued_2']);
+    // And the fan-out takes it off the queue; the event itself is left as it was written.
+    const [before] = await knex('events').where({ id: 'evt_queued_2' });
+    expect(await fanOutEvents(knex, consumers)).toEqual({ events: 1, work: 0 });
+    expect(await pending()).toEqual([]);
+    expect(await knex('events').where({ id: 'evt_queued_2' })).toEqual([before]);
+  });
+
   it('with nothing pending, takes nothing and marks nothing', async () => {
-    expect(await markUnowed(knex, consumers, new Date())).toEqual({ taken: 0, marked: 0 });
+    expect(await markUnowed(knex, consumers)).toEqual({ taken: 0, marked: 0 });
     expect(await fanOutEvents(knex, consumers)).toEqual({ events: 0, work: 0 });
   });
 });

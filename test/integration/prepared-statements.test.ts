@@ -50,17 +50,17 @@ describe('prepared statements of the hot reads', () => {
   it('prepares the statement of the outbox fan-out too, with the batch size in its text (one plan kept, not one a batch)', async () => {
     const orm = await connect();
     const knex = orm.em.getKnex();
-    for (let i = 0; i < 2; i++) expect(await markUnowed(knex, [], new Date())).toEqual({ taken: expect.any(Number), marked: expect.any(Number) });
-    const mine = (await prepared(orm)).filter((row) => row.statement.includes('from events where fanned_out_at is null'));
+    for (let i = 0; i < 2; i++) expect(await markUnowed(knex, [])).toEqual({ taken: expect.any(Number), marked: expect.any(Number) });
+    const mine = (await prepared(orm)).filter((row) => row.statement.includes('from event_fan_outs order by event_id'));
     expect(mine).toHaveLength(1);
-    expect(mine[0].statement).toContain(`order by id limit ${FAN_OUT_BATCH} for update skip locked`);
+    expect(mine[0].statement).toContain(`order by event_id limit ${FAN_OUT_BATCH} for update skip locked`);
   });
 
   it('runs every statement unnamed with DATABASE_PREPARED_STATEMENTS=off (preparedStatements: false)', async () => {
     const orm = await connect(false);
     expect(await selectRows(orm.em.fork(), 'select ? :: int * 2 as twice', [21])).toEqual([{ twice: 42 }]);
     expect(await preparedRows(orm.em.getKnex(), 'select ? :: int * 3 as thrice', [14])).toEqual([{ thrice: 42 }]);
-    expect(await markUnowed(orm.em.getKnex(), [], new Date())).toEqual({ taken: expect.any(Number), marked: expect.any(Number) });
+    expect(await markUnowed(orm.em.getKnex(), [])).toEqual({ taken: expect.any(Number), marked: expect.any(Number) });
     expect(await prepared(orm)).toEqual([]);
   });
 });

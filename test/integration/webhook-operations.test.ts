@@ -102,6 +102,8 @@ describe('operating a webhook endpoint: attempts, test, resend, roll_secret', ()
         expect(sent.body.data.object).toMatchObject({ id: hook.id, object: 'webhook' });
         expect(sent.body.data.object).not.toHaveProperty('secret');
         expect((await get(`/v1/events/${sent.body.id}`)).body).toEqual(sent.body);
+        // Written with its one delivery, so never on the fan-out's queue (which its insert put it on).
+        expect(await app.orm.em.getKnex()('event_fan_outs').where({ event_id: sent.body.id })).toEqual([]);
 
         await eventually(() => expect(receiver.requests).toHaveLength(1));
         const [request] = receiver.requests;

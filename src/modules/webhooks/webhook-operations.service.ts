@@ -7,6 +7,7 @@ import { createScoped } from '../../db/tenant';
 import { tenantQuery } from '../../db/tenant-sql';
 import { subscribesTo } from '../../events/event-catalog';
 import { Event } from '../../events/event.entity';
+import { EventFanOut } from '../../events/event-fan-out.entity';
 import type { EventRecorder } from '../../events/event-recorder';
 import { outboxSignal } from '../../events/outbox.subscriber';
 import { DeliveryStatus, WebhookAttempt, WebhookDelivery } from './webhook-delivery.entity';
@@ -39,15 +40,16 @@ export class WebhookOperationsService {
 
   /**
    * Records a `webhook.test` event about the subscription and owes it to this subscription alone:
-   * the event is written already fanned out, with its one delivery, in one transaction.
+   * the event is written with its one delivery and taken off the fan-out's queue (which its insert
+   * put it on), in one transaction.
    */
   async sendTest(id: string): Promise<Event> {
     const event = await this.em.transactional(async () => {
       const webhook = await this.sendable(id);
       const test = this.recorder.record(WEBHOOK_TEST_EVENT, webhook) as Event;
-      test.fannedOutAt = new Date();
       createScoped(this.em, WebhookDelivery, { event: test, webhook });
       await this.em.flush();
+      await this.em.nativeDelete(EventFanOut, { event: test.id });
       return test;
     });
     outboxSignal.emit('work');
