@@ -9,7 +9,9 @@ cd "$(dirname "$0")/../.."
 
 export DATA_DIR; DATA_DIR="$(mktemp -d /tmp/spa-smoke.XXXXXX)"
 chmod 755 "$DATA_DIR"
-export PORT="${SMOKE_PORT:-38457}"
+# Below Linux's ephemeral range (32768–60999 by default): an outgoing connection's local port there
+# can hold the port at the moment the service binds it.
+export PORT="${SMOKE_PORT:-28457}"
 export LOG_LEVEL=info
 # The receiver below is on loopback, which the address guard refuses unless allowed (README, first calls).
 export WEBHOOK_ALLOW_PRIVATE_URLS=true
@@ -66,17 +68,22 @@ key="$(npm run --silent cli -- keys create --email smoke@acme.test --type test -
 [[ "$key" =~ ^sk_test_[A-Za-z0-9]{32}$ ]] || fail "cli keys create printed '$key'"
 pass "cli keys create printed a test key"
 
-# A receiver that appends each webhook's signature header and body to a file.
-hook_port=$((PORT + 1))
+# A receiver that appends each webhook's signature header and body to a file. It listens on a port
+# the kernel picks (a fixed one can be held by an outgoing connection's local port) and writes it
+# to a file once it listens.
 node -e '
   const fs = require("fs");
-  require("http").createServer((req, res) => {
+  const server = require("http").createServer((req, res) => {
     let body = "";
     req.on("data", (c) => (body += c));
     req.on("end", () => { fs.appendFileSync(process.argv[1], req.headers["webhook-signature"] + " " + body + "\n"); res.end("ok"); });
-  }).listen(Number(process.argv[2]), "127.0.0.1");
-' "$DATA_DIR/hooks.log" "$hook_port" &
+  });
+  server.listen(0, "127.0.0.1", () => fs.writeFileSync(process.argv[2], String(server.address().port)));
+' "$DATA_DIR/hooks.log" "$DATA_DIR/hook.port" &
 receiver_pid=$!
+for _ in $(seq 1 40); do [ -s "$DATA_DIR/hook.port" ] && break; sleep 0.25; done
+[ -s "$DATA_DIR/hook.port" ] || fail "the webhook receiver did not start listening within 10 s"
+hook_port="$(cat "$DATA_DIR/hook.port")"
 hook=$(curl -s -X POST "$base/v1/webhooks" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
   -d "{\"url\":\"http://127.0.0.1:$hook_port/hook\",\"events\":[\"lead.created\"]}")
 echo "$hook" | grep -q '"secret":"whsec_' || fail "POST /v1/webhooks answered $hook"
