@@ -1,13 +1,25 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import {
+  DocumentNode,
   FieldNode,
+  FragmentDefinitionNode,
   getDirectiveValues,
   getLocation,
+  getNamedType,
+  getOperationAST,
+  getVariableValues,
   GraphQLField,
   GraphQLFormattedError,
   GraphQLIncludeDirective,
+  GraphQLNamedType,
   GraphQLSchema,
   GraphQLSkipDirective,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  OperationDefinitionNode,
+  SelectionNode,
+  SelectionSetNode,
   TypeInfo,
   visit,
   visitWithTypeInfo,
@@ -69,49 +81,159 @@ export const permissionCheck: MiddlewareFn<RequestContext> = ({ info, context },
   return next();
 };
 
-function isSkipped(node: FieldNode, variables: Record<string, unknown>): boolean {
-  return getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true || getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if === false;
+/**
+ * Whether `@skip`/`@include` leave a field out, with the operation's coerced variables (defaults
+ * applied). A directive that cannot be evaluated (a variable the request lacks) counts as keeping
+ * the field: it is judged, and execution answers the variable's error as it would for any key.
+ */
+function isSkipped(node: SelectionNode, variables: Record<string, unknown>): boolean {
+  try {
+    return getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true || getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if === false;
+  } catch {
+    return false;
+  }
+}
+
+/** A root field of an operation that a key may not run, and why. */
+export interface RefusedField {
+  /** Its response key (alias or name): the path of its error. */
+  responseKey: string;
+  error: ApiError;
+  /** The field that needs the permission: the root field itself, or one it selects. */
+  node: FieldNode;
+}
+
+/**
+ * The root fields of `operation` that a key with `permissions` may not run, by response key: each
+ * that needs a permission the key lacks, or selects (at any depth, through fragments) a field that
+ * does. The whole root field is refused, not only the nested field, so nothing of it runs: a
+ * mutation whose answer would hold a refused field does not write (a refusal inside an answer
+ * would otherwise hide a committed change). Fields left out by `@skip`/`@include` are not judged.
+ * `variables` are the coerced ones (getVariableValues); an invalid document gets no refusals it
+ * does not deserve, and validation answers it.
+ */
+export function refusedRootFields(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  permissions: KeyPermissions,
+): Map<string, RefusedField> {
+  const root = schema.getRootType(operation.operation);
+  const refused = new Map<string, RefusedField>();
+  if (!root) return refused;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+
+  /** Each field node of a selection set with the type it is selected on, through fragments (not twice on one path). */
+  const eachField = (
+    selectionSet: SelectionSetNode,
+    parent: GraphQLNamedType,
+    onField: (node: FieldNode, parent: GraphQLNamedType) => boolean,
+    spread: ReadonlySet<string> = new Set(),
+  ): boolean => {
+    for (const selection of selectionSet.selections) {
+      if (isSkipped(selection, variables)) continue;
+      if (selection.kind === Kind.FIELD) {
+        if (onField(selection, parent)) return true;
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+        if (type && eachField(selection.selectionSet, type, onField, spread)) return true;
+      } else {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        const type = fragment && schema.getType(fragment.typeCondition.name.value);
+        if (!fragment || !type || spread.has(name)) continue;
+        if (eachField(fragment.selectionSet, type, onField, new Set(spread).add(name))) return true;
+      }
+    }
+    return false;
+  };
+
+  /** The first field under `node` (itself included) that the key may not run. */
+  const firstRefusal = (node: FieldNode, parent: GraphQLNamedType, isRoot: boolean): { error: ApiError; node: FieldNode } | undefined => {
+    // Introspection (__typename, __schema, __type) reads no account data.
+    if (node.name.value.startsWith('__')) return undefined;
+    const field = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[node.name.value] : undefined;
+    if (!field) return undefined;
+    const error = refusal(permissions, field, isRoot);
+    if (error) return { error, node };
+    if (!node.selectionSet) return undefined;
+    let found: { error: ApiError; node: FieldNode } | undefined;
+    eachField(node.selectionSet, getNamedType(field.type), (child, type) => (found = firstRefusal(child, type, false)) !== undefined);
+    return found;
+  };
+
+  eachField(operation.selectionSet, root, (node) => {
+    const responseKey = node.alias?.value ?? node.name.value;
+    if (refused.has(responseKey)) return false;
+    const found = firstRefusal(node, root, true);
+    if (found) refused.set(responseKey, { responseKey, ...found });
+    return false;
+  });
+  return refused;
+}
+
+/**
+ * The refusals of a request's operation, or none when they cannot be judged before execution: an
+ * unknown operation, or variables that do not coerce (execution then stops before any resolver
+ * runs, and answers the variables' errors as it would for any key).
+ */
+export function refusalsOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  rawVariables: Record<string, unknown> | null | undefined,
+  permissions: KeyPermissions,
+): Map<string, RefusedField> {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return new Map();
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
+  if (coerced.errors) return new Map();
+  return refusedRootFields(schema, document, operation, coerced.coerced, permissions);
+}
+
+/** A refusal as the error /graphql lists for its root field (path: the response key; location: the field needing the permission). */
+export function refusalAnswer({ responseKey, error, node }: RefusedField): GraphQLFormattedError {
+  const locations = node.loc ? [getLocation(node.loc.source, node.loc.start)] : undefined;
+  return { message: error.message, locations, path: [responseKey], extensions: { ...error.extensions } };
 }
 
 /**
  * On /graphql, the other root fields of a document are answered when one is refused. Root fields
  * are non-null, so a refusal thrown while executing would null the whole `data` (GraphQL's null
- * propagation): the plugin runs the same decision before execution, takes the refused root fields
- * out of the document it executes, and adds a FORBIDDEN error for each (path: its response key).
+ * propagation): the plugin runs the same decision before execution, on every field of the
+ * operation, takes the refused root fields out of the document it executes, and adds a FORBIDDEN
+ * error for each (path: its response key).
  */
 export function permissionPlugin(): ApolloServerPlugin<RequestContext> {
   return {
     async requestDidStart() {
-      const refused = new Map<string, GraphQLFormattedError>();
+      let refused = new Map<string, RefusedField>();
       return {
         async didResolveOperation(request) {
           const permissions = request.contextValue.auth.key?.permissions;
           const root = request.operation && request.schema.getRootType(request.operation.operation);
           if (!permissions || !root) return;
-          const variables = request.request.variables ?? {};
+          refused = refusalsOf(request.schema, request.document, request.operationName, request.request.variables, permissions);
+          if (!refused.size) return;
           const typeInfo = new TypeInfo(request.schema);
           const document = visit(
             request.document,
             visitWithTypeInfo(typeInfo, {
               Field(node) {
-                // Introspection (__typename, __schema, __type) reads no account data.
-                if (typeInfo.getParentType() !== root || node.name.value.startsWith('__') || isSkipped(node, variables)) return undefined;
-                const error = refusal(permissions, root.getFields()[node.name.value], true);
-                if (!error) return undefined;
-                const key = node.alias?.value ?? node.name.value;
-                const locations = node.loc ? [getLocation(node.loc.source, node.loc.start)] : undefined;
-                if (!refused.has(key)) refused.set(key, { message: error.message, locations, path: [key], extensions: { ...error.extensions } });
+                if (typeInfo.getParentType() !== root || !refused.has(node.alias?.value ?? node.name.value)) return undefined;
                 return null;
               },
             }),
           );
           // Apollo executes the context's document; the one it parsed (and may cache) is left as it was.
-          if (refused.size) Object.assign(request, { document });
+          Object.assign(request, { document });
         },
         async willSendResponse({ response }) {
           if (!refused.size || response.body.kind !== 'single') return;
           const result = response.body.singleResult;
-          result.errors = [...(result.errors ?? []), ...refused.values()];
+          result.errors = [...(result.errors ?? []), ...[...refused.values()].map(refusalAnswer)];
         },
       };
     },

@@ -117,15 +117,68 @@ describe('restricted keys', () => {
     expect(aliased.body.errors.map((error: { path: string[] }) => error.path)).toEqual([['theirs']]);
   });
 
-  it("a nested field that reaches another resource needs that resource's permission (Deal.proposals)", async () => {
+  it("a nested field that reaches another resource needs that resource's permission (Deal.proposals): its root field is refused whole", async () => {
     const key = await restrictedKey('deals=read');
     await made('/v1/deals', { name: 'Initech renewal', value: 1200 });
-    const res = await app.graphql('{ deals { data { name proposals { data { id } } } } }', undefined, key);
+    const res = await app.graphql('{ deals { data { name proposals { data { id } } } } health { status } }', undefined, key);
+    // Judged before execution, like a root field: the root field selecting it is left out, the others answered.
+    expect(res.body.data).toEqual({ health: { status: expect.any(String) } });
     expect(res.body.errors).toEqual([
-      expect.objectContaining({ path: ['deals', 'data', 0, 'proposals'], extensions: expect.objectContaining({ code: 'FORBIDDEN' }) }),
+      expect.objectContaining({
+        message: 'This key lacks the proposals:read permission this request needs.',
+        path: ['deals'],
+        locations: [{ line: 1, column: 23 }],
+        extensions: expect.objectContaining({ code: 'FORBIDDEN' }),
+      }),
     ]);
+    // Through a fragment and an inline fragment, too.
+    const viaFragments = await app.graphql('{ deals { ...D } } fragment D on DealList { data { ... on Deal { proposals { data { id } } } } }', undefined, key);
+    expect(viaFragments.body.errors.map((error: { path: string[] }) => error.path)).toEqual([['deals']]);
     const allowed = await app.graphql('{ deals { data { name proposals { data { id } } } } }', undefined, await restrictedKey('deals=read,proposals=read'));
     expect(allowed.body).toEqual({ data: { deals: { data: [{ name: 'Initech renewal', proposals: { data: [] } }] } } });
+  });
+
+  it('a mutation whose answer selects a refused field does not run: nothing is written behind the refusal', async () => {
+    const key = await restrictedKey('deals=write');
+    const deal = await made('/v1/deals', { name: 'Initech renewal', value: 1200 });
+    const update = await app.graphql(`mutation { updateDeal(id: "${deal.id}", input: {name: "x"}) { id name proposals { data { id } } } }`, undefined, key);
+    expect(update.body.data).toEqual({});
+    expect(update.body.errors).toEqual([
+      expect.objectContaining({ path: ['updateDeal'], message: 'This key lacks the proposals:read permission this request needs.' }),
+    ]);
+    expect((await app.request('GET', `/v1/deals/${deal.id}`, { key: owner.testKey })).body.name).toBe('Initech renewal');
+    const created = await app.graphql('mutation { createDeal(input: {name: "Second", value: 5}) { id proposals { data { id } } } }', undefined, key);
+    expect(created.body.errors[0]).toMatchObject({ path: ['createDeal'], extensions: { code: 'FORBIDDEN' } });
+    expect((await app.request('GET', '/v1/deals', { key: owner.testKey })).body.data).toHaveLength(1);
+    // Without the refused field it runs.
+    const plain = await app.graphql(`mutation { updateDeal(id: "${deal.id}", input: {name: "x"}) { id name } }`, undefined, key);
+    expect(plain.body).toEqual({ data: { updateDeal: { id: deal.id, name: 'x' } } });
+  });
+
+  it('judges @skip and @include with the variables as execution coerces them: the same answers as an sk_ key', async () => {
+    const key = await restrictedKey('leads=read');
+    await made('/v1/leads', { company: 'Initech', contact_email: 'bill@initech.example' });
+    const include = 'query($s: Boolean = true) { leads(filter: {limit: 1}) @include(if: $s) { data { company } } }';
+    const skipDeals = 'query($s: Boolean = true) { deals @skip(if: $s) { data { id } } leads(filter: {limit: 1}) { data { company } } }';
+    const required = 'query($s: Boolean!) { leads(filter: {limit: 1}) @include(if: $s) { data { company } } }';
+    const cases: Array<[string, Record<string, unknown> | undefined]> = [
+      [include, {}],
+      [include, undefined],
+      [include, { s: null }],
+      [include, { s: false }],
+      [skipDeals, {}],
+      [required, {}],
+      [required, { s: 'yes' }],
+    ];
+    for (const [query, variables] of cases) {
+      const [restricted, full] = [await app.graphql(query, variables, key), await app.graphql(query, variables, owner.testKey)];
+      const context = { query, variables };
+      expect({ ...context, status: restricted.status, body: restricted.body }).toEqual({ ...context, status: full.status, body: full.body });
+      expect({ ...context, status: restricted.status }).not.toEqual({ ...context, status: 500 });
+    }
+    // A field the defaults keep is judged: deals is refused when $s defaults to false.
+    const kept = await app.graphql('query($s: Boolean = false) { deals @skip(if: $s) { data { id } } }', {}, key);
+    expect(kept.body.errors[0]).toMatchObject({ path: ['deals'], extensions: { code: 'FORBIDDEN' } });
   });
 
   it("an rk_test key sees only the account's test data, an rk_live key only its live data", async () => {
