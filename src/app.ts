@@ -8,7 +8,7 @@ import { GraphQLSchema } from 'graphql';
 import { AppDependencies, createContextFactory, createServiceFactory, ServiceFactory } from './app/composition';
 import { authenticate, limitByAddress } from './auth/authenticate';
 import { KeyCache } from './auth/key-cache';
-import { permissionPlugin } from './auth/permission';
+import { graphqlRequestRefusal, permissionPlugin } from './auth/permission';
 import { depthLimitRule } from './graphql/checks/depth-limit';
 import { MAX_DOCUMENT_TOKENS } from './graphql/checks/cost-limit';
 import type { RequestContext } from './graphql/context';
@@ -136,7 +136,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
       (req: Request, res: Response, next: NextFunction) =>
         isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
       jsonBody(graphqlErrors, { emptyBody: true }),
-      idempotency(orm, graphqlErrors, logger, config.encryptionKey),
+      idempotency(orm, graphqlErrors, logger, { encryptionKey: config.encryptionKey, authorize: graphqlRequestRefusal(schema, MAX_DOCUMENT_TOKENS) }),
       // A document Apollo has validated and compiled before skips its per-request pipeline, with the same checks.
       compiled.repeatedDocuments({ ...prepared, createContext, onAnswered: () => metrics.graphqlRepeatedDocument() }),
       expressMiddleware(apollo, {
@@ -155,8 +155,13 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     compose(
       authenticate(orm, quota, restErrors, rejected, keys),
       jsonBody(restErrors),
-      idempotency(orm, restErrors, logger, config.encryptionKey),
-      createRestRouter(ROUTES, { schema, checks: prepared, createContext }),
+      // The route is found and its permissions judged first; its Idempotency-Key is looked at just before it runs.
+      createRestRouter(ROUTES, {
+        schema,
+        checks: prepared,
+        createContext,
+        beforeRun: idempotency(orm, restErrors, logger, { encryptionKey: config.encryptionKey }),
+      }),
       routeNotFound,
     ),
   );

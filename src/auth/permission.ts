@@ -18,15 +18,19 @@ import {
   isObjectType,
   Kind,
   OperationDefinitionNode,
+  parse,
   SelectionNode,
   SelectionSetNode,
   TypeInfo,
   visit,
   visitWithTypeInfo,
 } from 'graphql';
+import type { Request, Response } from 'express';
 import { Extensions, MiddlewareFn } from 'type-graphql';
 import { ApiError } from '../common/api-error';
+import { isPlainObject } from '../common/objects';
 import type { RequestContext } from '../graphql/context';
+import type { Authenticated } from '../modules/accounts/api-key.service';
 import { allows, KeyPermissions, RequiredPermission } from '../modules/accounts/key-permissions';
 
 const PERMISSION_EXTENSION = 'permission';
@@ -191,6 +195,31 @@ export function refusalsOf(
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
   if (coerced.errors) return new Map();
   return refusedRootFields(schema, document, operation, coerced.coerced, permissions);
+}
+
+/**
+ * For /graphql's Idempotency-Key (idempotency.middleware.ts `authorize`): a restricted key's
+ * document with any refused field is refused whole, 403 `permission_denied`, before a stored
+ * answer is looked at, so that nothing of it runs, nothing is stored, and no stored answer is
+ * replayed to a caller not allowed to make the whole request. Without the header the refused root
+ * fields are taken out and the others answered (the plugin below). A body or document that does not
+ * parse is left to Apollo, which refuses it before anything runs.
+ */
+export function graphqlRequestRefusal(schema: GraphQLSchema, maxTokens: number) {
+  return (req: Request, res: Response): ApiError | undefined => {
+    const permissions = (res.locals.auth as Authenticated | undefined)?.key?.permissions;
+    const body: unknown = req.body;
+    if (!permissions || !isPlainObject(body) || typeof body.query !== 'string') return undefined;
+    const { operationName, variables } = body;
+    if ((operationName != null && typeof operationName !== 'string') || (variables != null && !isPlainObject(variables))) return undefined;
+    let document: DocumentNode;
+    try {
+      document = parse(body.query, { maxTokens });
+    } catch {
+      return undefined;
+    }
+    return refusalsOf(schema, document, operationName, variables, permissions).values().next().value?.error;
+  };
 }
 
 /** A refusal as the error /graphql lists for its root field (path: the response key; location: the field needing the permission). */

@@ -13,7 +13,7 @@ export enum IdempotencyState {
  * committed in the request's own transaction (src/idempotency/idempotency.middleware.ts).
  */
 @Entity({ tableName: 'idempotency_keys' })
-@Unique({ name: 'idempotency_keys_key_unique', properties: ['account', 'livemode', 'key'] })
+@Unique({ name: 'idempotency_keys_key_unique', properties: ['account', 'livemode', 'principal', 'key'] })
 @Index({ name: 'idempotency_keys_expires_at', properties: ['expiresAt'] })
 export class IdempotencyKey extends TenantEntity<'state'> {
   @PrimaryKey({ type: 'text' })
@@ -21,6 +21,14 @@ export class IdempotencyKey extends TenantEntity<'state'> {
 
   @Property({ type: 'text' })
   key!: string;
+
+  /**
+   * Who sent it: the API key's id (a rolled key keeps it), or `web` for the web app's session.
+   * Keys are scoped per caller, so an answer is never replayed to another key (src/idempotency/principal.ts).
+   * `''` marks a key stored before keys were scoped this way, which any caller of its tenant matches until it expires.
+   */
+  @Property({ type: 'text' })
+  principal!: string;
 
   /** SHA-256 of method, path and canonical JSON body: the same key with another body is refused. */
   @Property({ type: 'text' })

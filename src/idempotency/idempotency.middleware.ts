@@ -9,6 +9,7 @@ import { outboxSignal } from '../events/outbox.subscriber';
 import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
 import { IdempotencyKey, IdempotencyState } from './idempotency-key.entity';
+import { principalOf } from './principal';
 import { flushInSavepoints } from './request-transaction';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -41,27 +42,31 @@ function fingerprint(req: Request): string {
 const inProgress = () =>
   new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly', { param: 'Idempotency-Key' });
 
-/** What to do with a request, decided under the key's lock: replay a stored answer, or run (over `row` when the key is being reused). */
+/** What to do with a request, decided under the key's lock: replay a stored answer, or run (over `row`, the caller's expired one, when the key is being reused). */
 type Decision = { kind: 'replay'; row: IdempotencyKey } | { kind: 'run'; row: IdempotencyKey | null };
 
 /**
- * Takes the key's lock for the rest of the transaction, then reads what the key already holds.
- * The lock is an advisory lock on (account, mode, key): a second request with the key, on any
- * instance, finds it taken while the first runs (409), and the stored answer once it committed.
- * A stored answer is replayed even when the lock is taken, by another replay of it.
+ * Takes the key's lock for the rest of the transaction, then reads what the key already holds for
+ * this caller. The lock is an advisory lock on (account, mode, caller, key): a second request with
+ * the key, on any instance, finds it taken while the first runs (409), and the stored answer once
+ * it committed. A stored answer is replayed even when the lock is taken, by another replay of it.
+ * A key stored before keys were scoped per caller (principal `''`) is matched by any caller of its
+ * tenant until it expires.
  */
-async function decide(em: EntityManager, key: string, requestHash: string, now: Date): Promise<Decision> {
+async function decide(em: EntityManager, key: string, principal: string, requestHash: string, now: Date): Promise<Decision> {
   const { accountId, livemode } = tenantOf(em);
   const [{ locked }] = await em
     .getConnection()
     .execute<Array<{ locked: boolean }>>(
       'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked',
-      [`idempotency:${accountId}:${livemode}:${key}`],
+      [`idempotency:${accountId}:${livemode}:${principal}:${key}`],
       'all',
       em.getTransactionContext(),
     );
-  const existing = await em.findOne(IdempotencyKey, { key });
-  const current = existing && existing.expiresAt >= now ? existing : null;
+  const rows = await em.find(IdempotencyKey, { key, principal: { $in: [principal, ''] } });
+  const existing = rows.find((row) => row.principal === principal) ?? null;
+  const legacy = rows.find((row) => row.principal === '' && row.expiresAt >= now);
+  const current = existing && existing.expiresAt >= now ? existing : (legacy ?? null);
   if (current && current.requestHash !== requestHash) {
     throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request; use a new key', {
       param: 'Idempotency-Key',
@@ -69,8 +74,7 @@ async function decide(em: EntityManager, key: string, requestHash: string, now: 
   }
   if (current?.state === IdempotencyState.done) return { kind: 'replay', row: current };
   if (!locked) throw inProgress();
-  if (!current) return { kind: 'run', row: existing };
-  if (now.getTime() - current.lockedAt.getTime() > STALE_CLAIM_MS) return { kind: 'run', row: current };
+  if (!current || now.getTime() - current.lockedAt.getTime() > STALE_CLAIM_MS) return { kind: 'run', row: existing };
   throw inProgress();
 }
 
@@ -91,12 +95,22 @@ function unseal(stored: string, key: Buffer | undefined): string {
   return decryptJson<{ body: string }>(stored.slice(SEALED.length), key).body;
 }
 
+export interface IdempotencyOptions {
+  encryptionKey?: Buffer;
+  /**
+   * Whether the caller may make this request at all, asked before any stored answer is looked at:
+   * a refusal is answered as it is, never replayed, compared or stored (the REST adapter asks
+   * before it runs this middleware; /graphql gives its document check here).
+   */
+  authorize?: (req: Request, res: Response) => ApiError | undefined;
+}
+
 /**
  * CONTRACT §12 for every POST: the first request with a key runs and its response is stored for
  * 24 h; the same key and body later replays it with `Idempotent-Replayed: true`; another body is
  * 422 `idempotency_key_reused`; a retry while the first still runs is 409
- * `idempotency_in_progress`. Keys live in PostgreSQL, per account and mode, so replays survive a
- * restart and hold across instances.
+ * `idempotency_in_progress`. Keys live in PostgreSQL, per account, mode and caller (principal.ts),
+ * so replays survive a restart and hold across instances, and an answer goes only to its caller.
  *
  * The whole request runs in one transaction that holds the key's lock: the changes, their events
  * and the stored answer commit together, and only then does the answer leave. A process killed at
@@ -105,7 +119,8 @@ function unseal(stored: string, key: Buffer | undefined): string {
  * one that did not, never both. A 5xx answer rolls everything back and is not stored, so a retry
  * can succeed; so does a client that hangs up before its answer is ready.
  */
-export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiError) => void, logger: Logger, encryptionKey?: Buffer) {
+export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiError) => void, logger: Logger, options: IdempotencyOptions = {}) {
+  const { encryptionKey, authorize } = options;
   /** Answers an error raised before the request ran, or while its answer was recorded. */
   const fail = (res: Response, next: NextFunction, error: unknown): void => {
     const known = mapDatabaseError(error);
@@ -119,7 +134,10 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
       return onError(res, new ApiError('parameter_invalid', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`, { param: 'Idempotency-Key' }));
     }
+    const refused = authorize?.(req, res);
+    if (refused) return onError(res, refused);
     const auth = res.locals.auth as Authenticated;
+    const principal = principalOf(auth);
     const now = new Date();
     const em = tenantFork(orm.em, { accountId: auth.account.id, livemode: auth.livemode });
     let requestHash: string;
@@ -127,7 +145,7 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
     try {
       requestHash = fingerprint(req);
       await em.begin();
-      decision = await decide(em, key, requestHash, now);
+      decision = await decide(em, key, principal, requestHash, now);
     } catch (error) {
       if (em.isInTransaction()) await em.rollback().catch(() => undefined);
       return fail(res, next, error);
@@ -163,7 +181,7 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
       };
       try {
         if (existing) Object.assign(existing, renewed);
-        else createScoped(em, IdempotencyKey, { key, ...renewed });
+        else createScoped(em, IdempotencyKey, { key, principal, ...renewed });
         await em.commit();
       } catch (error) {
         await em.rollback().catch(() => undefined);

@@ -1,6 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   coerceInputValue,
+  OperationDefinitionNode,
+  parse,
   GraphQLArgument,
   GraphQLField,
   GraphQLInputType,
@@ -10,12 +12,15 @@ import {
   isInputObjectType,
   isNonNullType,
 } from 'graphql';
+import { refusedRootFields } from '../auth/permission';
 import { ApiError } from '../common/api-error';
 import type { FileDownload } from '../common/file-download';
 import { isPlainObject } from '../common/objects';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import { PreparedChecks, PreparedOperation, prepareOperation } from '../graphql/prepared-operation';
 import { methodNotAllowed } from '../http/error-handler';
+import type { Authenticated } from '../modules/accounts/api-key.service';
+import type { KeyPermissions } from '../modules/accounts/key-permissions';
 import { bodyNotAnObject } from '../http/json-body';
 import { sendError } from '../http/send-error';
 import { sendFile } from '../http/send-file';
@@ -28,12 +33,20 @@ export interface RestAdapterDependencies {
   /** The checks /graphql runs on every operation, run here on each route's prepared operation. */
   checks: PreparedChecks;
   createContext: (request: RequestInfo) => RequestContext;
+  /**
+   * Runs between a request's route being found and allowed and the route running: the
+   * Idempotency-Key middleware, so that a stored answer is replayed only to a caller the route's
+   * permissions let make the request, and only requests to a route are stored.
+   */
+  beforeRun?: RequestHandler;
 }
 
 interface CompiledRoute {
   route: RestRoute;
   field: GraphQLField<unknown, unknown>;
   run: PreparedOperation;
+  /** Why a restricted key may not run this route (every field its answer selects is judged), or undefined. */
+  refusal(permissions: KeyPermissions): ApiError | undefined;
 }
 
 /** Builds `mutation CreateLead($input: LeadCreateInput!) { createLead(input: $input) { … } }` from the schema. */
@@ -57,7 +70,11 @@ function compile(route: RestRoute, schema: GraphQLSchema, checks: PreparedChecks
   const document =
     `${type} Rest${operationName}${definitions ? `(${definitions})` : ''} ` +
     `{ ${fieldName}${args ? `(${args})` : ''} ${selectAll(field.type, { restNames: !route.file })} }`;
-  return { route, field, run: prepareOperation(schema, document, checks) };
+  const parsed = parse(document);
+  const operation = parsed.definitions[0] as OperationDefinitionNode;
+  // A prepared document has no directives, so no variable changes what it selects.
+  const refusal = (permissions: KeyPermissions) => refusedRootFields(schema, parsed, operation, {}, permissions).values().next().value?.error;
+  return { route, field, run: prepareOperation(schema, document, checks), refusal };
 }
 
 function describeType(type: GraphQLInputType): string {
@@ -163,6 +180,7 @@ interface Entry {
   params: string[];
   /** The 405 answer of this row's path, for a method none of its rows has. */
   notAllowed: RequestHandler;
+  compiled: CompiledRoute;
   handle: (req: Request, res: Response) => Promise<void>;
 }
 
@@ -227,7 +245,7 @@ export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapter
     const path = route.path.replace(/^\/v1/, '');
     const segment = path.split('/')[1].toLowerCase();
     const entries = bySegment.get(segment) ?? bySegment.set(segment, []).get(segment)!;
-    entries.push({ method: route.method, ...pathPattern(path), notAllowed: methodNotAllowed(methodsByPath.get(route.path)!), handle });
+    entries.push({ method: route.method, ...pathPattern(path), notAllowed: methodNotAllowed(methodsByPath.get(route.path)!), compiled, handle });
   }
 
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -249,7 +267,13 @@ export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapter
         return next(error);
       }
       req.params = params;
-      entry.handle(req, res).catch(next);
+      // Refused before anything else looks at the request: its body, its Idempotency-Key.
+      const permissions = (res.locals.auth as Authenticated).key?.permissions;
+      const refused = permissions ? entry.compiled.refusal(permissions) : undefined;
+      if (refused) return sendError(res, refused, 'rest', 'rest');
+      const run = () => void entry.handle(req, res).catch(next);
+      if (!deps.beforeRun) return run();
+      void Promise.resolve(deps.beforeRun(req, res, (error?: unknown) => (error ? next(error) : run()))).catch(next);
       return;
     }
     // A known path asked with a method it lacks is 405 with the methods it has, not "unrecognized URL".

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { KeyType } from '../../src/modules/accounts/api-key.entity';
+import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
+import { parsePermissions } from '../../src/modules/accounts/key-permissions';
+import { HttpResponse, LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
 /**
  * CONTRACT §12 through real HTTP and PostgreSQL: a POST with an Idempotency-Key runs once; the same
@@ -28,7 +31,8 @@ describe('Idempotency-Key', () => {
   let owner: TestAccount;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    // Webhooks to a loopback address are allowed, as for a receiver in development.
+    app = await startTestApp({ env: LOCAL_RECEIVERS });
     owner = await app.createAccount();
   });
   afterAll(() => app.close());
@@ -394,6 +398,113 @@ describe('Idempotency-Key', () => {
     expect(changed.status).toBe(422);
     expect(changed.body.errors[0].extensions).toMatchObject({ errorCode: 'idempotency_key_reused', type: 'idempotency_error' });
     expect(await leadCount(account)).toBe(1);
+  });
+
+  describe('and who may replay it', () => {
+    const restrictedKey = async (account: TestAccount, permissions: string) =>
+      (await new ApiKeyService(app.orm.em.fork()).create(account.account, KeyType.test, `restricted ${permissions}`, parsePermissions(permissions))).secret;
+    const hookBody = { url: 'http://127.0.0.1:9/hook', events: ['deal.won'] };
+    const createHook = (key: string, idempotencyKey: string, body: unknown = hookBody) =>
+      app.request('POST', '/v1/webhooks', { key, body, headers: { 'idempotency-key': idempotencyKey } });
+
+    it("checks a restricted key's permissions before any stored answer is replayed or compared: 403, never the full key's answer", async () => {
+      const account = await app.createAccount();
+      const key = newKey();
+      const first = await createHook(account.testKey, key);
+      expect(first.status).toBe(201);
+      expect(first.body.secret).toMatch(/^whsec_/);
+      const reader = await restrictedKey(account, 'leads=read');
+      const replayAttempt = await createHook(reader, key);
+      expectRestError(replayAttempt, 403, 'permission_error', 'permission_denied');
+      expect(replayAttempt.body.error.message).toContain('webhooks:write');
+      expect(replayed(replayAttempt)).toBeNull();
+      expect(replayAttempt.text).not.toContain('whsec_');
+      // Another body does not tell it the key was used (422): the permission comes first.
+      expectRestError(await createHook(reader, key, { ...hookBody, events: ['*'] }), 403, 'permission_error', 'permission_denied');
+      // The refusals were not stored: the full key still replays its own answer.
+      const replay = await createHook(account.testKey, key);
+      expect(replayed(replay)).toBe('true');
+      expect(replay.text).toBe(first.text);
+    });
+
+    it('keeps keys per API key: another key allowed to make the request runs it on its own, and a rolled key keeps replaying', async () => {
+      const account = await app.createAccount();
+      const key = newKey();
+      const first = await createHook(account.testKey, key);
+      expect(first.status).toBe(201);
+      const writer = await restrictedKey(account, 'webhooks=write');
+      const own = await createHook(writer, key);
+      expect(own.status).toBe(201);
+      expect(replayed(own)).toBeNull();
+      expect(own.body.id).not.toBe(first.body.id);
+      expect(own.body.secret).not.toBe(first.body.secret);
+      // Each key replays its own answer, and another body is 422 only against the key's own.
+      expect((await createHook(writer, key)).body.id).toBe(own.body.id);
+      expect((await createHook(account.testKey, key)).body.id).toBe(first.body.id);
+      expectRestError(await createHook(writer, key, { ...hookBody, events: ['*'] }), 422, 'idempotency_error', 'idempotency_key_reused');
+      // The same key id after a roll: a retry with the new value replays.
+      const keys = new ApiKeyService(app.orm.em.fork());
+      const created = await keys.create(account.account, KeyType.test, 'rolled', parsePermissions('webhooks=write'));
+      const before = await createHook(created.secret, key);
+      const rolled = await keys.roll(created.key.id);
+      const after = await createHook(rolled.secret, key);
+      expect(replayed(after)).toBe('true');
+      expect(after.body.id).toBe(before.body.id);
+    });
+
+    it('lets any caller of the tenant match a key stored before keys were scoped per caller, after its permissions are checked', async () => {
+      const account = await app.createAccount();
+      const key = newKey();
+      const body = leadBody();
+      const first = await post(account.testKey, key, body);
+      await sql("update idempotency_keys set principal = '' where key = ? and account_id = ?", [key, account.account.id]);
+      const writer = await restrictedKey(account, 'leads=write');
+      const replay = await post(writer, key, body);
+      expect(replayed(replay)).toBe('true');
+      expect(replay.text).toBe(first.text);
+      expectRestError(await post(await restrictedKey(account, 'leads=read'), key, body), 403, 'permission_error', 'permission_denied');
+      expect(await leadCount(account)).toBe(1);
+    });
+
+    it("on /graphql, refuses a restricted key's document with any refused field whole when it carries a key: nothing runs, nothing is stored or replayed", async () => {
+      const account = await app.createAccount();
+      const key = newKey();
+      const createDeal = 'mutation { createDeal(input: {name: "Replayed", value: 10}) { id name } }';
+      const send = (apiKey: string, query: string) => app.request('POST', '/graphql', { key: apiKey, body: { query }, headers: { 'idempotency-key': key } });
+      const first = await send(account.testKey, createDeal);
+      expect(first.body.data.createDeal.id).toMatch(/^deal_/);
+      const reader = await restrictedKey(account, 'leads=read');
+      const refused = await send(reader, createDeal);
+      expect(refused.status).toBe(403);
+      expect(replayed(refused)).toBeNull();
+      expect(refused.body.data).toBeUndefined();
+      expect(refused.body.errors[0]).toMatchObject({
+        message: 'This key lacks the deals:write permission this request needs.',
+        extensions: { code: 'FORBIDDEN', errorCode: 'permission_denied' },
+      });
+      // A document whose other root field is allowed is refused whole too: its lead is not created.
+      const mixed = await send(
+        reader,
+        'mutation { createLead(input: {company: "Half", contactEmail: "half@half.test"}) { id } createDeal(input: {name: "No", value: 1}) { id } }',
+      );
+      expect(mixed.status).toBe(403);
+      expect(await leadCount(account)).toBe(0);
+      // A restricted key allowed to make it runs its own request.
+      const writer = await restrictedKey(account, 'deals=write');
+      const own = await send(writer, createDeal);
+      expect(replayed(own)).toBeNull();
+      expect(own.body.data.createDeal.id).not.toBe(first.body.data.createDeal.id);
+      const [{ n }] = await sql<{ n: number }>('select count(*)::int as n from deals where account_id = ?', [account.account.id]);
+      expect(n).toBe(2);
+      // Without a key, the allowed root field of a mixed document still runs (the others are FORBIDDEN).
+      const unkeyed = await app.graphql(
+        'mutation { createLead(input: {company: "Half", contactEmail: "half@half.test"}) { id } createDeal(input: {name: "No", value: 1}) { id } }',
+        undefined,
+        await restrictedKey(account, 'leads=write'),
+      );
+      expect(unkeyed.body.data.createLead.id).toMatch(/^lead_/);
+      expect(unkeyed.body.errors.map((error: { path: string[] }) => error.path)).toEqual([['createDeal']]);
+    });
   });
 
   it('is ignored on GET (and nothing is stored)', async () => {
