@@ -248,6 +248,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /**
+ * The most proxies a deployment puts in front of the service (a CDN, a load balancer, an ingress
+ * and a sidecar are four). A count above the real chain believes X-Forwarded-For entries the client
+ * wrote itself, so a count no real deployment has (`TRUST_PROXY=1000`) is refused at start.
+ */
+export const MAX_TRUSTED_PROXY_HOPS = 5;
+
+/**
  * `false` (default), a hop count, or express's names and addresses of the proxies to believe
  * (`loopback`, `10.0.0.0/8`). `true` would believe X-Forwarded-For from anyone, so any client could
  * choose the address its per-address limits count: refused.
@@ -259,7 +266,15 @@ function parseTrustProxy(value: string | undefined): false | number | string {
       'TRUST_PROXY=true would let any client choose its address with X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)',
     );
   }
-  if (/^\d+$/.test(value)) return Number(value);
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops > MAX_TRUSTED_PROXY_HOPS) {
+      throw new ConfigError(
+        `TRUST_PROXY=${value} trusts more proxies than a deployment has (at most ${MAX_TRUSTED_PROXY_HOPS}): with more hops than the real proxy chain, any client chooses its address with X-Forwarded-For; give the number of proxies in front of the service, or their addresses`,
+      );
+    }
+    return hops;
+  }
   if (!/^[\w.:/, -]+$/.test(value)) throw new ConfigError(`TRUST_PROXY must be false, a hop count or proxy addresses, got "${value}"`);
   return value;
 }

@@ -220,6 +220,10 @@ describe('loadConfig', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '5' }).trustProxy).toBe(5);
+    // More hops than any real chain: a client would pick its address with X-Forwarded-For.
+    expect(configError({ TRUST_PROXY: '1000' }).message).toMatch(/^TRUST_PROXY=1000 trusts more proxies than a deployment has \(at most 5\)/);
+    expect(configError({ TRUST_PROXY: '6' }).message).toMatch(/^TRUST_PROXY=6 /);
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toBe('loopback, 10.0.0.0/8');
     expect(configError({ TRUST_PROXY: 'every;one' }).message).toMatch(/^TRUST_PROXY must be false, a hop count or proxy addresses/);
   });
