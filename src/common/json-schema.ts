@@ -9,8 +9,11 @@ export type JsonSchema = Record<string, unknown>;
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class-validator and type-graphql key their metadata by Function
 export type InputClass = Function;
 
-/** Turns the schema built from an input type's fields (REST names) into the full one. */
-export type SchemaRefinement = (schema: JsonSchema) => JsonSchema;
+/**
+ * Turns the schema built from an input type's fields (REST names) into the full one; `resolve`
+ * reads a `#/components/schemas/…` reference the fields' schemas hold (built already).
+ */
+export type SchemaRefinement = (schema: JsonSchema, resolve: (reference: string) => JsonSchema) => JsonSchema;
 
 const refinements = new Map<InputClass, SchemaRefinement>();
 

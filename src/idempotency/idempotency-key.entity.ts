@@ -2,6 +2,9 @@ import { Entity, Enum, Index, PrimaryKey, Property, Unique } from '@mikro-orm/co
 import { newId } from '../common/ids';
 import { TenantEntity } from '../db/base.entity';
 
+/** An Idempotency-Key is 1 to this many characters (Stripe's bound). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
 export enum IdempotencyState {
   /** Only ever committed by earlier versions, which claimed a key before running its request. */
   running = 'running',

@@ -8,7 +8,7 @@ import { createScoped, tenantFork, tenantOf } from '../db/tenant';
 import { outboxSignal } from '../events/outbox.subscriber';
 import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
-import { IdempotencyKey, IdempotencyState } from './idempotency-key.entity';
+import { IdempotencyKey, IdempotencyState, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.entity';
 import { principalOf } from './principal';
 import { flushInSavepoints } from './request-transaction';
 
@@ -19,7 +19,6 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
  * This version never commits a `running` key (the key commits with its answer, or not at all).
  */
 export const STALE_CLAIM_MS = 60 * 1000;
-const MAX_KEY_LENGTH = 255;
 
 /** JSON with sorted keys, so the same body sent with keys in another order is the same request. */
 function canonical(value: unknown): string {
@@ -131,8 +130,8 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const key = req.get('idempotency-key');
     if (req.method !== 'POST' || key === undefined) return next();
-    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
-      return onError(res, new ApiError('parameter_invalid', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`, { param: 'Idempotency-Key' }));
+    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+      return onError(res, new ApiError('parameter_invalid', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, { param: 'Idempotency-Key' }));
     }
     const refused = authorize?.(req, res);
     if (refused) return onError(res, refused);

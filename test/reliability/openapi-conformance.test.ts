@@ -34,22 +34,17 @@ const UNSTATABLE_400: Array<{ operation: string; message: RegExp; why: string }>
   { operation: 'createAgent', message: /disqualify_below must not be above qualify_at/, why: 'one setting bounded by another' },
   { operation: 'createWebhook', message: /at most 16 enabled webhook subscriptions/, why: 'a limit on the stored subscriptions' },
   { operation: 'updateWebhook', message: /at most 16 enabled webhook subscriptions/, why: 'a limit on the stored subscriptions' },
-  ...['connectIntegration', 'updateIntegration'].map((operation) => ({
-    operation,
-    message: /applies to [\w ]+ integrations|cannot be '\w+': \w+ takes/,
-    why: "a setting of some providers only (stage_map, delivery_record, sales_rep, model) against the integration's provider",
-  })),
-  ...['connectIntegration', 'updateIntegration'].map((operation) => ({
-    operation,
-    message: /settings(\.|\[)model\]? is required for openai_compatible/,
-    why: 'a setting optional for every provider but a compatible model server, which has no default model',
-  })),
-  { operation: 'deployAgent', message: /has no version \d+/, why: "a version number against the agent's stored versions" },
   {
-    operation: 'deployAgent',
-    message: /Give either config or version, not both/,
-    why: 'two optional settings that exclude each other (a rollback names a version, a deploy a config)',
+    operation: 'updateIntegration',
+    message: /applies to [\w ]+ integrations|cannot be '\w+': \w+ takes/,
+    why: "a setting of some providers only (stage_map, delivery_record, sales_rep, model) against the stored integration's provider (on connect the body names it: stated per provider)",
   },
+  {
+    operation: 'updateIntegration',
+    message: /settings(\.|\[)model\]? is required for openai_compatible/,
+    why: "a setting optional for every provider but a compatible model server, against the stored integration's provider",
+  },
+  { operation: 'deployAgent', message: /has no version \d+/, why: "a version number against the agent's stored versions" },
   { operation: 'resendWebhookEvent', message: /does not receive [\w.]+ events/, why: "the stored event's type against the stored endpoint's events" },
 ];
 

@@ -41,6 +41,7 @@ const HANDLED = new Set([
   'additionalProperties',
   'maxProperties',
   'propertyNames',
+  'not',
 ]);
 
 const INT32 = { min: -2147483648, max: 2147483647 };
@@ -113,7 +114,25 @@ function numberArb(schema: Schema, integer: boolean): fc.Arbitrary<number> {
   return fc.bigInt({ min, max }).map((n) => Number(n) / scale);
 }
 
+/**
+ * Whether an object matches a `not` schema of the one form the document uses: every property it
+ * requires present, each of the type it names (a deploy's config and version both given).
+ */
+export function matchesNot(value: Record<string, unknown>, not: Schema): boolean {
+  for (const keyword of Object.keys(not)) if (keyword !== 'required' && keyword !== 'properties') throw new Error(`"not" with "${keyword}" has no generator`);
+  const typeOf = (item: unknown) => (item === null ? 'null' : Array.isArray(item) ? 'array' : Number.isInteger(item) ? 'integer' : typeof item);
+  const required = ((not.required ?? []) as string[]).every((name) => name in value);
+  const typed = Object.entries((not.properties ?? {}) as Record<string, Schema>).every(
+    ([name, property]) => !(name in value) || typeOf(value[name]) === property.type || (property.type === 'number' && typeOf(value[name]) === 'integer'),
+  );
+  return required && typed;
+}
+
 function objectArb(schema: Schema, options: ArbitraryOptions): fc.Arbitrary<Record<string, unknown>> {
+  if (schema.not) {
+    const { not, ...rest } = schema;
+    return objectArb(rest, options).filter((value) => !matchesNot(value, not as Schema));
+  }
   if (Array.isArray(schema.oneOf)) return fc.oneof(...(schema.oneOf as Schema[]).map((branch) => objectArb(withBranch(schema, branch), options)));
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const required = (schema.required ?? []) as string[];

@@ -7,6 +7,8 @@ import { IntegrationProvider, IntegrationType } from '../../src/modules/integrat
 import { buildOpenApi, DEFAULT_SERVER_URL } from '../../src/rest/openapi';
 import { constraintsOf, inputClass, unmappedConstraints } from '../../src/rest/openapi/constraints';
 import { ROUTES } from '../../src/rest/routes';
+import { OpenApiSchemas } from '../helpers/openapi-schemas';
+import { matchesNot } from '../reliability/schema-arbitrary';
 
 /**
  * The document's constraints come from the validators (src/rest/openapi/constraints.ts): every
@@ -126,5 +128,49 @@ describe('statuses and links', () => {
       expect([route.path, Object.keys(links ?? {}).length > 0]).toEqual([route.path, true]);
       for (const link of Object.values(links) as Json[]) expect(ids.has(link.operationId)).toBe(true);
     }
+  });
+});
+
+describe('cross-field rules stated in the schema (issue 64)', () => {
+  let schemas: OpenApiSchemas;
+  beforeAll(() => {
+    schemas = new OpenApiSchemas(doc);
+  });
+  const valid = (schemaName: string, value: unknown) => schemas.problem(body(schemaName), value) === undefined;
+  const hubspot = { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-abcdefgh' } };
+  const compatible = { type: 'llm', provider: 'openai_compatible', credentials: { base_url: 'https://models.example/v1', api_key: 'sk-abcdefgh' } };
+
+  it('an Idempotency-Key is 1 to 255 characters (the service refuses an empty one)', () => {
+    expect(doc.components.parameters.IdempotencyKey.schema).toEqual({ type: 'string', minLength: 1, maxLength: 255 });
+  });
+
+  it('a deploy takes a config or a version, not both; null is leaving one out', () => {
+    expect(valid('AgentDeployInput', { config: { qualify_at: 80 } })).toBe(true);
+    expect(valid('AgentDeployInput', { version: 2 })).toBe(true);
+    expect(valid('AgentDeployInput', { config: null, version: 2 })).toBe(true);
+    expect(valid('AgentDeployInput', { config: { qualify_at: 80 }, version: null })).toBe(true);
+    expect(valid('AgentDeployInput', { config: { qualify_at: 80 }, version: 2 })).toBe(false);
+    // The generator's reading of that `not` agrees with Ajv's.
+    expect(matchesNot({ config: {}, version: 2 }, body('AgentDeployInput').not)).toBe(true);
+    expect(matchesNot({ config: null, version: 2 }, body('AgentDeployInput').not)).toBe(false);
+  });
+
+  it("a connect's settings are those of its provider: another provider's only as null, a PSA's delivery record among its own", () => {
+    expect(valid('IntegrationConnectInput', { ...hubspot, settings: { stage_map: null } })).toBe(true);
+    expect(valid('IntegrationConnectInput', { ...hubspot, settings: { delivery_record: null, model: null } })).toBe(true);
+    for (const settings of [{ delivery_record: 'project' }, { sales_rep: 'alice' }, { model: 'gpt-4o' }]) {
+      expect([settings, valid('IntegrationConnectInput', { ...hubspot, settings })]).toEqual([settings, false]);
+    }
+    const autotask = { type: 'psa', provider: 'autotask', credentials: { username: 'api@acme.example', secret: 'secret-1234', integration_code: 'CODE' } };
+    expect(valid('IntegrationConnectInput', { ...autotask, settings: { delivery_record: 'project' } })).toBe(true);
+    expect(valid('IntegrationConnectInput', { ...autotask, settings: { delivery_record: 'agreement' } })).toBe(false);
+    expect(valid('IntegrationConnectInput', { ...autotask, settings: { sales_rep: 'alice' } })).toBe(false);
+  });
+
+  it('a compatible model server names its model on connect (it has no default)', () => {
+    expect(valid('IntegrationConnectInput', { ...compatible, settings: { model: 'llama3.1:8b' } })).toBe(true);
+    expect(valid('IntegrationConnectInput', compatible)).toBe(false);
+    expect(valid('IntegrationConnectInput', { ...compatible, settings: null })).toBe(false);
+    expect(valid('IntegrationConnectInput', { ...compatible, settings: { model: null } })).toBe(false);
   });
 });

@@ -41,10 +41,19 @@ const configByType: SchemaRefinement = (schema) => ({
   ...schema,
   oneOf: TYPES.map((type) => ({ title: type, properties: { type: { const: type }, config: withConfig(schema, [configSchema(type)]) } })),
 });
-/** Later, the agent's type decides; the document lists the settings of each. */
+/**
+ * Later, the agent's type decides; the document lists the settings of each. Which of them fits is
+ * decided by the stored agent's type, which no schema of the body can see: another type's keys are
+ * 422 agent_config_invalid.
+ */
 const configOfAnyType: SchemaRefinement = (schema) => ({
   ...schema,
   properties: { ...(schema.properties as object), config: withConfig(schema, TYPES.map(configSchema)) },
+});
+/** A deploy gives a config or an earlier version, not both (null is leaving one out). */
+const configOrVersion: SchemaRefinement = (schema, resolve) => ({
+  ...configOfAnyType(schema, resolve),
+  not: { required: ['config', 'version'], properties: { config: { type: 'object' }, version: { type: 'integer' } } },
 });
 
 const AGENT_NAME = () =>
@@ -77,7 +86,7 @@ export class AgentUpdateInput extends AgentConfigField {
   description:
     "Deploys the working config as a new version; a config given here replaces it first. `version` deploys an earlier version's config again instead (a rollback), as a new version.",
 })
-@RefineSchema(configOfAnyType)
+@RefineSchema(configOrVersion)
 export class AgentDeployInput extends AgentConfigField {
   @Field(() => Int, { nullable: true, description: 'An earlier deployed version (1, 2, …) whose config to deploy again; not with config.' })
   @IsOptional()

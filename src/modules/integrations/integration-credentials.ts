@@ -3,6 +3,8 @@ import { ApiError } from '../../common/api-error';
 import type { JsonSchema, SchemaRefinement } from '../../common/json-schema';
 import { IntegrationProvider, IntegrationType, PROVIDERS_BY_TYPE } from './integration.entity';
 import { CREDENTIALS_BY_PROVIDER, type FieldKind } from './credential-fields';
+import { isSyncProvider, type PsaProvider } from './providers/crm-client';
+import { DELIVERY_RECORDS } from './sync/delivery-records';
 
 export { CREDENTIALS_BY_PROVIDER } from './credential-fields';
 
@@ -93,16 +95,57 @@ export function credentialsSchema(provider: IntegrationProvider): JsonSchema {
   };
 }
 
-/** A connect body in the document: one branch per provider, with its type and its credentials. */
-export const connectSchema: SchemaRefinement = (schema) => ({
-  ...schema,
-  oneOf: (Object.entries(PROVIDERS_BY_TYPE) as Array<[IntegrationType, IntegrationProvider[]]>).flatMap(([type, providers]) =>
-    providers.map((provider) => ({
-      title: provider,
-      properties: { type: { const: type }, provider: { const: provider }, credentials: credentialsSchema(provider) },
-    })),
-  ),
-});
+/** Which providers each setting applies to (IntegrationService.settingsFor refuses it elsewhere). */
+const SETTING_APPLIES: Record<string, (type: IntegrationType, provider: IntegrationProvider) => boolean> = {
+  stage_map: (_type, provider) => isSyncProvider(provider),
+  delivery_record: (_type, provider) => provider in DELIVERY_RECORDS,
+  sales_rep: (_type, provider) => provider === IntegrationProvider.connectwise,
+  model: (type) => type === IntegrationType.llm,
+};
+
+/**
+ * The settings one provider takes, from the settings' own schema: a setting of other providers
+ * only as null, a PSA's delivery record among its own, and a compatible model server's model
+ * required (it has no default).
+ */
+function providerSettings(type: IntegrationType, provider: IntegrationProvider, settings: JsonSchema): JsonSchema {
+  const properties = Object.fromEntries(
+    Object.entries(settings.properties as Record<string, JsonSchema>).map(([name, property]) => {
+      const applies = SETTING_APPLIES[name]?.(type, provider) ?? true;
+      if (!applies) return [name, { type: 'null', description: `Not a setting of ${provider} integrations.` }];
+      if (name === 'delivery_record') return [name, { ...property, enum: [...DELIVERY_RECORDS[provider as PsaProvider], null] }];
+      if (name === 'model' && provider === IntegrationProvider.openai_compatible) return [name, { ...property, type: 'string' }];
+      return [name, property];
+    }),
+  );
+  const schema = { ...settings, properties };
+  if (provider !== IntegrationProvider.openai_compatible) return { anyOf: [schema, { type: 'null' }] };
+  return { anyOf: [{ ...schema, required: ['model'] }] };
+}
+
+/**
+ * A connect body in the document: one branch per provider, with its type, its credentials and the
+ * settings it takes, so that a body the service refuses for its provider is invalid by the document.
+ */
+export const connectSchema: SchemaRefinement = (schema, resolve) => {
+  const settingsRef = ((schema.properties as Record<string, JsonSchema>).settings.anyOf as JsonSchema[])[0].$ref as string;
+  const settings = resolve(settingsRef);
+  return {
+    ...schema,
+    oneOf: (Object.entries(PROVIDERS_BY_TYPE) as Array<[IntegrationType, IntegrationProvider[]]>).flatMap(([type, providers]) =>
+      providers.map((provider) => ({
+        title: provider,
+        properties: {
+          type: { const: type },
+          provider: { const: provider },
+          credentials: credentialsSchema(provider),
+          settings: providerSettings(type, provider, settings),
+        },
+        ...(provider === IntegrationProvider.openai_compatible ? { required: ['settings'] } : {}),
+      })),
+    ),
+  };
+};
 
 export interface ValidCredentials {
   /** Exactly the provider's fields, as sent. */

@@ -84,10 +84,11 @@ function numberExample(schema: JsonSchema, name: string): number {
   return Math.min(Math.max(preferred, low), high);
 }
 
-/** An object schema with one of its `oneOf` branches applied to its properties (the branch's keywords win). */
+/** An object schema with one of its `oneOf` branches applied to its properties (the branch's keywords win) and its `required`. */
 export function withBranch(schema: JsonSchema, branch: JsonSchema): JsonSchema {
   const { oneOf, ...base } = schema;
   void oneOf;
+  const required = [...new Set([...((base.required as string[] | undefined) ?? []), ...((branch.required as string[] | undefined) ?? [])])];
   const properties = { ...(base.properties as Record<string, JsonSchema>) };
   for (const [name, narrowed] of Object.entries((branch.properties ?? {}) as Record<string, JsonSchema>)) {
     const { type, additionalProperties, ...rest } = properties[name] ?? {};
@@ -95,7 +96,7 @@ export function withBranch(schema: JsonSchema, branch: JsonSchema): JsonSchema {
     const whole = narrowed.const !== undefined || narrowed.anyOf || narrowed.properties;
     properties[name] = whole ? { ...rest, ...narrowed } : { type, additionalProperties, ...rest, ...narrowed };
   }
-  return { ...base, properties };
+  return { ...base, properties, ...(required.length ? { required } : {}) };
 }
 
 /** An example value valid by `schema`; `name` is the property it is for, `holder` the type holding it. */
@@ -133,6 +134,9 @@ export function exampleOf(input: JsonSchema, resolve: Resolve, name = '', holder
       const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
       const out: Record<string, unknown> = {};
       for (const [key, property] of Object.entries(properties)) out[key] = exampleOf(property, resolve, key, holderName);
+      // Properties that must not be given together (`not: {required}`): the example gives the first alone.
+      const excluded = ((schema.not as JsonSchema | undefined)?.required ?? []) as string[];
+      for (const key of excluded.slice(1)) delete out[key];
       const extra = schema.additionalProperties;
       if (extra && typeof extra === 'object' && !Object.keys(properties).length) out.plan = exampleOf(extra as JsonSchema, resolve, 'plan', holderName);
       return out;

@@ -1,5 +1,6 @@
 import { GraphQLField, GraphQLSchema, isInputObjectType, isNonNullType } from 'graphql';
 import { ERROR_CODES } from '../../common/api-error';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../idempotency/idempotency-key.entity';
 import { camelToSnake } from '../case-mapping';
 import { RestRoute } from '../routes';
 import { exampleOf } from './examples';
@@ -166,8 +167,8 @@ export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[]
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'Up to 255 characters. The same key with the same body within 24 h replays the first response (Idempotent-Replayed: true).',
-          schema: { type: 'string', maxLength: 255 },
+          description: `1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters. The same key with the same body, from the same API key, within 24 h replays the first response (Idempotent-Replayed: true).`,
+          schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
         },
       },
       headers: {

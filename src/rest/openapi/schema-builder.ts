@@ -126,7 +126,7 @@ export class SchemaBuilder {
     const schema = { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
     const target = inputClass(type.name);
     const refine = target && schemaRefinement(target);
-    return refine ? refine(schema) : schema;
+    return refine ? refine(schema, this.resolve) : schema;
   }
 
   /** A response object exactly as REST shows it: every REST field, always present (null when empty). */
