@@ -4,7 +4,8 @@ import { GraphQLField, GraphQLInputType, GraphQLSchema } from 'graphql';
 import { createSchema } from '../../src/graphql/schema';
 import { KeyType } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
-import { parsePermissions } from '../../src/modules/accounts/key-permissions';
+import { allows, parsePermissions } from '../../src/modules/accounts/key-permissions';
+import { permissionOf } from '../../src/auth/permission';
 import { Plan } from '../../src/modules/accounts/plan';
 import { RestRoute, ROUTES } from '../../src/rest/routes';
 import { proposeBrief } from '../helpers/suggestions';
@@ -508,6 +509,130 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
       assertOptions(Math.ceil(SCHEMA_RUNS / 4)),
     );
     expect(forbidden).toBeGreaterThan(0);
+  });
+
+  it('replayed Idempotency-Keys across keys of one account: a replay goes only to the key that made the request, a key without the permission gets 403 first', async () => {
+    const posts = ROUTES.filter((route) => route.method === 'POST');
+    const writer = (
+      await new ApiKeyService(app.orm.em.fork()).create(owner.account, KeyType.test, 'fuzz writer', parsePermissions('leads=write,webhooks=write'))
+    ).secret;
+    const keys = { owner: owner.testKey, restricted: restrictedKey, writer };
+    const permissions = { owner: null, restricted: parsePermissions('leads=read,deals=write'), writer: parsePermissions('leads=write,webhooks=write') };
+    /** Every answer each API key got for each Idempotency-Key: a replay must be one of its own. */
+    const answered = new Map<string, Set<string>>();
+    let replays = 0;
+    let refusedFirst = 0;
+    const sequence = fc.array(
+      fc.record({
+        route: fc.constantFrom(...posts),
+        who: fc.constantFrom<keyof typeof keys>('owner', 'restricted', 'writer'),
+        idempotencyKey: fc.constantFrom('shared-1', 'shared-2', 'shared-3'),
+        variant: fc.constantFrom(0, 1),
+      }),
+      { minLength: 4, maxLength: 10 },
+    );
+    await fc.assert(
+      fc.asyncProperty(sequence, async (steps) => {
+        const run = randomUUID();
+        for (const step of steps) {
+          const body = step.route.operation.body
+            ? { name: `Replay ${step.variant}`, company: 'Replay Co', contact_email: `replay-${step.variant}-${run}@example.com` }
+            : {};
+          const path = step.route.path.includes(':id') ? step.route.path.replace(':id', fixtures[arb.kindOf(step.route.path)] ?? 'missing') : step.route.path;
+          const idempotencyKey = `${step.idempotencyKey}-${run}`;
+          const request: WireRequest = {
+            method: 'POST',
+            path,
+            headers: { authorization: `Bearer ${keys[step.who]}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+            body: JSON.stringify(body),
+          };
+          totals.fuzzed += 1;
+          const mine = `${step.who} ${idempotencyKey}`;
+          const allowed = allows(permissions[step.who], permissionOf(rootField(step.route))!);
+          await exchange(
+            request,
+            (r) => {
+              const problems: string[] = [];
+              if (r.status >= 500) problems.push(`status ${r.status}`);
+              const replayed = r.headers.get('idempotent-replayed') === 'true';
+              if (replayed) {
+                replays += 1;
+                if (!answered.get(mine)?.has(r.text)) problems.push(`${step.who} was replayed an answer it never got itself`);
+              }
+              if (!allowed) {
+                const code = (r.json as { error?: { code?: string } } | undefined)?.error?.code;
+                if (r.status !== 403 || code !== 'permission_denied') problems.push(`${step.who} lacks the permission, yet got ${r.status} ${code ?? ''}`);
+                else refusedFirst += 1;
+              }
+              if (!answered.has(mine)) answered.set(mine, new Set());
+              answered.get(mine)!.add(r.text);
+              return problems;
+            },
+            (r) => r.status >= 300,
+          );
+        }
+      }),
+      assertOptions(Math.ceil(RUNS / 4)),
+    );
+    expect(replays).toBeGreaterThan(0);
+    expect(refusedFirst).toBeGreaterThan(0);
+  });
+
+  it('documents whose @skip/@include read defaulted, omitted, null or wrong variables: a restricted key gets the answers an sk_ key gets, never a 5xx', async () => {
+    const fields = ['leads(filter: {limit: 1}) { data { id } }', 'deals { data { id } }', 'webhooks { data { id } }', 'health { status }'];
+    const definitions = ['$s: Boolean = true', '$s: Boolean = false', '$s: Boolean', '$s: Boolean!', '$s: Boolean! = true'];
+    const documents = fc
+      .record({
+        definition: fc.constantFrom(...definitions),
+        directive: fc.constantFrom('@include(if: $s)', '@skip(if: $s)'),
+        place: fc.constantFrom('root', 'nested', 'fragment', 'inline'),
+        field: fc.constantFrom(...fields),
+        other: fc.constantFrom(...fields),
+        variables: fc.constantFrom<Record<string, unknown> | undefined>(undefined, {}, { s: null }, { s: true }, { s: false }, { s: 'yes' }, { s: 1 }),
+      })
+      .map((c) => {
+        const [name, ...rest] = c.field.split(' ');
+        const field =
+          c.place === 'root'
+            ? `${c.field.replace(/^(\w+(?:\([^)]*\))?)/, `$1 ${c.directive}`)}`
+            : c.place === 'nested'
+              ? `${name} { ${rest
+                  .join(' ')
+                  .replace(/^\{\s*/, '')
+                  .replace(/^(\w+)/, `$1 ${c.directive}`)}`
+              : c.place === 'fragment'
+                ? `...F ${c.directive}`
+                : `... ${c.directive} { ${c.field} }`;
+        const fragment = c.place === 'fragment' ? ` fragment F on Query { ${c.field} }` : '';
+        return { query: `query(${c.definition}) { ${field} ${c.other} }${fragment}`, variables: c.variables };
+      });
+    let compared = 0;
+    await fc.assert(
+      fc.asyncProperty(documents, async ({ query, variables }) => {
+        const answers: WireResponse[] = [];
+        for (const key of [restrictedKey, owner.testKey]) {
+          const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+          totals.graphql += 1;
+          answers.push(
+            await exchangeGraphQL({ method: 'POST', path: '/graphql', headers, body: JSON.stringify({ query, variables }) }, 'GraphQL shape (directives)'),
+          );
+        }
+        const [restricted, full] = answers;
+        const otherErrors = (r: WireResponse) =>
+          ((r.json as { errors?: Array<{ message: string; extensions?: { code?: string } }> } | undefined)?.errors ?? [])
+            .filter((e) => e.extensions?.code !== 'FORBIDDEN')
+            .map((e) => e.message);
+        expect({ query, variables, status: restricted.status, errors: otherErrors(restricted) }).toEqual({
+          query,
+          variables,
+          status: full.status,
+          errors: otherErrors(full),
+        });
+        compared += 1;
+      }),
+      assertOptions(Math.ceil(GRAPHQL_RUNS / 4)),
+    );
+    expect(compared).toBeGreaterThan(0);
   });
 
   it(`documents of many aliased root fields: more than ${MAX_ROOT_FIELDS} never run; the rest are charged what they select`, async () => {
