@@ -17,7 +17,11 @@ const DEFAULT_PROJECT = 'tsconfig.build.json';
  * reports errors, so fresh outputs alone would let a failed build pass for a good one, and a source
  * saved while tsc ran is newer than the mark, so the next call compiles again.
  */
-const MARK = path.join('dist', '.build-finished');
+/**
+ * A finished build of a project leaves its mark, one per project: the bench's project compiles
+ * test/benchmark too, which a build of the service's alone, done later, must not pass for.
+ */
+const markOf = (project) => path.join('dist', `.build-finished.${path.basename(project, '.json')}`);
 
 /** The folders a tsconfig compiles (its own `include`, or the one it extends). */
 function includedDirs(root, project) {
@@ -64,8 +68,8 @@ function orphanedOutputs(project = DEFAULT_PROJECT, root = ROOT) {
 
 /** Why `root`/dist must be compiled again for `project`, or undefined when it is up to date. */
 function staleReason(project = DEFAULT_PROJECT, root = ROOT) {
-  const mark = path.join(root, MARK);
-  if (!existsSync(mark)) return 'no finished build in dist/';
+  const mark = path.join(root, markOf(project));
+  if (!existsSync(mark)) return `no finished build of ${project} in dist/`;
   const [orphan] = orphanedOutputs(project, root);
   if (orphan) return `${orphan} has no source any more`;
   const built = statSync(mark).mtimeMs;
@@ -107,7 +111,7 @@ function build(project = DEFAULT_PROJECT, { always = false, quiet = false, root 
   if (!reason) return false;
   process.stderr.write(`[build] compiling TypeScript (${project}; ${reason})…\n`);
   const began = new Date();
-  const mark = path.join(root, MARK);
+  const mark = path.join(root, markOf(project));
   rmSync(mark, { force: true });
   execFileSync(process.execPath, [require.resolve('typescript/bin/tsc', { paths: [ROOT] }), '-p', project], {
     cwd: root,

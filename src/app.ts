@@ -11,7 +11,7 @@ import { KeyCache } from './auth/key-cache';
 import { graphqlRequestRefusal, permissionPlugin } from './auth/permission';
 import { depthLimitRule } from './graphql/checks/depth-limit';
 import { MAX_DOCUMENT_TOKENS } from './graphql/checks/cost-limit';
-import type { RequestContext } from './graphql/context';
+import { RequestContext, requestInfoOf } from './graphql/context';
 import { compiledExecution } from './graphql/compiled-execution';
 import { createFormatError } from './graphql/format-error';
 import { operationChecks, operationChecksPlugin } from './graphql/operation-checks';
@@ -25,6 +25,7 @@ import { requestId } from './http/request-id';
 import { securityHeaders } from './http/security-headers';
 import { graphqlErrors, restErrors } from './http/send-error';
 import { idempotency } from './idempotency/idempotency.middleware';
+import { AccountGate } from './limits/account-gate';
 import { DEFAULT_QUOTA_SETTINGS, Quota } from './limits/quota';
 import { checkDatabase } from './modules/health/health.resolver';
 import { ProposalPdfPool } from './modules/proposals/proposal-pdf.pool';
@@ -73,7 +74,11 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const routes = new RouteLabels(ROUTES);
   const schema = await createSchema();
   const servicesFor = createServiceFactory({ config, scorer: deps.scorer, resolveHost: deps.resolveHost, proposalPdfs }, schema);
-  const createContext = createContextFactory({ ...deps, metrics }, servicesFor);
+  // What one account may hold of this instance at once: requests after authentication, root fields in execution.
+  // Alone on the instance, an account may use the whole database pool.
+  const poolSize = orm.config.get('pool')?.max ?? config.accountGate.rootFields;
+  const accountGate = deps.accountGate ?? new AccountGate({ ...config.accountGate, rootFields: Math.max(config.accountGate.sharedRootFields, poolSize) });
+  const createContext = createContextFactory({ ...deps, metrics, accountGate }, servicesFor);
   const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS, config.rateLimits);
   const rejected = metrics.rateLimitRejected.bind(metrics);
   const prepared = { checks: operationChecks(schema, quota, rejected), formatError: createFormatError(logger) };
@@ -135,12 +140,13 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     compose(
       (req: Request, res: Response, next: NextFunction) =>
         isLandingPage(req) ? next() : req.get('authorization') ? graphqlAuth(req, res, next) : sessionAuth(req, res, () => graphqlAuth(req, res, next), next),
+      accountGate.admit(graphqlErrors),
       jsonBody(graphqlErrors, { emptyBody: true }),
       idempotency(orm, graphqlErrors, logger, { encryptionKey: config.encryptionKey, authorize: graphqlRequestRefusal(schema, MAX_DOCUMENT_TOKENS) }),
       // A document Apollo has validated and compiled before skips its per-request pipeline, with the same checks.
       compiled.repeatedDocuments({ ...prepared, createContext, onAnswered: () => metrics.graphqlRepeatedDocument() }),
       expressMiddleware(apollo, {
-        context: async ({ res }) => createContext({ auth: res.locals.auth, requestId: res.locals.requestId, em: res.locals.em }),
+        context: async ({ res }) => createContext(requestInfoOf(res)),
       }),
     ),
   );
@@ -154,6 +160,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
     '/v1',
     compose(
       authenticate(orm, quota, restErrors, rejected, keys),
+      accountGate.admit(restErrors),
       jsonBody(restErrors),
       // The route is found and its permissions judged first; its Idempotency-Key is looked at just before it runs.
       createRestRouter(ROUTES, {

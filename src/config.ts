@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DatabaseTimeouts } from './db/orm';
+import { AccountGateBounds, DEFAULT_ACCOUNT_GATE_BOUNDS } from './limits/account-gate';
 
 /** Service configuration (CONTRACT §15), read once from the environment and checked at start. */
 export interface Config {
@@ -28,6 +29,8 @@ export interface Config {
   rateLimits: boolean;
   /** REQUEST_LOGS=off stops storing the accounts' request logs (the benchmark's comparison); on by default. */
   requestLogs: boolean;
+  /** What one account and mode may hold of an instance at once (src/limits/account-gate.ts). */
+  accountGate: AccountGateBounds;
   /**
    * statement_timeout and idle_in_transaction_session_timeout of the service's connections. 0 turns
    * one off: the service sets none, as PostgreSQL's 0 means (the benchmark measures what they cost).
@@ -115,6 +118,14 @@ function parseBoolean(name: string, value: string | undefined, fallback: boolean
   if (/^(true|1|yes|on)$/i.test(value)) return true;
   if (/^(false|0|no|off)$/i.test(value)) return false;
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+/** A whole number from `min` to `max`. */
+function parseCount(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return Number(value);
 }
 
 function parseMilliseconds(name: string, value: string | undefined, fallback: number, min = 1): number {
@@ -212,6 +223,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken,
     rateLimits: parseBoolean('RATE_LIMITS', env.RATE_LIMITS, true),
     requestLogs: parseBoolean('REQUEST_LOGS', env.REQUEST_LOGS, true),
+    accountGate: {
+      requests: parseCount('ACCOUNT_CONCURRENCY', env.ACCOUNT_CONCURRENCY, DEFAULT_ACCOUNT_GATE_BOUNDS.requests, 1, 1000),
+      sharedRequests: parseCount('ACCOUNT_SHARED_CONCURRENCY', env.ACCOUNT_SHARED_CONCURRENCY, DEFAULT_ACCOUNT_GATE_BOUNDS.sharedRequests, 1, 1000),
+      waiting: parseCount('ACCOUNT_QUEUE', env.ACCOUNT_QUEUE, DEFAULT_ACCOUNT_GATE_BOUNDS.waiting, 0, 10_000),
+      rootFields: DEFAULT_ACCOUNT_GATE_BOUNDS.rootFields,
+      sharedRootFields: parseCount('ACCOUNT_SHARED_ROOT_FIELDS', env.ACCOUNT_SHARED_ROOT_FIELDS, DEFAULT_ACCOUNT_GATE_BOUNDS.sharedRootFields, 1, 1000),
+      sharedTime: env.ACCOUNT_SHARED_TIME ? Number(env.ACCOUNT_SHARED_TIME) : DEFAULT_ACCOUNT_GATE_BOUNDS.sharedTime,
+    },
     databasePreparedStatements: parseBoolean('DATABASE_PREPARED_STATEMENTS', env.DATABASE_PREPARED_STATEMENTS, true),
     databaseTimeouts: {
       statementMs: parseMilliseconds('DATABASE_STATEMENT_TIMEOUT_MS', env.DATABASE_STATEMENT_TIMEOUT_MS, 5_000, 0),

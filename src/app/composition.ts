@@ -5,6 +5,7 @@ import { tenantFork } from '../db/tenant';
 import { EventRecorder } from '../events/event-recorder';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import type { Metrics } from '../http/metrics';
+import type { AccountGate } from '../limits/account-gate';
 import type { Counters } from '../limits/counters';
 import { OperationLimiter, type OperationLimits } from '../limits/operation-limit';
 import type { QuotaSettings } from '../limits/quota';
@@ -43,6 +44,8 @@ export interface AppDependencies {
   pdfPoolBounds?: PdfPoolBounds;
   /** How the request log writer batches and bounds its buffer (its defaults when not given); off with REQUEST_LOGS=off. */
   requestLogs?: RequestLogBounds;
+  /** What one account may hold of this instance at once; config.accountGate's bounds when not given. */
+  accountGate?: AccountGate;
 }
 
 /** Every module's service factories, by service name. */
@@ -96,7 +99,7 @@ export function createServiceFactory(
 
 /** The one context factory: a fresh, tenant-scoped EntityManager per request, and services over it. */
 export function createContextFactory(
-  deps: Pick<AppDependencies, 'orm' | 'config' | 'logger' | 'counters' | 'operationLimits' | 'metrics'>,
+  deps: Pick<AppDependencies, 'orm' | 'config' | 'logger' | 'counters' | 'operationLimits' | 'metrics'> & { accountGate: AccountGate },
   servicesFor: ServiceFactory,
 ): (request: RequestInfo) => RequestContext {
   const operationLimiter = new OperationLimiter(
@@ -105,9 +108,9 @@ export function createContextFactory(
     () => deps.metrics?.rateLimitRejected('operation'),
     deps.config.rateLimits,
   );
-  return ({ auth, requestId, em: given }) => {
+  return ({ auth, requestId, em: given, signal }) => {
     const em = given ?? tenantFork(deps.orm.em, { accountId: auth.account.id, livemode: auth.livemode });
-    return new Context(em, auth, requestId, deps.config, servicesFor(em), operationLimiter, deps.logger);
+    return new Context(em, auth, requestId, deps.config, servicesFor(em), operationLimiter, deps.accountGate, deps.logger, signal);
   };
 }
 
@@ -122,7 +125,9 @@ class Context implements RequestContext {
     readonly config: Config,
     readonly services: Services,
     readonly operationLimiter: OperationLimiter,
+    readonly accountGate: AccountGate,
     private readonly rootLogger: Logger,
+    readonly signal?: AbortSignal,
   ) {}
 
   /**

@@ -19,6 +19,14 @@ export function setRateLimitHeaders(res: Response, decision: QuotaDecision): voi
   res.setHeader('X-RateLimit-Reset', String(decision.window.resetAt));
 }
 
+/**
+ * How long a refusal waits before it is sent when the client asked again before its Retry-After
+ * (a refusal from the instance's memory): a client that retries in a tight loop is slowed to a few
+ * requests a second per connection, so its 429s cannot crowd out other accounts' requests. A client
+ * that waits as Retry-After says never meets it.
+ */
+export const REPEATED_REFUSAL_PAUSE_MS = 500;
+
 /** A 429 (or the daily quota's): counted for the metrics, with Retry-After, in the surface's shape. */
 export function refuse(
   res: Response,
@@ -28,7 +36,10 @@ export function refuse(
   onRejected?: (kind: RateLimitKind) => void,
 ): void {
   onRejected?.(kind);
-  onError(res, quotaRefusal(decision));
+  if (!decision.repeated) return onError(res, quotaRefusal(decision));
+  setTimeout(() => {
+    if (!res.destroyed) onError(res, quotaRefusal(decision));
+  }, REPEATED_REFUSAL_PAUSE_MS).unref();
 }
 
 /**

@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { DocumentNode, execute, ExecutionResult, GraphQLError, GraphQLFormattedError, GraphQLSchema, Kind } from 'graphql';
 import { compileQuery, CompiledQuery, isCompiledQuery } from 'graphql-jit';
 import { isPlainObject } from '../common/objects';
-import type { RequestContext, RequestInfo } from './context';
+import { RequestContext, RequestInfo, requestInfoOf } from './context';
 import { OperationCheck, runChecks } from './operation-checks';
 import type { FormatError } from './prepared-operation';
 
@@ -264,7 +264,7 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
       if (type !== APPLICATION_JSON && type !== GRAPHQL_RESPONSE_JSON) return next();
 
       onAnswered?.();
-      const context = createContext({ auth, requestId: res.locals.requestId as string, em: res.locals.em });
+      const context = createContext({ ...requestInfoOf(res), auth });
       const head: Head = { headers: new Map() };
       const result = await run(entry, variables ?? {}, context, head);
       if (!head.headers.has('content-type')) head.headers.set('content-type', type);

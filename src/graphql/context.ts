@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
+import type { AccountGate } from '../limits/account-gate';
 import type { OperationLimiter } from '../limits/operation-limit';
 import type { Logger } from '../logger';
 import type { Authenticated } from '../modules/accounts/api-key.service';
@@ -15,6 +16,10 @@ export interface RequestContext {
   config: Config;
   services: Services;
   operationLimiter: OperationLimiter;
+  /** The instance's bound on what one account runs at once: root fields take a slot (src/limits/account-gate.ts). */
+  accountGate: AccountGate;
+  /** Aborted when the client hangs up before its answer: root fields not yet started do not start. */
+  signal?: AbortSignal;
 }
 
 export interface RequestInfo {
@@ -25,4 +30,12 @@ export interface RequestInfo {
    * with an Idempotency-Key runs in the transaction that records its answer (`res.locals.em`).
    */
   em?: EntityManager;
+  /** Aborted when the client hangs up before its answer (`res.locals.abandoned`, set by the account gate). */
+  signal?: AbortSignal;
+}
+
+/** What the middlewares before execution left for the context factory on the answer's locals. */
+export function requestInfoOf(res: { locals: Record<string, unknown> }): RequestInfo {
+  const { auth, requestId, em, abandoned } = res.locals as { auth: Authenticated; requestId: string; em?: EntityManager; abandoned?: AbortSignal };
+  return { auth, requestId, em, signal: abandoned };
 }

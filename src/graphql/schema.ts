@@ -5,6 +5,7 @@ import { VALIDATION_OPTIONS } from '../common/validation';
 import { MODULES } from '../modules';
 import { applyFieldMiddlewares } from './field-middlewares';
 import { nullArguments } from './null-arguments';
+import { rootFieldSlot } from './root-field-slot';
 
 /** Every module's resolvers. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql takes resolver classes as Function
@@ -13,7 +14,7 @@ export const RESOLVERS = MODULES.flatMap((module) => module.resolvers ?? []) as 
 /**
  * Builds the typed schema from the resolvers; class-validator runs on every input, with the
  * options of common/validation.ts. permissionCheck runs first on every field it concerns (a restricted key's refusal wins
- * over a bad argument); nullArguments runs before validation: an optional argument sent as null
+ * over a bad argument); a root field then waits for its account's slot (root-field-slot.ts); nullArguments runs before validation: an optional argument sent as null
  * is one left out. A root field without a declared permission stops the build.
  */
 export async function createSchema(): Promise<GraphQLSchema> {
@@ -22,7 +23,7 @@ export async function createSchema(): Promise<GraphQLSchema> {
     validate: VALIDATION_OPTIONS,
   });
   // Not type-graphql's globalMiddlewares, which wrap every field of every row (field-middlewares.ts).
-  applyFieldMiddlewares(schema, [permissionCheck, nullArguments]);
+  applyFieldMiddlewares(schema, [permissionCheck, rootFieldSlot, nullArguments]);
   const undeclared = undeclaredPermissions(schema);
   if (undeclared.length) throw new Error(`root fields without @RequiresPermission (src/auth/permission.ts): ${undeclared.join(', ')}`);
   return schema;

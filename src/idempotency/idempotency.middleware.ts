@@ -131,7 +131,10 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
     const key = req.get('idempotency-key');
     if (req.method !== 'POST' || key === undefined) return next();
     if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-      return onError(res, new ApiError('parameter_invalid', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, { param: 'Idempotency-Key' }));
+      return onError(
+        res,
+        new ApiError('parameter_invalid', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`, { param: 'Idempotency-Key' }),
+      );
     }
     const refused = authorize?.(req, res);
     if (refused) return onError(res, refused);

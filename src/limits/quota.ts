@@ -34,6 +34,53 @@ export interface QuotaDecision {
   /** The window the headers describe: the tighter one (CONTRACT §11); absent when limits are off. */
   window?: WindowResult;
   retryAfterS: number;
+  /**
+   * A refusal answered from this instance's memory of a window found exhausted moments ago, without
+   * counting: the client asked again before Retry-After (refusalMemory below).
+   */
+  repeated?: boolean;
+}
+
+/**
+ * How long an instance remembers that a window is exhausted, and refuses from memory without
+ * asking the counters: a client that ignores Retry-After costs no Redis round trip, and a change of
+ * its limits (a plan upgrade) is seen within this long. The window is fixed and shared by every
+ * instance, so a refusal from memory is the answer the counters would give.
+ */
+export const REFUSAL_MEMORY_MS = 1_000;
+const MAX_REMEMBERED_REFUSALS = 10_000;
+
+/** Exhausted windows, by counter key: until when to refuse from memory, and with what. */
+class RefusalMemory {
+  private readonly refused = new Map<string, { until: number; limit: number | string; decision: QuotaDecision }>();
+
+  /** The remembered refusal of `key`, while it is fresh and the limits it was made under (`limit`) are unchanged. */
+  recall(key: string, limit: number | string): QuotaDecision | undefined {
+    const memory = this.refused.get(key);
+    if (!memory) return undefined;
+    const now = Date.now();
+    if (now >= memory.until || memory.limit !== limit) {
+      this.refused.delete(key);
+      return undefined;
+    }
+    const { decision } = memory;
+    const resetAt = decision.window?.resetAt ?? Math.ceil(memory.until / 1000);
+    return {
+      ...decision,
+      window: decision.window && { ...decision.window, remaining: 0 },
+      retryAfterS: Math.max(1, resetAt - Math.floor(now / 1000)),
+      repeated: true,
+    };
+  }
+
+  remember(key: string, limit: number | string, decision: QuotaDecision): QuotaDecision {
+    if (!decision.allowed && decision.window) {
+      if (this.refused.size >= MAX_REMEMBERED_REFUSALS) this.refused.delete(this.refused.keys().next().value!);
+      const until = Math.min(Date.now() + REFUSAL_MEMORY_MS, decision.window.resetAt * 1000);
+      this.refused.set(key, { until, limit, decision });
+    }
+    return decision;
+  }
 }
 
 /** The 429 of a refused decision, with its Retry-After, for every surface (keys, sessions, GraphQL root fields). */
@@ -49,6 +96,8 @@ const UNCOUNTED: QuotaDecision = { allowed: true, retryAfterS: 0 };
 
 /** An account's counters are per mode: live and test requests never share a window. */
 const accountKey = (auth: Pick<Authenticated, 'account' | 'livemode'>): string => `${auth.account.id}:${auth.livemode ? 'live' : 'test'}`;
+/** The limits a refusal was made under: one changed (a new plan, a custom limit) makes it stale. */
+const limitsKey = (limits: RateLimits): string => `${limits.perMinute}/${limits.perDay ?? 'none'}`;
 /** The daily cap's counter: the UTC day is part of the key, so each day starts from zero. */
 const todayKey = (key: string): string => `${key}:${new Date().toISOString().slice(0, 10)}`;
 
@@ -62,6 +111,8 @@ const nextUtcMidnight = (): number => {
  * has one, a daily cap that resets at midnight UTC (the day is part of the key).
  */
 export class Quota {
+  private readonly refusals = new RefusalMemory();
+
   constructor(
     private readonly counters: Counters,
     private readonly settings: QuotaSettings,
@@ -82,6 +133,22 @@ export class Quota {
   async consume(auth: Authenticated, points = 1, options: { refundRefused?: boolean } = {}): Promise<QuotaDecision> {
     if (!this.enabled) return UNCOUNTED;
     if (auth.key === null) return this.consumeWebApp(auth, points, options);
+    const known = options.refundRefused ? undefined : this.knownRefusal(auth);
+    if (known) return known;
+    const decision = await this.count(auth, points, options);
+    return options.refundRefused ? decision : this.refusals.remember(accountKey(auth), limitsKey(this.limitsFor(auth)), decision);
+  }
+
+  /**
+   * A refusal this instance already knows the account's window for, moments ago (RefusalMemory):
+   * the gate answers it without counting. The limits are part of what is remembered, so a plan
+   * changed meanwhile is counted afresh.
+   */
+  private knownRefusal(auth: Authenticated): QuotaDecision | undefined {
+    return this.refusals.recall(accountKey(auth), limitsKey(this.limitsFor(auth)));
+  }
+
+  private async count(auth: Authenticated, points: number, options: { refundRefused?: boolean }): Promise<QuotaDecision> {
     const limits = this.limitsFor(auth);
     const key = accountKey(auth);
     const minuteLimiter = this.counters.limiter('minute', 60);
@@ -114,7 +181,7 @@ export class Quota {
    * gate's kept key whose stamp had changed): the minute's count always, the day's when it was counted.
    */
   async giveBack(auth: Authenticated, decision: QuotaDecision, points = 1): Promise<void> {
-    if (!this.enabled || auth.key === null || !decision.window) return;
+    if (!this.enabled || auth.key === null || !decision.window || decision.repeated) return;
     const limits = this.limitsFor(auth);
     const key = accountKey(auth);
     const dayCounted = limits.perDay !== null && (decision.allowed || decision.code === 'daily_quota_exceeded');
@@ -165,8 +232,13 @@ export class Quota {
 
   private async consumePerAddress(counter: 'anonymous' | 'public' | 'signup', address: string, limit: number, windowS: number): Promise<QuotaDecision> {
     if (!this.enabled) return UNCOUNTED;
+    const known = this.refusals.recall(`${counter}:${address}`, limit);
+    if (known) return known;
     const window = await consume(this.counters.limiter(counter, windowS), address, limit);
     const retryAfterS = Math.max(1, window.resetAt - Math.floor(Date.now() / 1000));
-    return window.allowed ? { allowed: true, window, retryAfterS: 0 } : { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS };
+    const decision: QuotaDecision = window.allowed
+      ? { allowed: true, window, retryAfterS: 0 }
+      : { allowed: false, code: 'rate_limit_exceeded', window, retryAfterS };
+    return this.refusals.remember(`${counter}:${address}`, limit, decision);
   }
 }

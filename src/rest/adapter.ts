@@ -16,7 +16,7 @@ import { refusedRootFields } from '../auth/permission';
 import { ApiError } from '../common/api-error';
 import type { FileDownload } from '../common/file-download';
 import { isPlainObject } from '../common/objects';
-import type { RequestContext, RequestInfo } from '../graphql/context';
+import { RequestContext, RequestInfo, requestInfoOf } from '../graphql/context';
 import { PreparedChecks, PreparedOperation, prepareOperation } from '../graphql/prepared-operation';
 import { methodNotAllowed } from '../http/error-handler';
 import type { Authenticated } from '../modules/accounts/api-key.service';
@@ -222,10 +222,9 @@ export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapter
   for (const route of routes) {
     const compiled = compile(route, deps.schema, deps.checks);
     const handle = async (req: Request, res: Response): Promise<void> => {
-      const requestId = res.locals.requestId as string;
       try {
         const variables = variablesFor(compiled, req);
-        const contextValue = deps.createContext({ auth: res.locals.auth, requestId, em: res.locals.em });
+        const contextValue = deps.createContext(requestInfoOf(res));
         try {
           const { data, error } = await compiled.run(variables, contextValue, (name, value) => res.setHeader(name, value));
           if (error) return sendError(res, error, 'rest');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OPERATION_LIMITS } from '../../src/limits/operation-limit';
+import { REPEATED_REFUSAL_PAUSE_MS } from '../../src/auth/authenticate';
 import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
 import { AccountService } from '../../src/modules/accounts/account.service';
 import { Plan } from '../../src/modules/accounts/plan';
@@ -271,6 +272,33 @@ for (const backend of backends) {
         const eighth = await get();
         expect(eighth.status).toBe(200);
         expect(rateLimit(eighth)).toMatchObject({ limit: 60, remaining: 52 });
+      });
+    });
+
+    describe('a client that does not wait for Retry-After', () => {
+      it('gets its next 429s after a pause, with the same window, and a changed limit is seen at once', async () => {
+        const owner = await app.createAccount({ plan: Plan.starter });
+        await accounts().setLimits(owner.account.email, { perMinute: 2 });
+        const get = async () => {
+          const started = performance.now();
+          const response = await app.request('GET', '/v1/leads', { key: owner.liveKey });
+          return { response, ms: performance.now() - started };
+        };
+        expect((await get()).response.status).toBe(200);
+        expect((await get()).response.status).toBe(200);
+        const first = await get();
+        const retryAfter = expectThrottled(first.response);
+        // Asked again before Retry-After: refused from the instance's memory, after a pause (a lower bound, so a slow machine cannot fail it).
+        const again = await get();
+        expectThrottled(again.response);
+        expect(again.ms).toBeGreaterThanOrEqual(REPEATED_REFUSAL_PAUSE_MS - 50);
+        expect(rateLimit(again.response)).toEqual(rateLimit(first.response));
+        expect(intHeader(again.response, 'retry-after')).toBeLessThanOrEqual(retryAfter);
+        // A raised limit is counted afresh at once, not refused from memory.
+        await accounts().setLimits(owner.account.email, { perMinute: 10 });
+        const raised = await get();
+        expect(raised.response.status).toBe(200);
+        expect(rateLimit(raised.response)).toMatchObject({ limit: 10 });
       });
     });
 

@@ -3,6 +3,8 @@ import { WebhookReceiver } from '../helpers/receiver';
 import { workerDatabaseUrl } from '../helpers/database';
 import { createAccount, migratedOrm, ProcessAccount, serviceEnv, ServiceProcess, temporaryDataDir } from '../helpers/service-process';
 import { waitFor } from '../helpers/wait';
+import { AccountService } from '../../src/modules/accounts/account.service';
+import { measureNoisyNeighbour, NOISY_TARGETS, prepareNoisyAccount } from '../benchmark/noisy-neighbour';
 
 /**
  * One tenant cannot hurt another. The real service runs as its own process; while account B sends
@@ -14,6 +16,8 @@ import { waitFor } from '../helpers/wait';
  */
 
 const NOISE_MS = Number(process.env.NOISY_NEIGHBOUR_MS ?? 15_000);
+/** How long B, within its quota, makes noise (issue 64); its quota runs out within seconds. */
+const NOISY_MS = Number(process.env.NOISY_QUOTA_MS ?? 20_000);
 const ENTERPRISE = 100_000; // B's allowance: the quota is not what should protect A here
 
 interface Timed {
@@ -111,7 +115,8 @@ describe('a noisy neighbour', () => {
   beforeAll(async () => {
     const databaseUrl = await workerDatabaseUrl('_noisy');
     orm = await migratedOrm(databaseUrl);
-    a = await createAccount(orm, { name: 'Quiet A' });
+    // A reads as fast as it can: its own quota is not what is measured (with B held to its share, A read past 1,000 a minute).
+    a = await createAccount(orm, { name: 'Quiet A', perMinute: 1_000_000 });
     b = await createAccount(orm, { name: 'Noisy B', perMinute: ENTERPRISE });
     await quiet.start();
     await hanging.start();
@@ -209,5 +214,105 @@ describe('a noisy neighbour', () => {
       expect(noisyFigures.eventLoop.max).toBeLessThan(2_000);
     },
     NOISE_MS + 180_000,
+  );
+});
+
+/**
+ * Issue 64: a neighbour within its rights. B, Enterprise with its plan's quota, sends from 16
+ * connections the heaviest documents it is allowed (25 root fields of 30-day agent metrics,
+ * pipeline summaries, 100-row lead searches, proposal lists) and PDFs of 500-line proposals; A
+ * reads ten leads at a time. A's p50 and p99, while B is served and while B is refused, are
+ * compared with A's own idle ones and printed (docs/RELIABILITY.md); the targets (p50 within
+ * 1.5×, p99 within 3×) are reported, not asserted, on a shared 2-core machine. What is asserted:
+ * A was never refused, B got only 200s, 429s and 503s, and B's quota did run out.
+ */
+describe('a noisy neighbour within its quota', () => {
+  const dataDir = temporaryDataDir('noisy-quota');
+  let orm: MikroORM;
+  let service: ServiceProcess;
+  let a: ProcessAccount;
+  let b: ProcessAccount;
+
+  beforeAll(async () => {
+    const databaseUrl = await workerDatabaseUrl('_noisy_quota');
+    orm = await migratedOrm(databaseUrl);
+    // A reads as fast as it can, one at a time: its own quota is not what is measured.
+    a = await createAccount(orm, { name: 'Quiet A', perMinute: 1_000_000 });
+    // Room to write B's data first; then B goes back to its plan's 1,000 a minute.
+    b = await createAccount(orm, { name: 'Noisy B', perMinute: 100_000 });
+    service = await ServiceProcess.start({
+      env: serviceEnv(databaseUrl, dataDir.dir, { LOG_LEVEL: 'error', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) }),
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await orm?.close();
+    dataDir.remove();
+  });
+
+  it(
+    `keeps A's reads near their idle latency while B spends its quota and is refused (${NOISY_MS / 1000} s)`,
+    async () => {
+      const noisy = await prepareNoisyAccount(service.baseUrl, b.liveKey);
+      for (let i = 0; i < 20; i++) {
+        const response = await fetch(`${service.baseUrl}/v1/leads`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${a.liveKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ company: `Quiet ${i}`, contact_email: `q${i}@quiet.example` }),
+        });
+        expect(response.status).toBe(201);
+      }
+      await new AccountService(orm.em.fork()).setLimits(b.email, 'reset');
+      // A key the service keeps in memory carries its limits until the stamp or its 10 s run out: wait
+      // until B is counted against its plan, in a window of its own (writing its data used the last one).
+      const bQuota = async () => {
+        const response = await fetch(`${service.baseUrl}/v1/health`, { headers: { authorization: `Bearer ${b.liveKey}` } });
+        return { limit: response.headers.get('x-ratelimit-limit'), remaining: Number(response.headers.get('x-ratelimit-remaining')) };
+      };
+      await waitFor(
+        "B's plan quota in force, in a new window",
+        async () => {
+          const quota = await bQuota();
+          return quota.limit === '1000' && quota.remaining >= 990;
+        },
+        90_000,
+        1_000,
+      );
+      // What the bench's settle waits for: the events fanned out and no autovacuum at work.
+      const quiet = () =>
+        waitFor(
+          'a quiet database',
+          async () => {
+            const [row] = await orm.em
+              .getConnection()
+              .execute<Array<{ busy: number }>>(
+                `select (select count(*)::int from event_fan_outs) + (select count(*)::int from pg_stat_activity where backend_type = 'autovacuum worker' and datname = current_database()) as busy`,
+              );
+            return row.busy === 0;
+          },
+          120_000,
+          200,
+        ).then(() => undefined);
+      const figures = await measureNoisyNeighbour({
+        baseUrl: service.baseUrl,
+        quietKey: a.liveKey,
+        noisyKey: b.liveKey,
+        noisy,
+        noiseS: NOISY_MS / 1000,
+        quiet,
+      });
+      console.log(JSON.stringify({ issue64NoisyNeighbour: figures, targets: NOISY_TARGETS }, null, 2));
+
+      // B hangs up on what is still running at the end of each of its slices (noisy-neighbour.ts).
+      for (const key of Object.keys(figures.noisy)) expect(key).toMatch(/ (200|429|503|hung up)$/);
+      expect(Object.keys(figures.noisy).some((key) => key.endsWith(' 429'))).toBe(true);
+      expect(figures.quotaPhase.n).toBeGreaterThan(10);
+      expect(figures.refusedPhase.n).toBeGreaterThan(10);
+      expect(figures.idle.n).toBeGreaterThan(10);
+      // A stall, not slowness, fails it: the targets are reported above.
+      expect(figures.refusedPhase.max).toBeLessThan(5_000);
+    },
+    NOISY_MS + 300_000,
   );
 });

@@ -19,7 +19,8 @@ describe('scripts/build.js', () => {
     utimesSync(full, when, when);
   };
   /** A finished build, dated `ageS` seconds ago (what build() leaves behind). */
-  const finishedBuild = (ageS: number) => write('dist/.build-finished', 'tsconfig.build.json\n', ageS);
+  const finishedBuild = (ageS: number, project = 'tsconfig.build.json') =>
+    write(`dist/.build-finished.${project.replace(/\.json$/, '')}`, `${project}\n`, ageS);
 
   beforeEach(() => {
     root = mkdtempSync(path.join(os.tmpdir(), 'spa-build-'));
@@ -41,7 +42,16 @@ describe('scripts/build.js', () => {
   });
 
   it('compiles when no build has finished', () => {
-    expect(staleReason('tsconfig.build.json', root)).toBe('no finished build in dist/');
+    expect(staleReason('tsconfig.build.json', root)).toBe('no finished build of tsconfig.build.json in dist/');
+  });
+
+  it("keeps one mark per project: a later build of the service's project does not pass for the bench's", () => {
+    finishedBuild(400, 'tsconfig.bench.json');
+    write('dist/bench/b.js', '', 400);
+    write('bench/b.ts', 'export const b = 3;\n', 350);
+    finishedBuild(300);
+    expect(staleReason('tsconfig.build.json', root)).toBeUndefined();
+    expect(staleReason('tsconfig.bench.json', root)).toBe('bench/b.ts changed');
   });
 
   it('compiles when a source, a tsconfig it reads or the lockfile changed', () => {
@@ -90,6 +100,7 @@ describe('scripts/build.js', () => {
 
   it('ignores tests and declaration files, and reads what each tsconfig includes', () => {
     finishedBuild(300);
+    finishedBuild(300, 'tsconfig.bench.json');
     write('src/a.test.ts');
     write('src/types.d.ts');
     expect(staleReason('tsconfig.build.json', root)).toBeUndefined();

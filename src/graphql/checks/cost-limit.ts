@@ -45,8 +45,28 @@ export const MAX_DOCUMENT_TOKENS = 10_000;
 /** What a mutation costs: it writes, so more than reading a field. */
 export const MUTATION_COST = 10;
 
-/** What an aggregate over a tenant's rows costs (metrics, summaries): a query that reads many rows. */
-export const AGGREGATE_COST = 20;
+/**
+ * What an aggregate over a tenant's rows costs (a pipeline summary, the scoring model's figures), in
+ * the units of a list's field values. Calibrated on the work measured (service and PostgreSQL CPU,
+ * docs/RELIABILITY.md "A noisy neighbour"): a field value of a 100-row page costs about 15 µs, and
+ * a pipeline summary of 40 deals about 1.5 ms, growing with the deals. At 20, a document of 25
+ * aggregates cost less than one page of leads.
+ */
+export const AGGREGATE_COST = 200;
+
+/**
+ * An agent's metrics (or a simulation) read every run of the window: 600 runs took about 15 ms of
+ * CPU, about a thousand field values' worth. The window bounds the runs read, so it sets the cost:
+ * at most three 30-day windows fit one document.
+ */
+export const WINDOW_COSTS: Readonly<Record<string, number>> = { '24h': 250, '7d': 500, '30d': 1000 };
+const DEFAULT_WINDOW = '7d';
+
+export function windowComplexity({ args, context }: ComplexityEstimatorArgs): number {
+  if ((context as CostContext | undefined)?.upperBound) return Math.max(...Object.values(WINDOW_COSTS));
+  const window = ((args.filter ?? args.input) as { window?: string | null } | undefined | null)?.window;
+  return WINDOW_COSTS[window ?? DEFAULT_WINDOW] ?? Math.max(...Object.values(WINDOW_COSTS));
+}
 
 /**
  * A list field's cost: its selection times the rows it asks for (a limit over the maximum is

@@ -2,7 +2,7 @@ import { Arg, Ctx, Extensions, FieldResolver, ID, Mutation, Query, Resolver, Roo
 import { RequiresPermission } from '../../auth/permission';
 import { DeletedObject } from '../../common/deleted';
 import type { RequestContext } from '../../graphql/context';
-import { AGGREGATE_COST, listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
+import { listComplexity, MUTATION_COST, windowComplexity } from '../../graphql/checks/cost-limit';
 import { OperationLimited } from '../../limits/operation-limit';
 import { Agent } from './agent.entity';
 import { AgentCreateInput, AgentDeployInput, AgentListInput, AgentMetricsInput, AgentRunListInput, AgentUpdateInput } from './agent.inputs';
@@ -24,7 +24,7 @@ export class AgentResolver {
   }
 
   @RequiresPermission('agents:read')
-  @Query(() => AgentMetrics, { description: 'Runs, actions, errors, latency and outcomes over 24h, 7d or 30d.', complexity: AGGREGATE_COST })
+  @Query(() => AgentMetrics, { description: 'Runs, actions, errors, latency and outcomes over 24h, 7d or 30d.', complexity: windowComplexity })
   agentMetrics(
     @Arg('id', () => ID) id: string,
     @Arg('filter', () => AgentMetricsInput, { nullable: true }) filter: AgentMetricsInput | undefined,
@@ -82,7 +82,7 @@ export class AgentResolver {
   // agents:write although nothing is written: it spends the account's model calls and briefly locks the rows it replays over, as a deploy would.
   @RequiresPermission('agents:write')
   @Mutation(() => AgentSimulation, {
-    complexity: AGGREGATE_COST,
+    complexity: windowComplexity,
     description:
       "Replays the window's recorded events against a config (the working config when none is given) and answers what the agent would have done; nothing is written, sent or recorded.",
   })
