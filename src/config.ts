@@ -120,6 +120,14 @@ function parseBoolean(name: string, value: string | undefined, fallback: boolean
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
 }
 
+/** A share of time: a number above 0 and at most 1. */
+function parseShare(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const share = Number(value);
+  if (!/^\d*\.?\d+$/.test(value) || !(share > 0 && share <= 1)) throw new ConfigError(`${name} must be a number above 0 and at most 1, got "${value}"`);
+  return share;
+}
+
 /** A whole number from `min` to `max`. */
 function parseCount(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') return fallback;
@@ -201,6 +209,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, got "${scheduleText}"`);
   }
 
+  const requests = parseCount('ACCOUNT_CONCURRENCY', env.ACCOUNT_CONCURRENCY, DEFAULT_ACCOUNT_GATE_BOUNDS.requests, 1, 1000);
+  const sharedRequests = parseCount(
+    'ACCOUNT_SHARED_CONCURRENCY',
+    env.ACCOUNT_SHARED_CONCURRENCY,
+    Math.min(requests, DEFAULT_ACCOUNT_GATE_BOUNDS.sharedRequests),
+    1,
+    1000,
+  );
+  if (sharedRequests > requests) throw new ConfigError(`ACCOUNT_SHARED_CONCURRENCY (${sharedRequests}) must not be above ACCOUNT_CONCURRENCY (${requests})`);
+
   const metricsToken = env.METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
     throw new ConfigError('METRICS_TOKEN must be at least 16 printable characters without spaces (e.g. openssl rand -hex 32)');
@@ -224,12 +242,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: parseBoolean('RATE_LIMITS', env.RATE_LIMITS, true),
     requestLogs: parseBoolean('REQUEST_LOGS', env.REQUEST_LOGS, true),
     accountGate: {
-      requests: parseCount('ACCOUNT_CONCURRENCY', env.ACCOUNT_CONCURRENCY, DEFAULT_ACCOUNT_GATE_BOUNDS.requests, 1, 1000),
-      sharedRequests: parseCount('ACCOUNT_SHARED_CONCURRENCY', env.ACCOUNT_SHARED_CONCURRENCY, DEFAULT_ACCOUNT_GATE_BOUNDS.sharedRequests, 1, 1000),
+      requests,
+      sharedRequests,
       waiting: parseCount('ACCOUNT_QUEUE', env.ACCOUNT_QUEUE, DEFAULT_ACCOUNT_GATE_BOUNDS.waiting, 0, 10_000),
       rootFields: DEFAULT_ACCOUNT_GATE_BOUNDS.rootFields,
       sharedRootFields: parseCount('ACCOUNT_SHARED_ROOT_FIELDS', env.ACCOUNT_SHARED_ROOT_FIELDS, DEFAULT_ACCOUNT_GATE_BOUNDS.sharedRootFields, 1, 1000),
-      sharedTime: env.ACCOUNT_SHARED_TIME ? Number(env.ACCOUNT_SHARED_TIME) : DEFAULT_ACCOUNT_GATE_BOUNDS.sharedTime,
+      sharedTime: parseShare('ACCOUNT_SHARED_TIME', env.ACCOUNT_SHARED_TIME, DEFAULT_ACCOUNT_GATE_BOUNDS.sharedTime),
     },
     databasePreparedStatements: parseBoolean('DATABASE_PREPARED_STATEMENTS', env.DATABASE_PREPARED_STATEMENTS, true),
     databaseTimeouts: {

@@ -14,6 +14,7 @@ import { Figures, printReport, Summary, writeResults } from './report';
 import { median } from './median';
 import { alone, benchDatabase, log, numberArg, parseCommandLine, prime, redisUrl, REWARM_S, settle, turned } from './runs';
 import { seed } from './seed';
+import { measureNoisyRow } from './noisy-row';
 import { measureSyncPush } from './sync-push';
 
 const USAGE = `usage: npm run bench [-- options]
@@ -22,7 +23,8 @@ const USAGE = `usage: npm run bench [-- options]
                       writes the figures into docs/benchmark.md (about 40 minutes)
   --quick             2,000 leads, 1 round of 2 s, a 5 s soak (the CI smoke; writes nothing)
   --leads N --deals N --rounds N --duration S --soak S --connections N
-  --only read,create  these scenarios only (read is always among them; \`sync\` names the sync row);
+  --only read,create  these scenarios only (read is always among them; \`sync\` names the sync row,
+                      \`noisy\` the noisy-neighbour row);
                       skips the fixed-rate run and the soak
   --sync-leads N      leads the sync row pushes (10,000; quick 300)
   --slices N          each run of a round cut into N slices, the servers' slices taking turns (5; quick 1)
@@ -174,8 +176,8 @@ async function main(): Promise<void> {
     const every = scenarios(account, runTag);
     const byName = new Map(every.map((s) => [s.name, s]));
     const named = args.only?.split(',');
-    // `sync` names the sync row, not a load scenario.
-    const only = named?.filter((name) => name !== 'sync');
+    // `sync` and `noisy` name rows, not load scenarios.
+    const only = named?.filter((name) => name !== 'sync' && name !== 'noisy');
     const all = only ? every.filter((s) => only.includes(s.name)) : every;
     if (only && (all.length !== only.length || !only.includes('read'))) {
       throw new Error(`--only takes scenario names including read (${every.map((s) => s.name).join(', ')}), and sync`);
@@ -384,6 +386,23 @@ async function main(): Promise<void> {
         ? await alone(servers, undefined, () => measureSyncPush({ databaseUrl, serviceEnv, leads: settings.syncLeads, servers, log }))
         : undefined;
 
+    // One account's noise beside another's reads (noisy-row.ts), the service alone with its own account's and the database quiet.
+    const noisy =
+      !named || named.includes('noisy')
+        ? await alone(servers, service, () =>
+            measureNoisyRow({
+              databaseUrl,
+              redisUrl: redis,
+              serviceUrl: service.url,
+              noiseS: quick ? 4 : 30,
+              leads: quick ? 100 : 600,
+              freshWindow: !quick,
+              quiet: () => settle(quiet),
+              log,
+            }),
+          )
+        : undefined;
+
     // Memory over a long mixed run at a steady rate, sampled every few seconds.
     if (only) settings.soakS = 0;
     const soakRate = Math.max(1, Math.round(summary.get('read')!.service.rps * 0.5));
@@ -422,6 +441,7 @@ async function main(): Promise<void> {
       },
       postgraphileVersion: rivals.length ? postgraphileVersion() : undefined,
       sync,
+      noisy,
       durationS: Math.round((Date.now() - started) / 1000),
     };
     const failed = printReport(figures, log);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { LoadResult } from './load';
 import { ROOT } from './processes';
 import { median } from './median';
+import { NOISY_TARGETS, type NoisyNeighbourFigures } from './noisy-neighbour';
 import type { SyncPushFigures } from './sync-push';
 
 /**
@@ -60,6 +61,8 @@ export interface Figures {
   postgraphileVersion?: string;
   /** The sync row (sync-push.ts); absent when --only leaves it out, and in figures older than it. */
   sync?: SyncPushFigures;
+  /** The noisy-neighbour row (noisy-row.ts); absent when --only leaves it out, and in figures older than it. */
+  noisy?: NoisyNeighbourFigures;
   durationS: number;
 }
 
@@ -192,6 +195,20 @@ export function checks(f: Figures): Check[] {
       target: '≤ +10 %',
       met: trend.growth <= 0.1,
     });
+  }
+  if (f.noisy) {
+    const n = f.noisy;
+    for (const [phase, latency, p50, p99] of [
+      ['while B spends its quota', n.quotaPhase, n.ratios.quotaP50, n.ratios.quotaP99],
+      ['while B is refused (429)', n.refusedPhase, n.ratios.refusedP50, n.ratios.refusedP99],
+    ] as const) {
+      out.push({
+        what: `Noisy neighbour: A's reads ${phase}, ÷ A's idle (${n.idle.p50} / ${n.idle.p99} ms, ${n.idle.n} reads)`,
+        value: `p50 ${latency.p50} ms (${p50}×), p99 ${latency.p99} ms (${p99}×), ${latency.n} reads`,
+        target: `p50 ≤ ${NOISY_TARGETS.p50}×, p99 ≤ ${NOISY_TARGETS.p99}×`,
+        met: p50 <= NOISY_TARGETS.p50 && p99 <= NOISY_TARGETS.p99,
+      });
+    }
   }
   if (f.sync) {
     const s = f.sync;
@@ -401,12 +418,21 @@ function markdown(f: Figures): string {
       (f.memory.postgraphileKeyed ? `, PostGraphile (keyed) ${fixed1(f.memory.postgraphileKeyed.peakMiB)} MiB` : '') +
       '.',
     ...(f.sync ? [syncLine(f.sync)] : []),
+    ...(f.noisy ? [noisyLine(f.noisy)] : []),
     '',
     ...postgraphileTable(f),
     '| Target | Measured | Target | Met |',
     '|---|---:|---:|:-:|',
     ...all.map((c) => `| ${c.what} | ${c.value} | ${c.target} | ${c.met ? 'yes' : '**no**'} |`),
   ].join('\n');
+}
+
+/** What B did in the noisy-neighbour row. */
+function noisyLine(n: NoisyNeighbourFigures): string {
+  const answers = Object.entries(n.noisy)
+    .map(([what, count]) => `${what} ×${count}`)
+    .join(', ');
+  return `Noisy neighbour: B sent for ${n.noiseS} s in 1 s slices (as many silent ones between, in which A's idle reads were taken), ${n.noisyRate} answers a second: ${answers}.`;
 }
 
 /** Prints the figures; true when some run had failed requests (non-2xx or connection errors). */

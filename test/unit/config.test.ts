@@ -214,6 +214,21 @@ describe('loadConfig', () => {
     expect(configError({ WEBHOOK_ALLOW_PRIVATE_URLS: 'maybe' }).message).toMatch(/^WEBHOOK_ALLOW_PRIVATE_URLS must be true or false/);
   });
 
+  it('reads what one account may hold of an instance, and refuses values that make no sense', () => {
+    expect(loadConfig({}).accountGate).toEqual({ requests: 32, sharedRequests: 2, waiting: 128, rootFields: 10, sharedRootFields: 1, sharedTime: 0.5 });
+    expect(
+      loadConfig({ ACCOUNT_SHARED_CONCURRENCY: '4', ACCOUNT_SHARED_ROOT_FIELDS: '2', ACCOUNT_SHARED_TIME: '0.25', ACCOUNT_QUEUE: '0' }).accountGate,
+    ).toMatchObject({
+      sharedRequests: 4,
+      sharedRootFields: 2,
+      sharedTime: 0.25,
+      waiting: 0,
+    });
+    expect(configError({ ACCOUNT_SHARED_TIME: '0' }).message).toMatch(/^ACCOUNT_SHARED_TIME must be a number above 0 and at most 1/);
+    expect(configError({ ACCOUNT_SHARED_TIME: '1.5' }).message).toMatch(/^ACCOUNT_SHARED_TIME/);
+    expect(configError({ ACCOUNT_CONCURRENCY: '0' }).message).toMatch(/^ACCOUNT_CONCURRENCY must be a whole number from 1 to 1000/);
+  });
+
   it('refuses TRUST_PROXY=true (any client would choose its address) and takes hop counts and proxy addresses', () => {
     expect(configError({ TRUST_PROXY: 'true' }).message).toMatch(/^TRUST_PROXY=true would let any client choose its address with X-Forwarded-For/);
     expect(configError({ TRUST_PROXY: 'TRUE' }).message).toMatch(/^TRUST_PROXY=true/);
