@@ -139,6 +139,11 @@ describe('benchmark (quick mode, as a smoke test)', () => {
     // A GraphQL query's REST route, run on the same service in the same round beside it (the last column).
     expect(output).toMatch(/\| POST \/graphql \{ lead\(id\) \} \| \d+ \| \d+ \| – \| – \| – \| – \| \d+ \| \d+ \| \d+ \| \d+\.\d\d× \|/);
     expect(output).toMatch(/round 1\/1 graphql: service \d+\/s, baseline \d+\/s, service over REST \d+\/s/);
+    // The noisy-neighbour row (issue 64): A's reads beside B's noise, each phase against A's idle reads.
+    expect(output).toMatch(
+      /\| Noisy neighbour: A's reads while B spends its quota, ÷ A's idle \([\d.]+ \/ [\d.]+ ms, \d+ reads\) \| p50 [\d.]+ ms \([\d.]+×\), p99 [\d.]+ ms \([\d.]+×\), \d+ reads \| p50 ≤ 1\.5×, p99 ≤ 3× \|/,
+    );
+    expect(output).toMatch(/\| Noisy neighbour: A's reads while B is refused \(429\)/);
     expect(output).toMatch(/\| \/graphql lead by id vs GET \/v1\/leads\/\{id\} \| \d+\.\d\d× \| ≥ 0\.9× \|/);
     // Quick mode: one process of each copy the switch rows compare (a full run pools three of each).
     expect(output).toMatch(/10 connections; medians shown; a ratio is the median of the rounds' ratios, each of two runs measured in the same round/);
@@ -214,7 +219,10 @@ describe('benchmark (quick mode, as a smoke test)', () => {
       );
       expect(Number(logged.rows[0].count)).toBeGreaterThan(0);
       // The pdf scenario's proposal was rendered once, before the measured requests, and stored.
-      const pdfs = await db.query<{ count: string }>(`select count(*) from proposal_pdfs where created_at >= $1`, [started]);
+      const pdfs = await db.query<{ count: string }>(
+        `select count(*) from proposal_pdfs p join accounts a on a.id = p.account_id where a.email = 'bench@sales-pipeline.test' and p.created_at >= $1`,
+        [started],
+      );
       expect(Number(pdfs.rows[0].count)).toBe(1);
     } finally {
       await db.end();

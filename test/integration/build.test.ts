@@ -31,7 +31,7 @@ describe('scripts/build.js with tsc', () => {
 
     write('src/a.ts', 'export const a: number = "not a number";\n');
     expect(() => build('tsconfig.build.json', { root, quiet: true })).toThrow();
-    expect(staleReason('tsconfig.build.json', root)).toBe('no finished build in dist/');
+    expect(staleReason('tsconfig.build.json', root)).toBe('no finished build of tsconfig.build.json in dist/');
   });
 });
 

@@ -8,6 +8,13 @@ import { eventually } from '../helpers/receiver';
 import { CONDITION_TIMEOUT_MS } from '../helpers/timeouts';
 
 /**
+ * The account gate's shared bounds wide open (src/limits/account-gate.ts): with two accounts
+ * active it would queue a storm of one account's PDFs two at a time before they reach the pool,
+ * and these tests are of the pool's own bounds, which hold when one account is alone.
+ */
+const PDF_POOL_ALONE = { ACCOUNT_SHARED_CONCURRENCY: '32', ACCOUNT_SHARED_ROOT_FIELDS: '10', ACCOUNT_SHARED_TIME: '1' };
+
+/**
  * Proposal PDFs rendered in worker threads and kept: through real HTTP, Apollo, PostgreSQL and
  * piscina threads running the compiled worker. The event loop stays free while a long PDF renders,
  * a PDF renders once and is then sent from proposal_pdfs, concurrent first requests share one
@@ -62,7 +69,7 @@ describe('proposal PDFs in worker threads, rendered once', () => {
   const admitted = () => metric('proposal_pdf_renders_in_progress{state="admitted"}');
 
   beforeAll(async () => {
-    app = await startTestApp({ operationLimits: ROOMY_LIMITS });
+    app = await startTestApp({ operationLimits: ROOMY_LIMITS, env: PDF_POOL_ALONE });
     owner = await app.createAccount();
     other = await app.createAccount();
   });
@@ -248,7 +255,11 @@ describe('proposal PDFs when the pool is full', () => {
   let app: TestApp;
 
   beforeAll(async () => {
-    app = await startTestApp({ operationLimits: ROOMY_LIMITS, pdfPoolBounds: { threads: 1, queue: 0, perAccount: 1, waitingPerAccount: 0 } });
+    app = await startTestApp({
+      operationLimits: ROOMY_LIMITS,
+      env: PDF_POOL_ALONE,
+      pdfPoolBounds: { threads: 1, queue: 0, perAccount: 1, waitingPerAccount: 0 },
+    });
   });
   afterAll(() => app.close());
 
