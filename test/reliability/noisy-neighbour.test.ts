@@ -310,8 +310,8 @@ describe('a noisy neighbour within its quota', () => {
       expect(figures.quotaPhase.n).toBeGreaterThan(10);
       expect(figures.refusedPhase.n).toBeGreaterThan(10);
       expect(figures.idle.n).toBeGreaterThan(10);
-    // B's refusals are paced (a few a second per connection), not answered as fast as it asks: before, about 1,000 a second.
-    expect(figures.noisyRate).toBeLessThan(200);
+      // B's refusals are paced (a few a second per connection), not answered as fast as it asks: before, about 1,000 a second.
+      expect(figures.noisyRate).toBeLessThan(200);
       // A stall, not slowness, fails it: the targets are reported above.
       expect(figures.refusedPhase.max).toBeLessThan(5_000);
     },
