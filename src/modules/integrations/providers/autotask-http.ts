@@ -1,19 +1,31 @@
 import { CrmAuthRefused, CrmLimitReached, CrmUnavailable } from './crm-client';
 import type { ProviderSettings } from './crm-verification';
-import { jsonOf, providerRequest, ProviderRequest, ProviderResponse, ProviderUnreachable, retryAfterOf } from './provider-http';
+import { jsonOf, ProviderRequest, ProviderResponse } from './provider-http';
+import { ProviderSession, SessionCall, SessionRules } from './provider-session';
 import { cleanReason } from './verification-outcomes';
 
-/** 5xx and no answer: how many more times a call is made, after these pauses. */
-const FAILURE_BACKOFF_MS = [250, 1_000];
-const MAX_RATE_LIMITED_RETRIES = 3;
-/** Autotask's 429 (its hourly threshold) carries no Retry-After; a minute is long enough for the rolling hour to let a few calls through. */
-const DEFAULT_RETRY_AFTER_MS = 60_000;
+/**
+ * How Autotask's calls are retried: 5xx (a 1xx or 3xx alike) and no answer twice more, after 250 ms
+ * and 1 s, unless the call is a create; a 429 waited out three times, for its Retry-After, else a
+ * minute: Autotask's 429 (its hourly threshold) carries none, and a minute is long enough for the
+ * rolling hour to let a few calls through. The zone is named by Autotask, so it passes the address
+ * guard unless private addresses are allowed.
+ */
+const AUTOTASK_RULES: SessionRules = {
+  host: 'named',
+  failures: { backoffMs: [250, 1_000], statuses: 'unexpected' },
+  throttle: { retries: 3, defaultWaitMs: 60_000 },
+};
+
 /** A query answers one page of at most 500 records. */
 const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
 /** ThresholdInformation is read again at most this often once the budget it gave is spent. */
 const THRESHOLD_REFRESH_MS = 60_000;
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A write's 500 is Autotask's refusal of the record when its body names errors; a read's never is. */
+interface AutotaskCall extends SessionCall {
+  write: boolean;
+}
 
 /** A filter expression of the REST API ("Making basic query calls to the REST API"). */
 export type AutotaskFilter = { op: 'and' | 'or'; items: AutotaskFilter[] } | { op: string; field: string; value?: unknown };
@@ -77,18 +89,39 @@ export class AutotaskHttp {
   private zone?: string;
   private threshold?: Threshold;
   private readingThreshold = false;
+  private readonly session: ProviderSession<AutotaskCall>;
 
   constructor(
     private readonly credentials: Record<string, string>,
     private readonly settings: ProviderSettings,
     private readonly options: AutotaskHttpOptions,
-  ) {}
+  ) {
+    this.session = new ProviderSession<AutotaskCall>(settings, {
+      ...AUTOTASK_RULES,
+      maxWaitMs: options.maxWaitMs,
+      budget: { beforeTry: () => this.spend() },
+      refusal: (response) =>
+        response.status === 401 || response.status === 403 ? new CrmAuthRefused(`Autotask refused the credentials: ${this.reasonOf(response)}`) : undefined,
+      throttled: (response, waitMs) => new CrmUnavailable(`Autotask is rate limiting this database (${this.reasonOf(response)})`, waitMs),
+      failed: (failure, call) => {
+        if (failure.kind === 'unreachable') {
+          const message = `Autotask could not be reached (${this.clean(failure.message)})`;
+          return failure.outcomeUnknown ? new Unconfirmed(message) : new CrmUnavailable(message);
+        }
+        const { response } = failure;
+        const message = `Autotask answered ${response.status} (${this.reasonOf(response)})`;
+        const refusal = response.status === 500 && call.write ? errorsOf(response) : undefined;
+        if (refusal === undefined && !failure.outcomeUnknown) return new CrmUnavailable(message);
+        return new Unconfirmed(message, refusal === undefined ? undefined : this.clean(refusal));
+      },
+    });
+  }
 
   /** The zone lookup (no authentication), then ThresholdInformation, which proves the credentials and gives the hour's budget. */
   async connect(): Promise<void> {
     const url = `${this.settings.autotaskZoneUrl}/atservicesrest/v1.0/zoneInformation?user=${encodeURIComponent(this.credentials.username ?? '')}`;
     // The lookup host is configured: guarded in production only.
-    const lookup = await this.call({ method: 'GET', url }, this.settings.guardConfiguredUrls && !this.settings.allowPrivateUrls, true, false);
+    const lookup = await this.session.send({ method: 'GET', url }, { host: 'configured', write: false });
     if (lookup.status >= 400) throw new CrmAuthRefused(`Autotask refused the credentials: ${this.reasonOf(lookup)}`);
     const zone = (jsonOf(lookup) as { url?: unknown } | undefined)?.url;
     if (lookup.status !== 200 || typeof zone !== 'string' || !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(zone)) {
@@ -100,7 +133,7 @@ export class AutotaskHttp {
 
   /** A GET whose answer is read; anything but 200 is CrmUnavailable. */
   async get<Answer>(path: string): Promise<Answer> {
-    const response = await this.send('GET', path, undefined, { retry: true, write: false });
+    const response = await this.send('GET', path, undefined, { write: false });
     const body = jsonOf(response) as Answer | undefined;
     if (response.status !== 200 || body === undefined)
       throw new CrmUnavailable(`Autotask answered GET ${path} with ${response.status}: ${this.reasonOf(response)}`);
@@ -109,7 +142,7 @@ export class AutotaskHttp {
 
   /** POST {entity}/query: the records the filter selects (the first page, up to 500: more than any query here needs). */
   async query<Item>(entity: string, filter: AutotaskFilter[], max = 500): Promise<Item[]> {
-    const response = await this.send('POST', `${entity}/query`, { MaxRecords: max, filter }, { retry: true, write: false });
+    const response = await this.send('POST', `${entity}/query`, { MaxRecords: max, filter }, { write: false });
     const items = (jsonOf(response) as { items?: unknown } | undefined)?.items;
     if (response.status !== 200 || !Array.isArray(items)) {
       throw new CrmUnavailable(`Autotask answered a query of ${entity} with ${response.status}: ${this.reasonOf(response)}`);
@@ -124,14 +157,13 @@ export class AutotaskHttp {
   async create(path: string, body: Record<string, unknown>, findExisting: () => Promise<number | undefined>): Promise<Made> {
     for (let failures = 0; ; failures++) {
       try {
-        return this.writtenOf(await this.send('POST', path, body, { retry: false, write: true }));
+        return this.writtenOf(await this.send('POST', path, body, { repeatable: false, write: true }));
       } catch (error) {
         if (!(error instanceof Unconfirmed)) throw error;
-        if (failures >= FAILURE_BACKOFF_MS.length) {
+        if (!(await this.session.backOff(failures))) {
           if (error.refusal !== undefined) return { error: error.refusal };
           throw new CrmUnavailable(error.message);
         }
-        await pause(FAILURE_BACKOFF_MS[failures]);
         const made = await findExisting();
         if (made !== undefined) return { id: made };
       }
@@ -141,7 +173,7 @@ export class AutotaskHttp {
   /** PATCH the fields sent of the record `body.id` names (sending it again is harmless). */
   async update(entity: string, body: Record<string, unknown> & { id: number }): Promise<Written> {
     try {
-      const response = await this.send('PATCH', entity, body, { retry: true, write: true });
+      const response = await this.send('PATCH', entity, body, { write: true });
       return response.status === 404 ? { missing: true } : this.writtenOf(response);
     } catch (error) {
       if (error instanceof Unconfirmed && error.refusal !== undefined) return { error: error.refusal };
@@ -165,7 +197,7 @@ export class AutotaskHttp {
   }
 
   /** One call to the zone, with the API user's headers. */
-  private send(method: ProviderRequest['method'], path: string, body: unknown, how: { retry: boolean; write: boolean }): Promise<ProviderResponse> {
+  private send(method: ProviderRequest['method'], path: string, body: unknown, call: AutotaskCall): Promise<ProviderResponse> {
     if (!this.zone) throw new Error('AutotaskHttp.connect() must be called first');
     const request: ProviderRequest = {
       method,
@@ -179,50 +211,7 @@ export class AutotaskHttp {
       body: body === undefined ? undefined : JSON.stringify(body),
       maxAnswerChars: MAX_ANSWER_CHARS,
     };
-    // The zone is named by Autotask, so it passes the address guard unless private addresses are allowed.
-    return this.call(request, !this.settings.allowPrivateUrls, how.retry, how.write);
-  }
-
-  /**
-   * One exchange, with a fresh deadline each try, asked again after a 429 and (`retry`) after a 5xx
-   * or no answer; without `retry` those throw Unconfirmed for the caller to look first. A 2xx or
-   * 4xx is returned. A write's 500 refusal that outlasts the retries throws Unconfirmed with it.
-   */
-  private async call(request: ProviderRequest, guard: boolean, retry: boolean, write: boolean): Promise<ProviderResponse> {
-    let rateLimited = 0;
-    let failures = 0;
-    for (;;) {
-      await this.spend();
-      let failure: Unconfirmed;
-      try {
-        const response = await providerRequest(request, { deadline: Date.now() + this.settings.timeoutMs, guard, resolve: this.settings.resolve });
-        const { status } = response;
-        if (status === 401 || status === 403) throw new CrmAuthRefused(`Autotask refused the credentials: ${this.reasonOf(response)}`);
-        if (status === 429) {
-          const retryAfterS = retryAfterOf(response);
-          const waitMs = retryAfterS !== undefined ? retryAfterS * 1000 : DEFAULT_RETRY_AFTER_MS;
-          if (rateLimited >= MAX_RATE_LIMITED_RETRIES || waitMs > this.options.maxWaitMs) {
-            throw new CrmUnavailable(`Autotask is rate limiting this database (${this.reasonOf(response)})`, waitMs);
-          }
-          rateLimited++;
-          await pause(waitMs);
-          continue;
-        }
-        if (status >= 200 && status < 300) return response;
-        if (status >= 400 && status < 500) return response;
-        const refusal = status === 500 && write ? errorsOf(response) : undefined;
-        failure = new Unconfirmed(`Autotask answered ${status} (${this.reasonOf(response)})`, refusal === undefined ? undefined : this.clean(refusal));
-      } catch (error) {
-        if (!(error instanceof ProviderUnreachable)) throw error;
-        failure = new Unconfirmed(`Autotask could not be reached (${this.clean(error.message)})`);
-      }
-      if (!retry) throw failure;
-      if (failures >= FAILURE_BACKOFF_MS.length) {
-        if (failure.refusal !== undefined) throw failure;
-        throw new CrmUnavailable(failure.message);
-      }
-      await pause(FAILURE_BACKOFF_MS[failures++]);
-    }
+    return this.session.send(request, call);
   }
 
   /** Takes one call from the hour's budget; once it is spent, ThresholdInformation is read again, and an hour still too full stops the run. */

@@ -1,20 +1,25 @@
 import { CrmAuthRefused, CrmUnavailable } from './crm-client';
 import type { ProviderSettings } from './crm-verification';
 import { CONNECTWISE_API_PATH } from './connectwise-verification';
-import { jsonOf, providerRequest, ProviderResponse, ProviderUnreachable, retryAfterOf } from './provider-http';
+import { jsonOf, ProviderResponse } from './provider-http';
+import { ProviderSession, SessionCall, SessionRules } from './provider-session';
 import { cleanReason } from './verification-outcomes';
 
 export const CONNECTWISE = 'ConnectWise PSA';
 
-/** 5xx and no answer to a read or an update are tried this many more times, after these pauses. */
-const FAILURE_BACKOFF_MS = [250, 1_000];
-const MAX_RATE_LIMITED_RETRIES = 3;
-/** When a 429 names no Retry-After: ConnectWise's guide asks for a pause before trying again, not how long. */
-const DEFAULT_RATE_LIMIT_WAIT_MS = 5_000;
+/**
+ * How ConnectWise's calls are retried: 5xx (a 1xx or 3xx alike) and no answer to a read, an update
+ * or a delete twice more, after 250 ms and 1 s; a 429 waited out three times, for its Retry-After,
+ * else 5 s (ConnectWise's guide asks for a pause before trying again, not how long). The host is
+ * set per site (see the constructor).
+ */
+const CONNECTWISE_RULES: Omit<SessionRules, 'host'> = {
+  failures: { backoffMs: [250, 1_000], statuses: 'unexpected' },
+  throttle: { retries: 3, defaultWaitMs: 5_000 },
+};
+
 /** A list of a thousand records (the most one page holds) is far longer than provider-http's default. */
 const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface ConnectwiseCall {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -54,21 +59,37 @@ export class ConnectwiseHttp {
   private readonly authorization: string;
   private readonly secrets: Record<string, string>;
   private readonly baseUrl: string;
-  private readonly guard: boolean;
+  private readonly session: ProviderSession<SessionCall & { label: string }>;
 
   constructor(
     private readonly credentials: Record<string, string>,
-    private readonly settings: ProviderSettings,
-    private readonly maxWaitMs: number,
+    settings: ProviderSettings,
+    maxWaitMs: number,
   ) {
     const basic = Buffer.from(`${credentials.company_id}+${credentials.public_key}:${credentials.private_key}`).toString('base64');
     this.authorization = `Basic ${basic}`;
     // The header value is as secret as the private key it carries.
     this.secrets = { ...credentials, authorization: basic };
     this.baseUrl = `${settings.connectwiseSiteUrl ?? `https://${credentials.site}`}${CONNECTWISE_API_PATH}`;
-    // The site is the customer's host: always guarded, unless private addresses are allowed; the
-    // configured CONNECTWISE_SITE_URL (outside production only) is the operator's choice.
-    this.guard = (settings.connectwiseSiteUrl ? settings.guardConfiguredUrls : true) && !settings.allowPrivateUrls;
+    this.session = new ProviderSession(settings, {
+      ...CONNECTWISE_RULES,
+      // The site is the customer's host: always guarded, unless private addresses are allowed; the
+      // configured CONNECTWISE_SITE_URL (outside production only) is the operator's choice.
+      host: settings.connectwiseSiteUrl ? 'configured' : 'named',
+      maxWaitMs,
+      refusal: (response) =>
+        response.status === 401 || response.status === 403
+          ? new CrmAuthRefused(`${CONNECTWISE} refused the credentials: ${this.clean(connectwiseReason(response))}`)
+          : undefined,
+      throttled: (response, waitMs) =>
+        new CrmUnavailable(`${CONNECTWISE} is rate limiting this integration (${this.clean(connectwiseReason(response))})`, waitMs),
+      failed: (failure, call) =>
+        new CrmUnavailable(
+          failure.kind === 'unreachable'
+            ? `${CONNECTWISE} could not be reached (${this.clean(failure.message)})`
+            : `${CONNECTWISE} answered ${failure.response.status} to ${call.label} (${this.clean(connectwiseReason(failure.response))})`,
+        ),
+    });
   }
 
   async request<Body>(call: ConnectwiseCall): Promise<ConnectwiseAnswer<Body>> {
@@ -93,56 +114,23 @@ export class ConnectwiseHttp {
     return cleanReason(reason, this.secrets);
   }
 
-  private async send(call: ConnectwiseCall): Promise<ProviderResponse> {
-    const retriable = call.method !== 'POST';
-    let rateLimited = 0;
-    let failures = 0;
+  private send(call: ConnectwiseCall): Promise<ProviderResponse> {
     const query = call.query ? `?${new URLSearchParams(call.query).toString()}` : '';
-    for (;;) {
-      let response: ProviderResponse;
-      try {
-        response = await providerRequest(
-          {
-            method: call.method,
-            url: `${this.baseUrl}${call.path}${query}`,
-            headers: {
-              authorization: this.authorization,
-              clientId: this.credentials.client_id ?? '',
-              ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
-            },
-            body: call.body === undefined ? undefined : JSON.stringify(call.body),
-            maxAnswerChars: MAX_ANSWER_CHARS,
-          },
-          { deadline: Date.now() + this.settings.timeoutMs, resolve: this.settings.resolve, guard: this.guard },
-        );
-      } catch (error) {
-        if (!(error instanceof ProviderUnreachable)) throw error;
-        if (!retriable || failures >= FAILURE_BACKOFF_MS.length) throw new CrmUnavailable(`${CONNECTWISE} could not be reached (${this.clean(error.message)})`);
-        await pause(FAILURE_BACKOFF_MS[failures++]);
-        continue;
-      }
-      const { status } = response;
-      if (status === 401 || status === 403) throw new CrmAuthRefused(`${CONNECTWISE} refused the credentials: ${this.clean(connectwiseReason(response))}`);
-      if (status === 429) {
-        // Refused before anything was done: trying again is safe for every method.
-        const retryAfterS = retryAfterOf(response);
-        const waitMs = retryAfterS === undefined ? DEFAULT_RATE_LIMIT_WAIT_MS : retryAfterS * 1000;
-        if (rateLimited >= MAX_RATE_LIMITED_RETRIES || waitMs > this.maxWaitMs) {
-          throw new CrmUnavailable(`${CONNECTWISE} is rate limiting this integration (${this.clean(connectwiseReason(response))})`, waitMs);
-        }
-        rateLimited++;
-        await pause(waitMs);
-        continue;
-      }
-      if (status >= 500 || status < 200 || (status >= 300 && status < 400)) {
-        if (!retriable || failures >= FAILURE_BACKOFF_MS.length) {
-          throw new CrmUnavailable(`${CONNECTWISE} answered ${status} to ${call.method} ${call.path} (${this.clean(connectwiseReason(response))})`);
-        }
-        await pause(FAILURE_BACKOFF_MS[failures++]);
-        continue;
-      }
-      return response;
-    }
+    return this.session.send(
+      {
+        method: call.method,
+        url: `${this.baseUrl}${call.path}${query}`,
+        headers: {
+          authorization: this.authorization,
+          clientId: this.credentials.client_id ?? '',
+          ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        maxAnswerChars: MAX_ANSWER_CHARS,
+      },
+      // A POST may have made the record before its answer was lost: the next run finds it instead.
+      { repeatable: call.method !== 'POST', label: `${call.method} ${call.path}` },
+    );
   }
 }
 

@@ -1,20 +1,24 @@
 import { CrmAuthRefused, CrmClientOptions, CrmLimitReached, CrmUnavailable } from './crm-client';
 import { cleanReason, ProviderSettings } from './crm-verification';
-import { providerRequest, ProviderRequest, ProviderResponse, ProviderUnreachable, retryAfterOf } from './provider-http';
+import { ProviderRequest, ProviderResponse, retryAfterOf } from './provider-http';
+import { ProviderSession, SessionRules } from './provider-session';
 import { readSalesforceGrant, SALESFORCE_API_VERSION, salesforceReason, salesforceTokenRequest } from './salesforce-auth';
+
+/**
+ * How Salesforce's calls are retried: 429, or 503 with Retry-After, waited out three times (2 s
+ * without Retry-After); other 5xx and no answer asked again twice, after 250 and 750 ms. Another
+ * answer (a 3xx included) is the caller's.
+ */
+const SALESFORCE_RULES: SessionRules = {
+  host: 'named',
+  failures: { backoffMs: [250, 750], statuses: 'server-errors' },
+  throttle: { retries: 3, withRetryAfter: [503], defaultWaitMs: 2_000 },
+};
 
 /** Answers a data read may be (a describe of Lead is several hundred kilobytes in a real org). */
 const MAX_DATA_ANSWER_CHARS = 16 * 1024 * 1024;
-/** 429, or 503 with Retry-After: how many times the client waits and asks again. */
-const RATE_LIMIT_RETRIES = 3;
-/** 5xx without Retry-After and no answer at all: how many times the client asks again, after these pauses. */
-const FAILURE_BACKOFF_MS = [250, 750];
-/** A 429 without Retry-After is waited out this long. */
-const DEFAULT_RETRY_AFTER_MS = 2_000;
 const DEFAULT_MAX_WAIT_MS = 30_000;
 const DEFAULT_RESERVE = 0.1;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The org's daily API requests as the last answer's Sforce-Limit-Info reported them ("Limit Info Header", REST API Developer Guide). */
 export interface ApiUsage {
@@ -30,47 +34,60 @@ export function apiUsageOf(response: ProviderResponse): ApiUsage | undefined {
 }
 
 /**
- * One authenticated conversation with an org's REST API: the refresh-token grant and the access
- * token it yields, the instance_url every call goes to, and how calls are paced and retried.
- * - 401 INVALID_SESSION_ID (the access token expired or was revoked): one new grant, then the
+ * One authenticated conversation with an org's REST API, through one ProviderSession: the
+ * refresh-token grant and the access token it yields, the instance_url every call goes to, and how
+ * calls are paced and retried (SALESFORCE_RULES).
+ * - 401 (INVALID_SESSION_ID: the access token expired or was revoked): one new grant, then the
  *   call once more; a refused grant is CrmAuthRefused.
  * - Sforce-Limit-Info on every answer; a call that would go into the reserve left to the org's
  *   other tools is not made (CrmLimitReached), nor is any after 403 REQUEST_LIMIT_EXCEEDED.
- * - 429, or 503 with Retry-After: waited out up to RATE_LIMIT_RETRIES times, never longer than
- *   maxWaitMs at once; other 5xx and no answer: asked again twice. Then CrmUnavailable.
+ * - Throttles never waited longer than maxWaitMs at once; then CrmUnavailable.
  * Repeating a call is safe: updates name the record's Id, upserts match on our External ID field,
  * and deleting what is gone counts as done. Nothing here logs, and no message carries a token or a secret.
  */
 export class SalesforceSession {
-  private accessToken?: string;
   private instanceUrl?: string;
   private usage?: ApiUsage;
-  private readonly maxWaitMs: number;
   private readonly reserve: number;
+  private readonly session: ProviderSession;
 
   constructor(
     private readonly credentials: Record<string, string>,
     private readonly settings: ProviderSettings,
     options: CrmClientOptions = {},
   ) {
-    this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.reserve = options.salesforceReserve ?? DEFAULT_RESERVE;
+    this.session = new ProviderSession(settings, {
+      ...SALESFORCE_RULES,
+      maxWaitMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+      token: { grant: () => this.tokenGrant(), renewOn: [401] },
+      budget: { beforeTry: () => this.checkBudget(), afterAnswer: (response) => (this.usage = apiUsageOf(response) ?? this.usage) },
+      refusal: (response) => {
+        if (response.status === 401) return new CrmAuthRefused(`Salesforce refused the access token: ${this.clean(salesforceReason(response))}`);
+        if (response.status !== 403) return undefined;
+        const reason = this.clean(salesforceReason(response));
+        if (reason.startsWith('REQUEST_LIMIT_EXCEEDED')) return new CrmLimitReached(`Salesforce's API request limit is used up: ${reason}`);
+        return new CrmAuthRefused(`Salesforce refused the call: ${reason}`);
+      },
+      throttled: (response, waitMs) => new CrmUnavailable(`Salesforce answered ${response.status} and asked to wait ${Math.ceil(waitMs / 1000)} s`, waitMs),
+      failed: (failure) => {
+        if (failure.kind === 'unreachable') return new CrmUnavailable(`Salesforce could not be reached (${this.clean(failure.message)})`);
+        const { response } = failure;
+        const retryAfterS = retryAfterOf(response);
+        return new CrmUnavailable(`Salesforce answered ${response.status} (${this.clean(salesforceReason(response))})`, retryAfterS && retryAfterS * 1000);
+      },
+    });
   }
 
   /** The provider's words with every credential and the access token taken out. */
   clean(reason: string): string {
-    return cleanReason(reason, this.accessToken ? { ...this.credentials, access_token: this.accessToken } : this.credentials);
+    const accessToken = this.session.accessToken;
+    return cleanReason(reason, accessToken ? { ...this.credentials, access_token: accessToken } : this.credentials);
   }
 
-  /** The refresh-token grant on the login host (configured: guarded in production only); keeps the access token and instance_url. */
+  /** The refresh-token grant, whatever token is held. */
   async grant(): Promise<void> {
-    const guard = this.settings.guardConfiguredUrls && !this.settings.allowPrivateUrls;
-    const response = await this.send(salesforceTokenRequest(this.credentials, this.settings.salesforceLoginUrl), guard);
-    const grant = readSalesforceGrant(response);
-    if (grant.kind === 'refused') throw new CrmAuthRefused(`Salesforce refused the credentials: ${this.clean(grant.reason)}`);
-    if (grant.kind === 'unusable') throw new CrmUnavailable(`Salesforce's token endpoint ${this.clean(grant.reason)}`);
-    this.accessToken = grant.accessToken;
-    this.instanceUrl = grant.instanceUrl;
+    await this.session.renewToken();
   }
 
   /**
@@ -79,34 +96,28 @@ export class SalesforceSession {
    * 5xx are dealt with here.
    */
   async rest(method: ProviderRequest['method'], path: string, body?: unknown): Promise<ProviderResponse> {
-    if (!this.accessToken || !this.instanceUrl) await this.grant();
     const url = path.startsWith('/services/') ? path : `/services/data/${SALESFORCE_API_VERSION}${path}`;
-    let refreshed = false;
-    for (;;) {
-      const headers: Record<string, string> = { authorization: `Bearer ${this.accessToken}` };
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      const request: ProviderRequest = {
+    // The instance_url is the provider's word, so it passes the address guard unless private addresses are allowed.
+    return this.session.send(
+      (accessToken) => ({
         method,
         url: `${this.instanceUrl}${url}`,
-        headers,
+        headers: { authorization: `Bearer ${accessToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         maxAnswerChars: MAX_DATA_ANSWER_CHARS,
-      };
-      // The instance_url is the provider's word, so it passes the address guard unless private addresses are allowed.
-      const response = await this.send(request, !this.settings.allowPrivateUrls, true);
-      if (response.status === 401 && !refreshed) {
-        refreshed = true;
-        await this.grant();
-        continue;
-      }
-      if (response.status === 401) throw new CrmAuthRefused(`Salesforce refused the access token: ${this.clean(salesforceReason(response))}`);
-      if (response.status === 403) {
-        const reason = this.clean(salesforceReason(response));
-        if (reason.startsWith('REQUEST_LIMIT_EXCEEDED')) throw new CrmLimitReached(`Salesforce's API request limit is used up: ${reason}`);
-        throw new CrmAuthRefused(`Salesforce refused the call: ${reason}`);
-      }
-      return response;
-    }
+      }),
+      {},
+    );
+  }
+
+  /** The refresh-token grant on the login host (configured: guarded in production only); keeps instance_url, and the token lasts until refused. */
+  private async tokenGrant(): Promise<{ value: string; expiresAt: number }> {
+    const response = await this.session.send(salesforceTokenRequest(this.credentials, this.settings.salesforceLoginUrl), { host: 'configured', grant: true });
+    const grant = readSalesforceGrant(response);
+    if (grant.kind === 'refused') throw new CrmAuthRefused(`Salesforce refused the credentials: ${this.clean(grant.reason)}`);
+    if (grant.kind === 'unusable') throw new CrmUnavailable(`Salesforce's token endpoint ${this.clean(grant.reason)}`);
+    this.instanceUrl = grant.instanceUrl;
+    return { value: grant.accessToken, expiresAt: Infinity };
   }
 
   /** Stops before a call that would take the org's daily API requests into the reserve. */
@@ -118,45 +129,6 @@ export class SalesforceSession {
       throw new CrmLimitReached(
         `Salesforce daily API requests at ${figure(used)} of ${figure(max)}; the last ${Math.round(this.reserve * 100)} % is left to the org's other tools`,
       );
-    }
-  }
-
-  /** One exchange, asked again after 429/503 Retry-After, other 5xx and no answer, with a fresh deadline each time. */
-  private async send(request: ProviderRequest, guard: boolean, counted = false): Promise<ProviderResponse> {
-    let waits = 0;
-    let failures = 0;
-    for (;;) {
-      if (counted) this.checkBudget();
-      let response: ProviderResponse;
-      try {
-        response = await providerRequest(request, { deadline: Date.now() + this.settings.timeoutMs, guard, resolve: this.settings.resolve });
-      } catch (error) {
-        if (!(error instanceof ProviderUnreachable)) throw error;
-        if (failures < FAILURE_BACKOFF_MS.length) {
-          await sleep(FAILURE_BACKOFF_MS[failures++]);
-          continue;
-        }
-        throw new CrmUnavailable(`Salesforce could not be reached (${this.clean(error.message)})`);
-      }
-      if (counted) this.usage = apiUsageOf(response) ?? this.usage;
-      const retryAfterS = retryAfterOf(response);
-      if (response.status === 429 || (response.status === 503 && retryAfterS !== undefined)) {
-        const waitMs = retryAfterS !== undefined ? retryAfterS * 1000 : DEFAULT_RETRY_AFTER_MS;
-        if (waits >= RATE_LIMIT_RETRIES || waitMs > this.maxWaitMs) {
-          throw new CrmUnavailable(`Salesforce answered ${response.status} and asked to wait ${Math.ceil(waitMs / 1000)} s`, waitMs);
-        }
-        waits++;
-        await sleep(waitMs);
-        continue;
-      }
-      if (response.status >= 500) {
-        if (failures < FAILURE_BACKOFF_MS.length) {
-          await sleep(FAILURE_BACKOFF_MS[failures++]);
-          continue;
-        }
-        throw new CrmUnavailable(`Salesforce answered ${response.status} (${this.clean(salesforceReason(response))})`, retryAfterS && retryAfterS * 1000);
-      }
-      return response;
     }
   }
 }
