@@ -1,3 +1,4 @@
+import { PERSONAL_MAIL_DOMAINS } from '../../common/personal-mail-domains';
 import { bySize, labelFor, LeadFeatures, LeadScorer, LeadScoreResult, ScoreSignal } from './lead-scorer';
 
 /**
@@ -53,27 +54,8 @@ const SOURCES: Record<string, number> = {
   purchased_list: -8,
 };
 
-export const FREE_EMAIL_DOMAINS = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'yahoo.com',
-  'hotmail.com',
-  'outlook.com',
-  'live.com',
-  'aol.com',
-  'icloud.com',
-  'me.com',
-  'proton.me',
-  'protonmail.com',
-  'gmx.com',
-  'gmx.de',
-  'web.de',
-  'mail.com',
-  'yandex.com',
-  'zoho.com',
-  'qq.com',
-  '163.com',
-]);
+/** The personal mail domains a contact's address is read against (one list with the CRM company matching). */
+export const FREE_EMAIL_DOMAINS = PERSONAL_MAIL_DOMAINS;
 
 function signal(name: string, value: string, impact: number, description: string): ScoreSignal {
   return { name, value, impact, description };

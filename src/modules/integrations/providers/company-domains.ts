@@ -1,28 +1,10 @@
+import { PERSONAL_MAIL_DOMAINS } from '../../../common/personal-mail-domains';
+
 /**
  * The domains a lead's company is known by, for matching it to a company a CRM or PSA already
  * holds: its website's host (without `www.`), then its contact's e-mail domain unless that is a
  * mailbox provider's, which names no company.
  */
-
-/** Mailbox providers many companies' people use: their domain says nothing about an employer. */
-const PERSONAL_MAIL_DOMAINS: ReadonlySet<string> = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'yahoo.com',
-  'icloud.com',
-  'me.com',
-  'aol.com',
-  'proton.me',
-  'protonmail.com',
-  'gmx.com',
-  'gmx.de',
-  'web.de',
-  'mail.com',
-]);
 
 /** The host of a website (with or without a scheme), lower case and without `www.`; null unless it is a dotted name. */
 export function domainOfWebsite(website: string | null | undefined): string | null {
