@@ -8,12 +8,12 @@ import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { loadConfig } from '../src/config';
 import { resolveDatabase } from '../src/db/database-url';
-import { ormConfig } from '../src/db/orm';
+import { appOrmConfig } from '../src/app/orm';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const database = await resolveDatabase(config, (message) => console.error(message));
-  const base = ormConfig({ clientUrl: database.url });
+  const base = appOrmConfig({ clientUrl: database.url });
   const orm = await MikroORM.init({
     ...base,
     migrations: { ...base.migrations, path: path.resolve(__dirname, '../../src/db/migrations') },

@@ -2,9 +2,9 @@
 import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createSchema } from '../src/graphql/schema';
+import { createSchema } from '../src/app/schema';
 import { buildOpenApi, DEFAULT_SERVER_URL } from '../src/rest/openapi';
-import { ROUTES } from '../src/rest/routes';
+import { EVENTS, ROUTES } from '../src/app/modules';
 
 const root = path.resolve(__dirname, '../..');
 const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
@@ -12,7 +12,7 @@ const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'ut
 createSchema()
   .then((schema) => {
     const file = path.join(root, 'openapi.json');
-    writeFileSync(file, `${JSON.stringify(buildOpenApi(schema, ROUTES, { version, serverUrl: DEFAULT_SERVER_URL }), null, 2)}\n`);
+    writeFileSync(file, `${JSON.stringify(buildOpenApi(schema, ROUTES, { version, serverUrl: DEFAULT_SERVER_URL, events: EVENTS }), null, 2)}\n`);
     console.log(`wrote ${file}`);
   })
   .catch((error: unknown) => {

@@ -2,7 +2,8 @@
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createSchema, printSortedSchema } from '../src/graphql/schema';
+import { printSortedSchema } from '../src/graphql/schema';
+import { createSchema } from '../src/app/schema';
 
 createSchema()
   .then((schema) => {

@@ -15,7 +15,7 @@ import { RequestContext, requestInfoOf } from './graphql/context';
 import { compiledExecution } from './graphql/compiled-execution';
 import { createFormatError } from './graphql/format-error';
 import { operationChecks, operationChecksPlugin } from './graphql/operation-checks';
-import { createSchema } from './graphql/schema';
+import { createSchema } from './app/schema';
 import { accessLog } from './http/access-log';
 import { compose } from './http/compose';
 import { errorHandler, methodNotAllowed, routeNotFound } from './http/error-handler';
@@ -33,7 +33,7 @@ import { ProposalPdfService } from './modules/proposals/proposal-pdf.service';
 import { RequestLogWriter } from './modules/request-logs/request-log-writer';
 import { createRestRouter } from './rest/adapter';
 import { createDocsRouter, DOCS_PATH } from './rest/docs';
-import { ROUTES } from './rest/routes';
+import { CONFLICTS, EVENTS, ROUTES } from './app/modules';
 import { sessionGraphQLAuth } from './web/session-graphql';
 import { webNotFound } from './web/web-errors';
 import { createWebRouter } from './web/web.router';
@@ -81,7 +81,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const createContext = createContextFactory({ ...deps, metrics, accountGate }, servicesFor);
   const quota = new Quota(deps.counters, deps.quotaSettings ?? DEFAULT_QUOTA_SETTINGS, config.rateLimits);
   const rejected = metrics.rateLimitRejected.bind(metrics);
-  const prepared = { checks: operationChecks(schema, quota, rejected), formatError: createFormatError(logger) };
+  const prepared = { checks: operationChecks(schema, quota, rejected), formatError: createFormatError(logger, CONFLICTS) };
   // Execution compiled for documents run again, inside Apollo and in front of it (graphql/compiled-execution.ts).
   const compiled = compiledExecution(schema);
   const apollo = new ApolloServer<RequestContext>({
@@ -153,7 +153,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   // The OpenAPI document and its Swagger UI are public, like any API reference, and limited per client address.
   const docsLimit = limitByAddress(quota, restErrors, rejected);
-  const docs = createDocsRouter(schema, { version: config.version, serverUrl: config.publicUrl, limit: docsLimit });
+  const docs = createDocsRouter(schema, ROUTES, { version: config.version, serverUrl: config.publicUrl, events: EVENTS, limit: docsLimit });
   // Only the documents' own paths enter their router, so an API request does not walk its routes.
   app.use((req: Request, res: Response, next: NextFunction) => (DOCS_PATH.test(req.path) ? docs(req, res, next) : next()));
   app.use(
@@ -187,12 +187,12 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   // The web app's pages after the API, so an API request does not walk every page's route first.
   app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger }));
-  app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger, servicesFor }));
+  app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger, servicesFor, events: EVENTS }));
   // A browser asking for a page that does not exist gets the web app's 404 page; API clients (and
   // /v1, /graphql, /healthz…, whatever they accept) keep the JSON one.
   app.use(webNotFound);
   app.use(routeNotFound);
-  app.use(errorHandler(logger));
+  app.use(errorHandler(logger, CONFLICTS));
 
   const stop = async () => {
     keys?.unregister();

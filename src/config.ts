@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DatabaseTimeouts } from './db/orm';
-import { AccountGateBounds, DEFAULT_ACCOUNT_GATE_BOUNDS } from './limits/account-gate';
+import type { DatabaseTimeouts } from './db/database-timeouts';
+import { AccountGateBounds, DEFAULT_ACCOUNT_GATE_BOUNDS } from './limits/account-gate-bounds';
 
 /** Service configuration (CONTRACT §15), read once from the environment and checked at start. */
 export interface Config {

@@ -3,20 +3,11 @@ import { createApp } from './app';
 import { createHttpServer } from './http/server';
 import { Config, ConfigError, ensureEncryptionKey, loadConfig } from './config';
 import { resolveDatabase } from './db/database-url';
-import { initOrm } from './db/orm';
+import { initAppOrm } from './app/orm';
+import { createWorkers } from './app/workers';
 import { createLogger, Logger } from './logger';
 import { Counters, createRedis, redisReady, SERVICE_NAMESPACE } from './limits/counters';
 import { PriorLeadScorer } from './modules/scoring/prior-model';
-import { WebhookDispatcher } from './modules/webhooks/webhook-dispatcher';
-import { AgentRunner } from './modules/agents/agent-runner';
-import { crmClientFactory, providerSettingsOf } from './modules/integrations/providers/crm-clients';
-import { mailboxClientFactory } from './modules/integrations/providers/m365-client';
-import { SyncWorker } from './modules/integrations/sync/sync-worker';
-import { CoSellWorker } from './modules/deals/co-sell-worker';
-import { systemResolver } from './modules/webhooks/url-guard';
-import { ModelTrainer } from './modules/scoring/model-trainer';
-import { EventRetention } from './events/event-retention';
-import { RequestLogRetention } from './modules/request-logs/request-log-retention';
 import { RestSerializer } from './rest/serialize';
 
 /** How long start-up waits for Redis before serving with per-instance counting. */
@@ -57,7 +48,7 @@ async function main(): Promise<void> {
 
   const database = await resolveDatabase(config, (message) => logger.debug({ component: 'embedded-postgres' }, message), progress);
   if (signalled) return stopDuringStartup(signalled, logger, [database.stop]);
-  const orm = await initOrm({
+  const orm = await initAppOrm({
     clientUrl: database.url,
     timeouts: config.databaseTimeouts,
     preparedStatements: config.databasePreparedStatements,
@@ -72,44 +63,8 @@ async function main(): Promise<void> {
   }
   const counters = new Counters(redis, SERVICE_NAMESPACE);
   const { app, stop, schema, servicesFor, metrics } = await createApp({ orm, config, logger, scorer: new PriorLeadScorer(), counters });
-  const dispatcher = new WebhookDispatcher({
-    orm,
-    logger: logger.child({ component: 'webhooks' }),
-    serializer: new RestSerializer(schema),
-    encryptionKey: config.encryptionKey!,
-    retrySchedule: config.webhookRetrySchedule,
-    allowPrivateUrls: config.webhookAllowPrivateUrls,
-    userAgent: `sales-pipeline-api-webhooks/${config.version}`,
-    metrics,
-  });
-  const agents = new AgentRunner({
-    orm,
-    logger: logger.child({ component: 'agents' }),
-    servicesFor,
-    webhookRetrySchedule: config.webhookRetrySchedule,
-    metrics,
-  });
-  const syncs = new SyncWorker({
-    orm,
-    logger: logger.child({ component: 'sync' }),
-    servicesFor,
-    clients: crmClientFactory(providerSettingsOf(config, systemResolver)),
-    mailboxes: mailboxClientFactory(providerSettingsOf(config, systemResolver)),
-    publicUrl: config.publicUrl,
-    webhookRetrySchedule: config.webhookRetrySchedule,
-    intervalMs: config.sync.intervalMs,
-    leaseMs: config.sync.leaseMs,
-  });
-  const coSell = new CoSellWorker({
-    orm,
-    logger: logger.child({ component: 'co-sell' }),
-    servicesFor,
-    providers: providerSettingsOf(config, systemResolver),
-    referralPollIntervalMs: config.coSell.pollIntervalMs,
-  });
-  const trainer = new ModelTrainer({ orm, logger: logger.child({ component: 'scoring' }), servicesFor });
-  const retention = new EventRetention({ orm, logger: logger.child({ component: 'events' }) });
-  const requestLogRetention = new RequestLogRetention({ orm, logger: logger.child({ component: 'request-logs' }) });
+  const workers = createWorkers({ orm, config, logger, servicesFor, serializer: new RestSerializer(schema), metrics });
+  const workerNames = [...workers.byName.keys()].join(', ');
 
   let stopping = false;
   const stopInOrder = async (signal: string) => {
@@ -119,8 +74,8 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     logger.debug('http server closed');
     // Attempts under way finish (each within its 15 s deadline); what is left is sent after restart.
-    await Promise.all([dispatcher.stop(), agents.stop(), syncs.stop(), coSell.stop(), trainer.stop(), retention.stop(), requestLogRetention.stop()]);
-    logger.debug('webhook dispatcher, agent runner, CRM sync, co-sell worker, model trainer, event and request log retention stopped');
+    await workers.stop();
+    logger.debug({ workers: workerNames }, 'background workers stopped');
     await stop();
     logger.debug('graphql server, PDF worker threads and request log writer stopped (its buffer written)');
     await orm.close();
@@ -136,13 +91,7 @@ async function main(): Promise<void> {
       { port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})`, version: config.version },
       `sales-pipeline-api listening on ${config.publicUrl} (REST /v1, GraphQL /graphql)`,
     );
-    dispatcher.start();
-    agents.start();
-    syncs.start();
-    coSell.start();
-    trainer.start();
-    retention.start();
-    requestLogRetention.start();
+    workers.start();
     // Everything is running, so a signal now stops it in order; one that came while the app was
     // being built does so at once.
     shutdown = stopInOrder;

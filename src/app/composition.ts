@@ -10,12 +10,12 @@ import type { Counters } from '../limits/counters';
 import { OperationLimiter, type OperationLimits } from '../limits/operation-limit';
 import type { QuotaSettings } from '../limits/quota';
 import type { Logger } from '../logger';
-import { MODULES } from '../modules';
+import { EVENTS, MODULES } from './modules';
 import type { ServiceFactory, ServiceScope, Services, ServiceSettings } from '../modules/module';
 import { PdfPoolBounds, ProposalPdfPool } from '../modules/proposals/proposal-pdf.pool';
 import { ProposalPdfService } from '../modules/proposals/proposal-pdf.service';
 import type { LeadScorer } from '../modules/scoring/lead-scorer';
-import { HostResolver, systemResolver } from '../modules/webhooks/url-guard';
+import { HostResolver, systemResolver } from '../http/address-guard';
 import { RestSerializer } from '../rest/serialize';
 import { providerSettingsOf } from '../modules/integrations/providers/crm-clients';
 import type { RequestLogBounds } from '../modules/request-logs/request-log-writer';
@@ -71,6 +71,7 @@ export function createServiceFactory(
     resolveHost,
     // Once for the process: every request that touched a deal or an integration spread it anew.
     providers: providerSettingsOf(settings.config, resolveHost),
+    events: EVENTS,
     // Callers outside the app (the command line's seed) render no PDF; the pool starts no thread until one does.
     proposalPdfs: settings.proposalPdfs ?? new ProposalPdfService(new ProposalPdfPool()),
   };

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
 import { mapDatabaseError } from '../db/database-errors';
 import { resolveDatabase } from '../db/database-url';
-import { initOrm } from '../db/orm';
+import { CONFLICTS } from '../app/modules';
+import { initAppOrm } from '../app/orm';
 import { KEY_CACHE_TTL_MS, KeyCache } from '../auth/key-cache';
 import { createRedis, redisReady, SERVICE_NAMESPACE } from '../limits/counters';
 import { COMMANDS, Options, UsageError } from './commands';
@@ -45,7 +46,7 @@ export async function run(argv: string[]): Promise<number> {
     () => undefined,
     (message) => console.error(`[cli] ${message}`),
   );
-  const orm = await initOrm({ clientUrl: database.url, poolMax: 2 });
+  const orm = await initAppOrm({ clientUrl: database.url, poolMax: 2 });
   // A change of a key or an account renews the stamp in Redis, so running instances stop answering
   // the keys they keep in memory at once (src/auth/key-cache.ts); without it, within KEY_CACHE_TTL_MS.
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
@@ -70,7 +71,7 @@ export async function run(argv: string[]): Promise<number> {
       return 2;
     }
     // Known failures (a duplicate email is a unique violation) as their one-line API message, never SQL.
-    const known = mapDatabaseError(error);
+    const known = mapDatabaseError(error, CONFLICTS);
     if (known) {
       console.error(`error: ${known.message}`);
       return 1;

@@ -6,16 +6,18 @@ import {
   UniqueConstraintViolationException,
 } from '@mikro-orm/core';
 import { ApiError } from '../common/api-error';
-import { registeredModules } from '../modules/registry';
-import type { ConflictMeaning } from '../modules/module';
 
-let conflictMeanings: Map<string, ConflictMeaning> | undefined;
-
-/** What a named unique constraint means to a client: declared by the module that owns it (`conflicts`). */
-function meaningOf(constraint: string): ConflictMeaning | undefined {
-  conflictMeanings ??= new Map(registeredModules().flatMap((module) => Object.entries(module.conflicts ?? {})));
-  return conflictMeanings.get(constraint);
+/** What a named unique constraint means to a client, when one is violated (409 resource_conflict). */
+export interface ConflictMeaning {
+  /** The parameter, in GraphQL naming (REST shows it in snake_case). */
+  param: string;
+  message: string;
 }
+
+/** Meanings by constraint name: declared by the module that owns each (`conflicts`), gathered by the composition root (src/app/modules.ts, CONFLICTS). */
+export type ConflictMeanings = ReadonlyMap<string, ConflictMeaning>;
+
+const NO_CONFLICTS: ConflictMeanings = new Map();
 
 const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03']);
 
@@ -70,15 +72,15 @@ export function isTransientDatabaseError(error: unknown): boolean {
 }
 
 /**
- * The one place where database failures become API errors: unique violations are conflicts,
- * foreign-key violations point at a missing resource, an unreachable database is 503.
- * Returns undefined for anything it does not recognise (a bug: the caller answers 500).
+ * The one place where database failures become API errors: unique violations are conflicts (what
+ * each means, from `conflicts`), foreign-key violations point at a missing resource, an unreachable
+ * database is 503. Returns undefined for anything it does not recognise (a bug: the caller answers 500).
  */
-export function mapDatabaseError(error: unknown): ApiError | undefined {
+export function mapDatabaseError(error: unknown, conflicts: ConflictMeanings = NO_CONFLICTS): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error instanceof UniqueConstraintViolationException) {
     const constraint = (error as unknown as { constraint?: string }).constraint ?? '';
-    const meaning = meaningOf(constraint);
+    const meaning = conflicts.get(constraint);
     return new ApiError('resource_conflict', meaning?.message ?? 'The resource conflicts with an existing one', {
       param: meaning?.param,
     });

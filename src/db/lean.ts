@@ -2,7 +2,7 @@ import { EntityClass, EntityManager, EntityMetadata, EntityProperty, FilterQuery
 import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager as SqlEntityManager } from '@mikro-orm/postgresql';
 import { dateOf } from './stored-timestamp';
-import { tenantFilter, tenantOf } from './tenant';
+import { tenantFilter, tenantOf } from './tenant-scope';
 
 type Row = Record<string, unknown>;
 type Step = (target: Record<string, unknown>, row: Row) => void;

@@ -1,22 +1,21 @@
 import { Migrator } from '@mikro-orm/migrations';
-import { defineConfig, MikroORM, Options } from '@mikro-orm/postgresql';
-import { AuthChangeSubscriber } from '../auth/key-cache';
-import { OutboxSubscriber } from '../events/outbox.subscriber';
-import { MODULES } from '../modules';
-import { TenantEntity, TimestampedEntity } from './base.entity';
+import { defineConfig, EntityClass, EventSubscriber, MikroORM, Options } from '@mikro-orm/postgresql';
+import { TenantEntity } from './base.entity';
 import { migrations } from './migrations';
 import { contextsOnlyWhileRunning } from './async-context';
 import { withoutPreparedStatements } from './lean';
 import { tenantFilter } from './tenant';
+import type { DatabaseTimeouts } from './database-timeouts';
 
-/** Every entity: the base classes, then each module's. */
-export const ENTITIES = [TimestampedEntity, TenantEntity, ...MODULES.flatMap((module) => module.entities ?? [])];
-
-/** The entities the tenant filter scopes: every one that extends TenantEntity, known from the class itself. */
-export const TENANT_ENTITIES = ENTITIES.filter((entity) => entity.prototype instanceof TenantEntity);
+export type { DatabaseTimeouts };
 
 export interface OrmOptions {
   clientUrl: string;
+  /** Every entity (src/app/modules.ts, ENTITIES); those that extend TenantEntity get the tenant filter. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- entity classes of any shape
+  entities: ReadonlyArray<EntityClass<any>>;
+  /** What listens to the unit of work (src/app/orm.ts: the outbox, the key cache's stamp). */
+  subscribers?: readonly EventSubscriber[];
   poolMax?: number;
   /**
    * Limits on every connection of the pool (PostgreSQL's statement_timeout and
@@ -33,26 +32,15 @@ export interface OrmOptions {
   progress?: (message: string) => void;
 }
 
-/**
- * In milliseconds; 0 sets none (pg sends no startup parameter for 0), so PostgreSQL's own setting
- * applies: off, unless the database or role sets one.
- */
-export interface DatabaseTimeouts {
-  statementMs: number;
-  idleInTransactionMs: number;
-}
-
 export function ormConfig(options: OrmOptions): Options {
   const log = (message: unknown) => options.log?.(String(message));
   return defineConfig({
     clientUrl: options.clientUrl,
-    entities: ENTITIES,
+    entities: [...options.entities],
     discovery: { requireEntitiesArray: true },
     metadataCache: { enabled: false },
     extensions: [Migrator],
-    // Renders event payloads inside the flush that writes them (the transactional outbox); renews
-    // the gate's key stamp once a change of a key or an account has committed (src/auth/key-cache.ts).
-    subscribers: [new OutboxSubscriber(), new AuthChangeSubscriber()],
+    subscribers: [...(options.subscribers ?? [])],
     migrations: {
       migrationsList: migrations,
       tableName: 'mikro_orm_migrations',
@@ -63,7 +51,10 @@ export function ormConfig(options: OrmOptions): Options {
       emit: 'ts',
     },
     filters: {
-      [tenantFilter.name]: { ...tenantFilter, entity: TENANT_ENTITIES.map((entity) => entity.name) },
+      [tenantFilter.name]: {
+        ...tenantFilter,
+        entity: options.entities.filter((entity) => entity.prototype instanceof TenantEntity).map((entity) => entity.name),
+      },
     },
     pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },
     driverOptions: {

@@ -1,49 +1,9 @@
 import { EntityClass, EntityData, EntityManager, RequiredEntityData } from '@mikro-orm/core';
-import { Account } from '../modules/accounts/account.entity';
-import { TenantEntity } from './base.entity';
+import { TENANT_ACCOUNT_ENTITY, TenantAccount, TenantEntity } from './base.entity';
 import { createLean, LeanReference } from './lean';
+import { tenantOf } from './tenant-scope';
 
-/** Whose data a request may see: one account, one mode. */
-export interface TenantScope {
-  accountId: string;
-  livemode: boolean;
-}
-
-export const TENANT_FILTER = 'tenant';
-
-/**
- * The single tenant-scoping mechanism: a MikroORM filter, on by default for every tenant entity.
- * It has no default parameters, so a query made on an EntityManager that was not scoped fails
- * instead of reading every account's rows. Background jobs that must cross tenants say so with
- * `filters: false`.
- */
-export const tenantFilter = {
-  name: TENANT_FILTER,
-  cond: (args: TenantScope) => ({ account: args.accountId, livemode: args.livemode }),
-  default: true,
-};
-
-export function scopeTo<E extends EntityManager>(em: E, scope: TenantScope): E {
-  em.setFilterParams(TENANT_FILTER, scope);
-  return em;
-}
-
-/**
- * The EntityManager services work on: a fork of `em` scoped to the tenant, that follows the
- * transaction it is in. Inside `em.transactional(async () => …)` every call on it, from any service
- * holding it, goes to the transaction (MikroORM's `useContext`, through AsyncLocalStorage), so a
- * service never needs the transaction's EntityManager passed along, and cannot read outside it.
- */
-export function tenantFork<E extends EntityManager>(em: E, scope: TenantScope, options: { keepTransactionContext?: boolean } = {}): E {
-  return scopeTo(em.fork({ useContext: true, ...options }) as E, scope);
-}
-
-export function tenantOf(em: EntityManager): TenantScope {
-  const scope = em.getFilterParams<TenantScope>(TENANT_FILTER);
-  // Worded as MikroORM words a filter without parameters, so every unscoped read fails alike.
-  if (!scope?.accountId) throw new Error("No arguments provided for filter 'tenant': this EntityManager is not scoped to a tenant");
-  return scope;
-}
+export { scopeTo, TENANT_FILTER, tenantFilter, tenantFork, tenantOf, type TenantScope } from './tenant-scope';
 
 /**
  * Creates a tenant row stamped with the EntityManager's account and mode, persisted on the next
@@ -69,7 +29,7 @@ export function createScoped<T extends TenantEntity<any>>( // eslint-disable-lin
     entity,
     {
       ...data,
-      account: em.getReference(Account, scope.accountId),
+      account: em.getReference<TenantAccount>(TENANT_ACCOUNT_ENTITY, scope.accountId),
       livemode: scope.livemode,
     } as unknown as RequiredEntityData<T>,
     { persist: options.persist },

@@ -1,5 +1,5 @@
 import { ValidateBy } from 'class-validator';
-import { registeredModules } from '../modules/registry';
+import { ApiError } from '../common/api-error';
 
 /**
  * Every event type the service emits (CONTRACT §10), by name. Empty here: each module adds the
@@ -15,29 +15,11 @@ export const ALL_EVENTS = '*';
 
 export const API_VERSION = 'v1';
 
-let declared: readonly EventType[] | undefined;
-let direct: ReadonlySet<string> | undefined;
-
-/** Every module's event types, in module order (read when first needed: the modules import this file). */
-export function eventTypes(): readonly EventType[] {
-  return (declared ??= registeredModules().flatMap((module) => [...(module.events ?? []), ...(module.directEvents ?? [])] as EventType[]));
-}
-
-/**
- * Types sent to one endpoint only (`webhook.test`): listed and readable like any event, but never
- * fanned out, and no subscription can name them (nor does `*` include them).
- */
-const directEventTypes = (): ReadonlySet<string> => (direct ??= new Set(registeredModules().flatMap((module) => module.directEvents ?? [])));
-
-/** The event types a subscription may name. */
-export function subscribableEventTypes(): readonly EventType[] {
-  return eventTypes().filter((type) => !directEventTypes().has(type));
-}
-
-/** Whether a subscription to `subscribed` (names or `*`) receives an event of `type` when it is fanned out. */
-export function subscribesTo(subscribed: readonly string[], type: string): boolean {
-  if (directEventTypes().has(type)) return false;
-  return subscribed.includes(ALL_EVENTS) || subscribed.includes(type);
+/** What a module declares of the events it emits. */
+export interface EmittedEvents {
+  events?: readonly string[];
+  /** Types sent to one endpoint only (`webhook.test`): listed and readable like any event, but never fanned out, and no subscription can name them (nor does `*` include them). */
+  directEvents?: readonly string[];
 }
 
 /** The names of a comma list of event types (`deal.won,deal.lost`), trimmed, empty items dropped. */
@@ -48,25 +30,57 @@ export const eventTypeList = (value: string): string[] =>
     .filter(Boolean);
 
 /**
- * A validator of event type names (each item of a list with `each`, or each name of a comma list
- * with `commaList`); with `subscribable` (a subscription's events) only the types a subscription
- * may name, and `*`; the message lists them.
+ * The event types of the service, from its modules' declarations (the composition root builds it
+ * from src/app/modules.ts and hands it to services, the OpenAPI document and the web pages).
  */
-/** The names IsEventType takes with these options (the OpenAPI document reads them too). */
-export const eventTypeNames = (options: { subscribable?: boolean } = {}): readonly string[] =>
-  options.subscribable ? [...subscribableEventTypes(), ALL_EVENTS] : eventTypes();
+export class EventCatalog {
+  /** Every type, in module order. */
+  readonly types: readonly EventType[];
+  /** The types a subscription may name. */
+  readonly subscribable: readonly EventType[];
+  private readonly direct: ReadonlySet<string>;
 
+  constructor(modules: readonly EmittedEvents[]) {
+    this.types = modules.flatMap((module) => [...(module.events ?? []), ...(module.directEvents ?? [])] as EventType[]);
+    this.direct = new Set(modules.flatMap((module) => module.directEvents ?? []));
+    this.subscribable = this.types.filter((type) => !this.direct.has(type));
+  }
+
+  /** Whether a subscription to `subscribed` (names or `*`) receives an event of `type` when it is fanned out. */
+  subscribesTo(subscribed: readonly string[], type: string): boolean {
+    if (this.direct.has(type)) return false;
+    return subscribed.includes(ALL_EVENTS) || subscribed.includes(type);
+  }
+
+  /** The names a parameter takes: with `subscribable` (a subscription's events) only those a subscription may name, and `*`. */
+  names(options: { subscribable?: boolean } = {}): readonly string[] {
+    return options.subscribable ? [...this.subscribable, ALL_EVENTS] : this.types;
+  }
+
+  /**
+   * Refuses names the catalog does not hold (400 parameter_invalid naming the parameter), listing
+   * the names it takes. A list (a subscription's `events`) or a comma list (a filter's `type`).
+   */
+  check(param: string, given: readonly string[], options: { subscribable?: boolean } = {}): void {
+    const names = this.names(options);
+    if (given.every((name) => names.includes(name))) return;
+    throw new ApiError('parameter_invalid', `${param} must name events from: ${names.join(', ')}`, { param });
+  }
+}
+
+/**
+ * Event type names (each item of a list with `each`, or a comma list with `commaList`): text here;
+ * which names exist is the catalog's to say (EventCatalog.check, in the services), and the OpenAPI
+ * document lists them (src/rest/openapi/constraints.ts reads these options).
+ */
 export function IsEventType(options: { each?: boolean; subscribable?: boolean; commaList?: boolean } = {}): PropertyDecorator {
-  const names = () => eventTypeNames(options);
-  const known = (name: string) => (names() as readonly string[]).includes(name);
   return ValidateBy(
     {
       name: 'isEventType',
       constraints: [options],
       validator: {
-        validate: (value: unknown) =>
-          typeof value === 'string' && (options.commaList ? eventTypeList(value).length > 0 && eventTypeList(value).every(known) : known(value)),
-        defaultMessage: () => `$property must ${options.each || options.commaList ? 'name events from' : 'be one of'}: ${names().join(', ')}`,
+        validate: (value: unknown) => typeof value === 'string' && (!options.commaList || eventTypeList(value).length > 0),
+        defaultMessage: () => `$property must ${options.each || options.commaList ? 'name events' : 'be an event name'}, such as deal.won`,
       },
     },
     { each: options.each },

@@ -1,4 +1,5 @@
 import { defineModule } from '../modules/module';
+import { EventRetention, EventRetentionOptions } from './event-retention';
 import type { EventRecorder } from './event-recorder';
 import { Event } from './event.entity';
 import { EventFanOut } from './event-fan-out.entity';
@@ -21,5 +22,9 @@ export const eventsModule = defineModule({
     { method: 'GET', path: '/v1/events', summary: 'List events, newest first', operation: { type: 'query', field: 'events', query: 'filter' } },
     { method: 'GET', path: '/v1/events/:id', summary: 'Retrieve an event', operation: { type: 'query', field: 'event' } },
   ],
-  services: { events: ({ em }) => new EventService(em), recorder: ({ events }) => events },
+  workers: {
+    eventRetention: ({ orm, logger }, overrides?: Partial<EventRetentionOptions>) =>
+      new EventRetention({ orm, logger: logger.child({ component: 'events' }), ...overrides }),
+  },
+  services: { events: ({ em, settings }) => new EventService(em, settings.events), recorder: ({ events }) => events },
 });

@@ -1,9 +1,8 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, GraphQLFormattedError } from 'graphql';
-import { ArgumentValidationError } from 'type-graphql';
-import type { ValidationError } from 'class-validator';
 import { ApiError, ERROR_CODES, ErrorCode, internalError } from '../common/api-error';
-import { mapDatabaseError } from '../db/database-errors';
+import { toApiError } from '../common/known-errors';
+import type { ConflictMeanings } from '../db/database-errors';
 import type { Logger } from '../logger';
 
 /** GraphQL's own request errors (bad document, bad variables) and what they mean to a client. */
@@ -16,30 +15,6 @@ const REQUEST_ERRORS: Record<string, ErrorCode> = {
   PERSISTED_QUERY_NOT_SUPPORTED: 'invalid_query',
   BAD_USER_INPUT: 'parameter_invalid',
 };
-
-/** The first failed constraint, walking into nested inputs, as a dotted param and a message. */
-function firstViolation(errors: ValidationError[], prefix = ''): { param: string; message: string } | undefined {
-  for (const error of errors) {
-    const param = prefix ? `${prefix}.${error.property}` : error.property;
-    const message = error.constraints ? Object.values(error.constraints)[0] : undefined;
-    // class-validator names the property alone (`unitPrice must be…`); name the whole path, which
-    // REST then renders in its own names (`line_items[0][unit_price] must be…`).
-    if (message) return { param, message: message.startsWith(`${error.property} `) ? `${param}${message.slice(error.property.length)}` : message };
-    const nested = firstViolation(error.children ?? [], param);
-    if (nested) return nested;
-  }
-  return undefined;
-}
-
-export function toApiError(error: unknown): ApiError | undefined {
-  const original = unwrapResolverError(error);
-  if (original instanceof ApiError) return original;
-  if (original instanceof ArgumentValidationError) {
-    const violation = firstViolation(original.extensions.validationErrors as ValidationError[]);
-    return new ApiError('parameter_invalid', violation?.message ?? 'Invalid input', { param: violation?.param });
-  }
-  return mapDatabaseError(original);
-}
 
 /**
  * GraphQL's own refusals that carry no code: graphql-js's "Schema is not configured to execute
@@ -62,9 +37,9 @@ function shape(error: ApiError, formatted: GraphQLFormattedError): GraphQLFormat
  * BAD_USER_INPUT, and anything else is logged and hidden behind a generic 500 message (no stack,
  * SQL or library text ever reaches a client).
  */
-export function createFormatError(logger: Logger) {
+export function createFormatError(logger: Logger, conflicts?: ConflictMeanings) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const known = toApiError(error);
+    const known = toApiError(error, conflicts);
     if (known) return shape(known, formatted);
     const requestCode = REQUEST_ERRORS[String(formatted.extensions?.code)] ?? (isRefusedRequest(error) ? 'invalid_query' : undefined);
     if (requestCode) {

@@ -1,24 +1,14 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import type { RateLimitKind } from '../http/metrics';
 import type { Quota } from '../limits/quota';
 import { createCostCheck } from './checks/cost-limit';
+import type { OperationCheck, OperationRequest } from './checks/operation-check';
 import { quotaCharge } from './checks/quota-charge';
 import { textCheck } from './checks/text-guard';
+
+export type { OperationCheck, OperationRequest };
 import type { RequestContext } from './context';
-
-/** One operation about to run, on /graphql or as a REST route's prepared operation. */
-export interface OperationRequest {
-  document: DocumentNode;
-  operationName?: string | null;
-  variables: Record<string, unknown>;
-  context: RequestContext;
-  /** Sets a header of the answer (the X-RateLimit-* of a charge). */
-  setHeader(name: string, value: string): void;
-}
-
-/** A check that refuses an operation before it runs, by throwing a request error (graphql/request-error.ts). */
-export type OperationCheck = (request: OperationRequest) => void | Promise<void>;
 
 /**
  * Every check an operation passes before anything of it runs, in order: its text, its cost, its

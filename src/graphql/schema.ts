@@ -2,14 +2,9 @@ import { GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
 import { permissionCheck, undeclaredPermissions } from '../auth/permission';
 import { VALIDATION_OPTIONS } from '../common/validation';
-import { MODULES } from '../modules';
 import { applyFieldMiddlewares } from './field-middlewares';
 import { nullArguments } from './null-arguments';
 import { rootFieldSlot } from './root-field-slot';
-
-/** Every module's resolvers. */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql takes resolver classes as Function
-export const RESOLVERS = MODULES.flatMap((module) => module.resolvers ?? []) as [Function, ...Function[]];
 
 /**
  * Builds the typed schema from the resolvers; class-validator runs on every input, with the
@@ -17,9 +12,10 @@ export const RESOLVERS = MODULES.flatMap((module) => module.resolvers ?? []) as 
  * over a bad argument); a root field then waits for its account's slot (root-field-slot.ts); nullArguments runs before validation: an optional argument sent as null
  * is one left out. A root field without a declared permission stops the build.
  */
-export async function createSchema(): Promise<GraphQLSchema> {
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql takes resolver classes as Function
+export async function buildApiSchema(resolvers: readonly [Function, ...Function[]]): Promise<GraphQLSchema> {
   const schema = await buildSchema({
-    resolvers: RESOLVERS,
+    resolvers,
     validate: VALIDATION_OPTIONS,
   });
   // Not type-graphql's globalMiddlewares, which wrap every field of every row (field-middlewares.ts).

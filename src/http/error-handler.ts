@@ -1,14 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError, internalError } from '../common/api-error';
-import { mapDatabaseError } from '../db/database-errors';
+import { ConflictMeanings, mapDatabaseError } from '../db/database-errors';
 import type { Logger } from '../logger';
 import { sendError } from './send-error';
 
 /** Last resort: known errors get their status; anything else is logged and answered as a bare 500. */
-export function errorHandler(logger: Logger) {
+export function errorHandler(logger: Logger, conflicts?: ConflictMeanings) {
   return (error: unknown, _req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent) return next(error);
-    const known = mapDatabaseError(error);
+    const known = mapDatabaseError(error, conflicts);
     if (known) return sendError(res, known, 'rest');
     if (error instanceof URIError) {
       // The router could not percent-decode a path parameter (`/v1/leads/%E0%A4%A`): an id of no

@@ -1,14 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { checkPublicUrl, guardedLookup, HostResolver, UrlRefused } from '../modules/webhooks/url-guard';
+import { checkPublicUrl, guardedLookup, HostResolver, UrlRefused } from './address-guard';
 
 /**
  * The one way this service calls an address someone else gave it: webhook deliveries
  * (webhooks/webhook-sender.ts) and CRM provider calls (integrations/providers/provider-http.ts)
- * both go through `outboundRequest`. It sits in src/http, beside the server's own HTTP pieces,
- * because neither module owns the other's transport; the address policy it applies is still
- * webhooks/url-guard.ts, where the subscription validators that share it live.
+ * both go through `outboundRequest`, under the address policy of address-guard.ts beside it: in
+ * src/http because neither module owns the other's transport.
  */
 
 export interface OutboundRequest {

@@ -1,12 +1,18 @@
 import type { EntityClass } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
+import type { ConflictMeaning, ConflictMeanings } from '../db/database-errors';
+import type { EmittedEvents, EventCatalog } from '../events/event-catalog';
 import type { EventRecorder } from '../events/event-recorder';
+import type { FanOutConsumer } from '../events/outbox-fan-out';
+import type { Metrics } from '../http/metrics';
+import type { Logger } from '../logger';
+import type { RestSerializer } from '../rest/serialize';
 import type { RestRoute } from '../rest/routes';
-import type { ProviderSettings } from './integrations/providers/crm-verification';
+import type { ProviderSettings } from './integrations/providers/provider-settings';
 import type { ProposalPdfService } from './proposals/proposal-pdf.service';
 import type { LeadScorer } from './scoring/lead-scorer';
-import type { HostResolver } from './webhooks/url-guard';
+import type { HostResolver } from '../http/address-guard';
 
 /**
  * The services of one tenant-scoped EntityManager, as resolvers see them (`ctx.services.leads`).
@@ -26,6 +32,8 @@ export interface ServiceSettings {
   proposalPdfs: ProposalPdfService;
   /** How the providers are reached (providerSettingsOf over config and resolveHost), made once, not per service. */
   providers: ProviderSettings;
+  /** The event types every module emits (what subscriptions and filters may name). */
+  events: EventCatalog;
 }
 
 /** What a module's service factory gets: one EntityManager, its event recorder, and the other services (built on first use). */
@@ -41,6 +49,34 @@ export interface ServiceScope {
 /** The services of one tenant-scoped EntityManager: for a request's context, or an agent's run (src/app/composition.ts builds it). */
 export type ServiceFactory = (em: EntityManager) => Services;
 
+/** A background worker: started once the server listens, stopped before the database closes. */
+export interface Worker {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** What a module's workers are built from: made once per process by the composition root (src/app/workers.ts). */
+export interface WorkerContext {
+  orm: MikroORM;
+  config: Config;
+  logger: Logger;
+  servicesFor: ServiceFactory;
+  serializer: RestSerializer;
+  metrics?: Metrics;
+  /** Everyone who owes work per event: every module's fanOuts, one list per process. */
+  consumers: readonly FanOutConsumer[];
+  /** What the modules' unique constraints mean (409 resource_conflict), for failures workers record. */
+  conflicts: ConflictMeanings;
+  providers: ProviderSettings;
+  resolveHost: HostResolver;
+}
+
+/** What a module's fan-outs are made with. */
+export interface FanOutSettings {
+  webhookRetrySchedule: readonly number[];
+  events: EventCatalog;
+}
+
 type ServiceFactories = { [K in keyof Services]?: (scope: ServiceScope) => Services[K] };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- entity classes of any shape
@@ -48,11 +84,12 @@ type AnyEntity = EntityClass<any>;
 
 /**
  * Everything a feature folder brings: its entities, its GraphQL resolvers, its rows of the REST
- * route table, and its services. src/modules/index.ts lists the modules; every other list (the
- * ORM's entities, tenant entities, the schema's resolvers, the route table, the services) is
- * derived from them.
+ * route table, its services, the events it emits, the work it owes per event and its background
+ * workers. src/app/modules.ts lists the modules; every other list (the ORM's entities, tenant
+ * entities, the schema's resolvers, the route table, the services, the event catalog, the outbox's
+ * consumers, the workers) is derived from them there, and only there.
  */
-export interface ModuleDefinition {
+export interface ModuleDefinition extends EmittedEvents {
   name: string;
   entities?: AnyEntity[];
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- type-graphql takes resolver classes as Function
@@ -61,16 +98,12 @@ export interface ModuleDefinition {
   services?: ServiceFactories;
   /** What the module's named unique constraints mean to a client, when one is violated (409 resource_conflict). */
   conflicts?: Record<string, ConflictMeaning>;
-  /** The event types the module emits (CONTRACT §10); declare them in EventTypes too (src/events/event-catalog.ts). */
-  events?: readonly string[];
-  /** Event types it sends to one endpoint only (webhook.test): never fanned out, never subscribed to (declare them in EventTypes too). */
-  directEvents?: readonly string[];
+  /** The work it owes per event (src/events/outbox-fan-out.ts): whichever worker fans an event out writes every module's. */
+  fanOuts?: (settings: FanOutSettings) => FanOutConsumer[];
+  /** Its background workers by name; `overrides` are a test's (shorter poll intervals and the like). */
+  workers?: Record<string, (context: WorkerContext, overrides?: object) => Worker>;
 }
 
-export interface ConflictMeaning {
-  /** The parameter, in GraphQL naming (REST shows it in snake_case). */
-  param: string;
-  message: string;
-}
+export type { ConflictMeaning };
 
 export const defineModule = (module: ModuleDefinition): ModuleDefinition => module;

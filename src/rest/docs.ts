@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { RequestHandler, Router } from 'express';
 import type { GraphQLSchema } from 'graphql';
+import type { RestRoute } from './routes';
 import { methodNotAllowed } from '../http/error-handler';
-import { buildOpenApi } from './openapi';
-import { ROUTES } from './routes';
+import { buildOpenApi, OpenApiOptions } from './openapi';
 
 /** Swagger UI's files, served from the swagger-ui-dist package (no CDN). */
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -47,9 +47,7 @@ const docsCsp = (serverUrl: string) =>
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   `connect-src 'self' ${new URL(serverUrl).origin}; frame-ancestors 'none'; form-action 'self'; base-uri 'none'`;
 
-export interface DocsOptions {
-  version: string;
-  serverUrl: string;
+export interface DocsOptions extends OpenApiOptions {
   /** Counts the document and the page per client address (src/auth/authenticate.ts limitByAddress). */
   limit?: RequestHandler;
 }
@@ -63,11 +61,11 @@ export interface DocsOptions {
 /** Every path createDocsRouter serves (/v1/openapi.json, /docs and its files), so the app sends it nothing else. */
 export const DOCS_PATH = /^\/(?:v1\/openapi\.json|docs)(?:\/|$)/i;
 
-export function createDocsRouter(schema: GraphQLSchema, options: DocsOptions): Router {
+export function createDocsRouter(schema: GraphQLSchema, routes: readonly RestRoute[], options: DocsOptions): Router {
   const router = Router();
   const limit: RequestHandler = options.limit ?? ((_req, _res, next) => next());
   const csp = docsCsp(options.serverUrl);
-  const document = JSON.stringify(buildOpenApi(schema, ROUTES, { version: options.version, serverUrl: options.serverUrl }), null, 2);
+  const document = JSON.stringify(buildOpenApi(schema, routes, { version: options.version, serverUrl: options.serverUrl, events: options.events }), null, 2);
   router.get('/v1/openapi.json', limit, (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(document);
   });

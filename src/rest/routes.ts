@@ -1,8 +1,7 @@
 import type { ErrorCode } from '../common/api-error';
-import { MODULES } from '../modules';
 
 /**
- * The REST API: one row per /v1 route of the spec, declared by the module that owns it. A row names the GraphQL root field it runs;
+ * The REST API: one row per /v1 route of the spec, declared by the module that owns it (the table: src/app/modules.ts, ROUTES). A row names the GraphQL root field it runs;
  * path parameters become arguments of the same name, and `body` / `query` name the argument that
  * receives the JSON body or the query string. The adapter builds each operation's document from
  * the schema, so a row never repeats a field list.
@@ -31,6 +30,3 @@ export interface RestRoute {
   /** For routes whose status depends on the answer (health: 503 when degraded). */
   statusFrom?: (data: Record<string, unknown>) => number;
 }
-
-/** The route table: every module's rows, in the order of src/modules/index.ts. */
-export const ROUTES: readonly RestRoute[] = MODULES.flatMap((module) => module.routes ?? []);

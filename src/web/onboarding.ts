@@ -1,6 +1,6 @@
 import { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { ServiceFactory } from '../app/composition';
-import { seedAccount } from '../cli/seed';
+import type { ServiceFactory } from '../modules/module';
+import { makeDemoData } from '../modules/demo/demo-data';
 import { tenantFork } from '../db/tenant';
 import { Account } from '../modules/accounts/account.entity';
 import { ApiKey, KeyType } from '../modules/accounts/api-key.entity';
@@ -56,7 +56,7 @@ export async function loadDemoData(orm: MikroORM, servicesFor: ServiceFactory, a
     const scoped = tenantFork(tx, { accountId: account.id, livemode: false });
     const [leads, deals] = [await scoped.count(Lead, {}), await scoped.count(Deal, {})];
     if (leads + deals > 0) return { loaded: false, leads, deals };
-    const made = await seedAccount(tx, { account, livemode: false, leads: DEMO_LEADS, seed: Math.floor(Math.random() * 1_000_000) + 1, servicesFor });
+    const made = await makeDemoData(tx, { account, livemode: false, leads: DEMO_LEADS, seed: Math.floor(Math.random() * 1_000_000) + 1, servicesFor });
     return { loaded: true, ...made };
   });
 }

@@ -6,7 +6,7 @@ import type { Authenticated } from '../modules/accounts/api-key.service';
 import { signedIn } from './web-auth';
 import { html } from './html';
 import { sendErrorPage } from './web-errors';
-import type { WebDependencies } from './web.router';
+import type { WebDependencies } from './web-dependencies';
 
 /**
  * A proposal's PDF for the signed-in person (the Deal page's links): the browser has a session,

@@ -1,13 +1,8 @@
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { MikroORM } from '@mikro-orm/postgresql';
 import express, { Router } from 'express';
-import type { ServiceFactory } from '../app/composition';
-import type { Config } from '../config';
 import { clientAddress } from '../http/client-address';
-import { consume, Counters, peek } from '../limits/counters';
-import type { Quota } from '../limits/quota';
-import type { Logger } from '../logger';
+import { consume, peek } from '../limits/counters';
 import { Account } from '../modules/accounts/account.entity';
 import { verifyPassword } from '../modules/accounts/password';
 import { TEST_MODE_LIMITS } from '../modules/accounts/plan';
@@ -22,16 +17,9 @@ import { webErrorHandler, webHeaders } from './web-errors';
 import { authPage, waitWords } from './web-forms';
 import { WebSessionService } from './web-session.service';
 import { createWorkspaceRouter } from './workspace.router';
+import type { WebDependencies } from './web-dependencies';
 
-export interface WebDependencies {
-  orm: MikroORM;
-  config: Config;
-  counters: Counters;
-  quota: Quota;
-  logger: Logger;
-  /** The app's services over a tenant-scoped EntityManager: the session's proposal PDFs and the welcome page's demo data use the API's own. */
-  servicesFor: ServiceFactory;
-}
+export type { WebDependencies };
 
 /** Sign-in attempts per address and e-mail in 15 minutes, and per address alone. */
 const LOGIN_LIMITS = { perEmail: 10, perAddress: 100, windowS: 900 };

@@ -1,6 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import express, { Request, Response, Router } from 'express';
-import type { ServiceFactory } from '../app/composition';
+import type { ServiceFactory } from '../modules/module';
 import { generateFromForm } from './key-actions';
 import { keyForm, keyFormValues } from './key-views';
 import { originOf } from './keys.router';

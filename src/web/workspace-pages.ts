@@ -1,4 +1,4 @@
-import { eventTypeNames } from '../events/event-catalog';
+import type { EventCatalog } from '../events/event-catalog';
 
 /**
  * The workspace's pages, a line each: the path, what the bundle draws there (`data-page`) and the
@@ -17,12 +17,12 @@ export interface WorkspacePage {
    * Facts the service defines in code and no query lists, as `data-*` attributes of the page's
    * element (the event types a subscription may name: the events module's own list).
    */
-  data?: () => Record<string, string>;
+  data?: (events: EventCatalog) => Record<string, string>;
 }
 
 /** The event types as the webhook forms and the events filter offer them, space-separated. */
-const subscribableEvents = () => ({ 'event-types': eventTypeNames({ subscribable: true }).join(' ') });
-const allEvents = () => ({ 'event-types': eventTypeNames().join(' ') });
+const subscribableEvents = (events: EventCatalog) => ({ 'event-types': events.names({ subscribable: true }).join(' ') });
+const allEvents = (events: EventCatalog) => ({ 'event-types': events.names().join(' ') });
 
 export const WORKSPACE_PAGES: WorkspacePage[] = [
   { path: '/pipeline', page: 'pipeline', title: 'Pipeline board', intro: 'Drag a card to another column, or use its “Move to” list; closed stages are final.' },

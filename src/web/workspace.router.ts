@@ -4,7 +4,7 @@ import express, { Router } from 'express';
 import { html, page } from './html';
 import { createProposalPdfRouter } from './proposal-pdf.router';
 import { signedIn } from './web-auth';
-import type { WebDependencies } from './web.router';
+import type { WebDependencies } from './web-dependencies';
 import { WORKSPACE_PAGES } from './workspace-pages';
 
 /** The workspace's bundle (scripts/build-web.js): hashed file names, listed in dist/web/manifest.json. */
@@ -56,7 +56,7 @@ export function createWorkspaceRouter(deps: WebDependencies): Router {
       res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
       res.set('Cache-Control', 'no-store');
       const id = typeof req.params.id === 'string' ? req.params.id : '';
-      const data = Object.entries(shell.data?.() ?? {}).map(([name, value]) => html` data-${name}="${value}"`);
+      const data = Object.entries(shell.data?.(deps.events) ?? {}).map(([name, value]) => html` data-${name}="${value}"`);
       res.send(
         page({
           title: shell.title,

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../src/app';
+import { createWorkers } from '../../src/app/workers';
 import { createHttpServer, ServerTimeouts } from '../../src/http/server';
 import { Config, loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -19,15 +20,12 @@ import type { OperationLimits } from '../../src/limits/operation-limit';
 import type { QuotaSettings } from '../../src/limits/quota';
 import type { DestinationStream } from 'pino';
 import { DispatcherOptions, WebhookDispatcher } from '../../src/modules/webhooks/webhook-dispatcher';
-import type { HostResolver } from '../../src/modules/webhooks/url-guard';
+import type { HostResolver } from '../../src/http/address-guard';
 import { RestSerializer } from '../../src/rest/serialize';
 import { AgentRunner, AgentRunnerOptions } from '../../src/modules/agents/agent-runner';
 import type { CrmClientOptions } from '../../src/modules/integrations/providers/crm-client';
-import { crmClientFactory, providerSettingsOf } from '../../src/modules/integrations/providers/crm-clients';
-import { mailboxClientFactory } from '../../src/modules/integrations/providers/m365-client';
 import { SyncWorker, SyncWorkerOptions } from '../../src/modules/integrations/sync/sync-worker';
 import { CoSellWorker, CoSellWorkerOptions } from '../../src/modules/deals/co-sell-worker';
-import { systemResolver } from '../../src/modules/webhooks/url-guard';
 import { ModelTrainer, ModelTrainerOptions } from '../../src/modules/scoring/model-trainer';
 import type { PdfPoolBounds } from '../../src/modules/proposals/proposal-pdf.pool';
 import type { ServiceFactory } from '../../src/modules/module';
@@ -182,57 +180,18 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     pdfPoolBounds: options.pdfPoolBounds,
     requestLogs: options.requestLogs,
   });
-  const dispatcher = options.webhooks
-    ? new WebhookDispatcher({
-        orm,
-        logger,
-        serializer: new RestSerializer(schema),
-        encryptionKey: config.encryptionKey!,
-        retrySchedule: config.webhookRetrySchedule,
-        allowPrivateUrls: config.webhookAllowPrivateUrls,
-        resolveHost: options.resolveHost,
-        userAgent: 'sales-pipeline-api-webhooks/test',
-        pollIntervalMs: 100,
-        // Short, so tests of retry schedules measured in fractions of a second are not held up by it.
-        backoffBaseMs: 50,
-        backoffMaxMs: 1_000,
-        metrics,
-        ...options.webhooks,
-      })
-    : undefined;
-  dispatcher?.start();
-  const agentRunner = options.agents
-    ? new AgentRunner({ orm, logger, servicesFor, webhookRetrySchedule: config.webhookRetrySchedule, pollIntervalMs: 100, metrics, ...options.agents })
-    : undefined;
-  agentRunner?.start();
-  const syncWorker = options.sync
-    ? new SyncWorker({
-        orm,
-        logger,
-        servicesFor,
-        clients: crmClientFactory(providerSettingsOf(config, options.resolveHost ?? systemResolver), options.sync.clientOptions),
-        mailboxes: mailboxClientFactory(providerSettingsOf(config, options.resolveHost ?? systemResolver), options.sync.clientOptions),
-        publicUrl: config.publicUrl,
-        webhookRetrySchedule: config.webhookRetrySchedule,
-        pollIntervalMs: 100,
-        intervalMs: config.sync.intervalMs,
-        ...options.sync,
-      })
-    : undefined;
-  syncWorker?.start();
-  const coSellWorker = options.coSell
-    ? new CoSellWorker({
-        orm,
-        logger,
-        servicesFor,
-        providers: providerSettingsOf(config, options.resolveHost ?? systemResolver),
-        pollIntervalMs: 100,
-        referralPollIntervalMs: config.coSell.pollIntervalMs,
-        retryDelayMs: 100,
-        ...options.coSell,
-      })
-    : undefined;
-  coSellWorker?.start();
+  // The workers a test asks for, as main.ts builds them (src/app/workers.ts), with fast polls.
+  const chosen: Record<string, object> = {};
+  if (options.webhooks) {
+    // Short backoff, so tests of retry schedules measured in fractions of a second are not held up by it.
+    chosen.webhooks = { userAgent: 'sales-pipeline-api-webhooks/test', pollIntervalMs: 100, backoffBaseMs: 50, backoffMaxMs: 1_000, ...options.webhooks };
+  }
+  if (options.agents) chosen.agents = { pollIntervalMs: 100, ...options.agents };
+  if (options.sync) chosen.sync = { pollIntervalMs: 100, ...options.sync };
+  if (options.coSell) chosen.coSell = { pollIntervalMs: 100, retryDelayMs: 100, ...options.coSell };
+  const context = { orm, config, logger, servicesFor, serializer: new RestSerializer(schema), metrics, resolveHost: options.resolveHost };
+  const workers = createWorkers(context, chosen);
+  workers.start();
   const server: Server = await new Promise((resolve) => {
     const listening = createHttpServer(app, options.serverTimeouts).listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -276,16 +235,17 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       const liveKey = (await keys.create(account, KeyType.live, 'live key')).secret;
       return { account, testKey, liveKey };
     },
-    dispatcher,
-    agentRunner,
-    syncWorker,
-    coSellWorker,
+    dispatcher: workers.get<WebhookDispatcher>('webhooks'),
+    agentRunner: workers.get<AgentRunner>('agents'),
+    syncWorker: workers.get<SyncWorker>('sync'),
+    coSellWorker: workers.get<CoSellWorker>('coSell'),
     crms,
     servicesFor,
-    trainer: new ModelTrainer({ orm, logger, servicesFor, ...options.trainer }),
+    // Built, not started: tests run its passes themselves.
+    trainer: createWorkers(context, { trainer: { ...options.trainer } }).get<ModelTrainer>('trainer')!,
     reset: () => truncateAll(orm),
     async close() {
-      await Promise.all([dispatcher?.stop(), agentRunner?.stop(), syncWorker?.stop(), coSellWorker?.stop()]);
+      await workers.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stop();
       await orm.close();

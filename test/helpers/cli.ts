@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
-import { initOrm } from '../../src/db/orm';
+import { initAppOrm } from '../../src/app/orm';
 import { Counters, createRedis, redisReady, SERVICE_NAMESPACE } from '../../src/limits/counters';
 import { DEFAULT_QUOTA_SETTINGS } from '../../src/limits/quota';
 import { createLogger } from '../../src/logger';
@@ -89,7 +89,7 @@ export interface CliApi {
  * does, so it keeps keys in memory and hears the CLI's renewals of the key stamp (src/auth/key-cache.ts).
  */
 export async function startCliApi(databaseUrl: string, options: { redisUrl?: string } = {}): Promise<CliApi> {
-  const orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });
+  const orm = await initAppOrm({ clientUrl: databaseUrl, poolMax: 2 });
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', ENCRYPTION_KEY: TEST_ENCRYPTION_KEY_HEX });
   const redis = options.redisUrl ? createRedis(options.redisUrl) : undefined;
   if (redis && !(await redisReady(redis, 10_000))) throw new Error(`Redis at ${options.redisUrl} did not become ready within 10 s`);

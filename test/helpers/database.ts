@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { DatabaseTimeouts, initOrm } from '../../src/db/orm';
+import { DatabaseTimeouts } from '../../src/db/orm';
+import { initAppOrm } from '../../src/app/orm';
 
 /** The server every test talks to (set by global-setup when not given). */
 export function serverUrl(): string {
@@ -43,7 +44,7 @@ export async function workerDatabaseUrl(suffix = ''): Promise<string> {
 
 /** Connects to this worker's database and applies the migrations, as the service does on start (with its timeouts when given). */
 export async function workerOrm(timeouts?: DatabaseTimeouts): Promise<MikroORM> {
-  return initOrm({ clientUrl: await workerDatabaseUrl(), poolMax: 5, timeouts });
+  return initAppOrm({ clientUrl: await workerDatabaseUrl(), poolMax: 5, timeouts });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { EventRecorder } from '../../src/events/event-recorder';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { RestSerializer } from '../../src/rest/serialize';
 
 let serializer: Promise<RestSerializer> | undefined;

@@ -1,5 +1,5 @@
-import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
-import { systemResolver } from '../../src/modules/webhooks/url-guard';
+import type { ProviderSettings } from '../../src/modules/integrations/providers/provider-settings';
+import { systemResolver } from '../../src/http/address-guard';
 
 /** A port nothing listens on: a provider a test does not use is never reached by accident. */
 const UNUSED = 'http://127.0.0.1:9';

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { initOrm } from '../../src/db/orm';
+import { initAppOrm } from '../../src/app/orm';
 import { AccountService } from '../../src/modules/accounts/account.service';
 import { KeyType } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
@@ -168,5 +168,5 @@ export async function createAccount(orm: MikroORM, options: { perMinute?: number
  * started together on an empty database would each try to apply them (docs/OPERATIONS.md: start one first).
  */
 export function migratedOrm(databaseUrl: string): Promise<MikroORM> {
-  return initOrm({ clientUrl: databaseUrl, poolMax: 3 });
+  return initAppOrm({ clientUrl: databaseUrl, poolMax: 3 });
 }

@@ -12,7 +12,7 @@ import {
   OutboundDeal,
   OutboundLead,
 } from '../../src/modules/integrations/providers/crm-client';
-import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
+import type { ProviderSettings } from '../../src/modules/integrations/providers/provider-settings';
 import { FakeAutotask } from '../helpers/fakes';
 import type { SeenRequest } from '../helpers/fakes/fake-provider';
 import { waitFor } from '../helpers/wait';

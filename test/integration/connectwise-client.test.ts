@@ -12,7 +12,7 @@ import {
   OutboundDeal,
   OutboundLead,
 } from '../../src/modules/integrations/providers/crm-client';
-import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
+import type { ProviderSettings } from '../../src/modules/integrations/providers/provider-settings';
 import { FakeConnectWise } from '../helpers/fakes';
 import { waitFor } from '../helpers/wait';
 import { providerSettings } from '../helpers/provider-settings';

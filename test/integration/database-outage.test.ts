@@ -8,7 +8,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { ROOMY_QUOTA, TEST_ENCRYPTION_KEY_HEX } from '../helpers/app';
-import { initOrm } from '../../src/db/orm';
+import { initAppOrm } from '../../src/app/orm';
 import { Counters } from '../../src/limits/counters';
 import { createLogger } from '../../src/logger';
 import { AccountService } from '../../src/modules/accounts/account.service';
@@ -65,7 +65,7 @@ describe('database outage', () => {
     chmodSync(dataDir, 0o755); // the postgres user must reach it when tests run as root
     const started = await startPostgres(dataDir, port);
     postgres = started.process;
-    orm = await initOrm({ clientUrl: started.url, poolMax: 3 });
+    orm = await initAppOrm({ clientUrl: started.url, poolMax: 3 });
     const account = await new AccountService(orm.em.fork()).create({ email: 'outage@example.test', name: 'Outage' });
     key = (await new ApiKeyService(orm.em.fork()).create(account, KeyType.test, 'outage')).secret;
     const built = await createApp({

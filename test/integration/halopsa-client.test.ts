@@ -10,7 +10,7 @@ import {
   OutboundDeal,
   OutboundLead,
 } from '../../src/modules/integrations/providers/crm-client';
-import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
+import type { ProviderSettings } from '../../src/modules/integrations/providers/provider-settings';
 import { createHaloPsaClient, DEFAULT_HaloPSA_STAGE_MAP, HaloPsaClientOptions } from '../../src/modules/integrations/providers/halopsa-client';
 import { FakeHaloPsa } from '../helpers/fakes';
 import { waitFor } from '../helpers/wait';

@@ -8,7 +8,7 @@ import {
   CrmUnavailable,
   OutboundLead,
 } from '../../src/modules/integrations/providers/crm-client';
-import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
+import type { ProviderSettings } from '../../src/modules/integrations/providers/provider-settings';
 import { createHubSpotClient } from '../../src/modules/integrations/providers/hubspot-client';
 import { FakeHubSpot } from '../helpers/fakes';
 import { waitFor } from '../helpers/wait';

@@ -1,6 +1,7 @@
 import { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiError } from '../../src/common/api-error';
 import { newId } from '../../src/common/ids';
+import { CONFLICTS } from '../../src/app/modules';
 import { mapDatabaseError } from '../../src/db/database-errors';
 import { scopeTo, TenantScope } from '../../src/db/tenant';
 import { Account } from '../../src/modules/accounts/account.entity';
@@ -28,7 +29,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 async function apiError(promise: Promise<unknown>): Promise<ApiError> {
-  const error = mapDatabaseError(await rejection(promise));
+  const error = mapDatabaseError(await rejection(promise), CONFLICTS);
   expect(error).toBeInstanceOf(ApiError);
   return error as ApiError;
 }

@@ -1,4 +1,5 @@
 import { EntityManager, MikroORM, UniqueConstraintViolationException } from '@mikro-orm/postgresql';
+import { CONFLICTS } from '../../src/app/modules';
 import { mapDatabaseError } from '../../src/db/database-errors';
 import { insertLean } from '../../src/db/lean-insert';
 import { createScoped, scopeTo, TenantScope } from '../../src/db/tenant';
@@ -89,7 +90,7 @@ describe('insertLean on a real database', () => {
     const events = [1, 2].map(() => createScoped(em, Event, { type: 'lead.created', data: { object: {}, previous_attributes: {} } }, { persist: false }));
     const failure = await insertLean(em, [createScoped(em, Lead, leadData('taken@lean.test'), { persist: false }), ...events]).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(UniqueConstraintViolationException);
-    expect(mapDatabaseError(failure)).toMatchObject({ errorCode: 'resource_conflict', param: 'contactEmail' });
+    expect(mapDatabaseError(failure, CONFLICTS)).toMatchObject({ errorCode: 'resource_conflict', param: 'contactEmail' });
     for (const event of events) expect(await row('events', event.id)).toBeUndefined();
   });
 

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { buildOpenApi } from '../../src/rest/openapi';
-import { ROUTES } from '../../src/rest/routes';
+import { EVENTS, ROUTES } from '../../src/app/modules';
 import { startTestApp, TestApp } from '../helpers/app';
 
 /**
@@ -69,7 +69,7 @@ describe('GET /v1/openapi.json', () => {
     const res = await app.request('GET', '/v1/openapi.json');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const expected = buildOpenApi(await createSchema(), ROUTES, { version: app.config.version, serverUrl: app.config.publicUrl });
+    const expected = buildOpenApi(await createSchema(), ROUTES, { version: app.config.version, serverUrl: app.config.publicUrl, events: EVENTS });
     expect(res.body).toEqual(expected);
     expect(res.body.servers).toEqual([{ url: app.config.publicUrl }]);
   });

@@ -4,7 +4,7 @@
  * through the consumers' transaction, which still writes what they owe.
  */
 import type { Knex } from '@mikro-orm/knex';
-import { outboxConsumers } from '../../src/events/outbox-consumers';
+import { outboxConsumers } from '../../src/app/workers';
 import { fanOutEvents, markUnowed } from '../../src/events/outbox-fan-out';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 

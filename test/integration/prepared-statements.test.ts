@@ -1,5 +1,5 @@
 import { MikroORM } from '@mikro-orm/postgresql';
-import { initOrm } from '../../src/db/orm';
+import { initAppOrm } from '../../src/app/orm';
 import { preparedRows, selectRows } from '../../src/db/lean';
 import { FAN_OUT_BATCH, markUnowed } from '../../src/events/outbox-fan-out';
 import { workerDatabaseUrl } from '../helpers/database';
@@ -12,7 +12,7 @@ import { workerDatabaseUrl } from '../helpers/database';
 describe('prepared statements of the hot reads', () => {
   const orms: MikroORM[] = [];
   const connect = async (preparedStatements?: boolean) => {
-    const orm = await initOrm({ clientUrl: await workerDatabaseUrl(), poolMax: 1, preparedStatements });
+    const orm = await initAppOrm({ clientUrl: await workerDatabaseUrl(), poolMax: 1, preparedStatements });
     orms.push(orm);
     return orm;
   };

@@ -1,11 +1,11 @@
 import { getNamedType, GraphQLSchema, isObjectType } from 'graphql';
 import { permissionOf } from '../../src/auth/permission';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { KeyType } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { Plan } from '../../src/modules/accounts/plan';
 import { KeyPermissions, RESOURCES } from '../../src/modules/accounts/key-permissions';
-import { ROUTES } from '../../src/rest/routes';
+import { ROUTES } from '../../src/app/modules';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
 

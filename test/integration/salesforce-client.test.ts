@@ -10,7 +10,7 @@ import {
   OutboundDeal,
   OutboundLead,
 } from '../../src/modules/integrations/providers/crm-client';
-import type { ProviderSettings } from '../../src/modules/integrations/providers/crm-verification';
+import type { ProviderSettings } from '../../src/modules/integrations/providers/provider-settings';
 import { createSalesforceClient } from '../../src/modules/integrations/providers/salesforce-client';
 import { providerSettings } from '../helpers/provider-settings';
 import { FakeSalesforce } from '../helpers/fakes';

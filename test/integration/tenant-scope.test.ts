@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { GraphQLSchema } from 'graphql';
-import { TENANT_ENTITIES } from '../../src/db/orm';
-import { createSchema } from '../../src/graphql/schema';
-import { ROUTES } from '../../src/rest/routes';
+import { TENANT_ENTITIES } from '../../src/app/modules';
+import { createSchema } from '../../src/app/schema';
+import { ROUTES } from '../../src/app/modules';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { proposeBrief } from '../helpers/suggestions';
 import { schemaOperations } from '../reliability/fuzz-schema';

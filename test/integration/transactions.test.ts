@@ -2,7 +2,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { createServiceFactory } from '../../src/app/composition';
 import { loadConfig } from '../../src/config';
 import { tenantFork } from '../../src/db/tenant';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { AccountService } from '../../src/modules/accounts/account.service';
 import { DealCreateInput } from '../../src/modules/deals/deal.inputs';
 import { DealStage } from '../../src/modules/deals/deal-stage';

@@ -1,5 +1,5 @@
 import type { LookupAddress } from 'node:dns';
-import type { HostResolver } from '../../src/modules/webhooks/url-guard';
+import type { HostResolver } from '../../src/http/address-guard';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
 /**

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { GraphQLInputObjectType, GraphQLInputType, isEnumType, isInputObjectType, isListType, isNonNullType } from 'graphql';
 import { camelToSnake } from '../../src/common/case';
-import { subscribableEventTypes } from '../../src/events/event-catalog';
+import { EVENTS } from '../../src/app/modules';
 import { CREDENTIALS_BY_PROVIDER } from '../../src/modules/integrations/integration-credentials';
 import { PROVIDERS_BY_TYPE } from '../../src/modules/integrations/integration.entity';
 import { hostileValue, NASTY_STRINGS, nastyNumber, nastyString, toJsonText } from './fuzz-values';
@@ -113,7 +113,7 @@ export function plausibleValue(name: string, type: GraphQLInputType, fixtures: F
   if (isNonNullType(type)) return plausibleValue(name, type.ofType, fixtures, fromQuery);
   if (isListType(type)) {
     const item = plausibleValue(name, type.ofType, fixtures, fromQuery);
-    if (name === 'events') return fc.oneof(fc.uniqueArray(fc.constantFrom(...subscribableEventTypes()), { minLength: 1, maxLength: 4 }), fc.constant(['*']));
+    if (name === 'events') return fc.oneof(fc.uniqueArray(fc.constantFrom(...EVENTS.subscribable), { minLength: 1, maxLength: 4 }), fc.constant(['*']));
     return fc.array(item, { minLength: 1, maxLength: 3 });
   }
   if (isEnumType(type)) return fc.constantFrom(...type.getValues().map((v) => v.value as string));

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { GraphQLField, GraphQLInputType, GraphQLSchema } from 'graphql';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { KeyType } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService } from '../../src/modules/accounts/api-key.service';
 import { allows, parsePermissions } from '../../src/modules/accounts/key-permissions';
 import { permissionOf } from '../../src/auth/permission';
 import { Plan } from '../../src/modules/accounts/plan';
-import { RestRoute, ROUTES } from '../../src/rest/routes';
+import { RestRoute } from '../../src/rest/routes';
+import { ROUTES } from '../../src/app/modules';
 import { proposeBrief } from '../helpers/suggestions';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import * as arb from './fuzz-arbitraries';

@@ -12,7 +12,7 @@ import {
 } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { ApiError } from '../../src/common/api-error';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { camelToSnake, paramPath, restParam, snakeToCamel, toGraphQLInput } from '../../src/rest/case-mapping';
 import { selectAll } from '../../src/rest/selection';
 

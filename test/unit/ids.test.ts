@@ -1,5 +1,5 @@
 import { isId, newId } from '../../src/common/ids';
-import { ENTITIES } from '../../src/db/orm';
+import { ENTITIES } from '../../src/app/modules';
 
 const CROCKFORD_BODY = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 

@@ -1,12 +1,12 @@
 import { IsUUID } from 'class-validator';
 import { GraphQLSchema, isInputObjectType } from 'graphql';
 import { Field, InputType } from 'type-graphql';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { validateCredentials } from '../../src/modules/integrations/integration-credentials';
 import { IntegrationProvider, IntegrationType } from '../../src/modules/integrations/integration.entity';
 import { buildOpenApi, DEFAULT_SERVER_URL } from '../../src/rest/openapi';
 import { constraintsOf, inputClass, unmappedConstraints } from '../../src/rest/openapi/constraints';
-import { ROUTES } from '../../src/rest/routes';
+import { EVENTS, ROUTES } from '../../src/app/modules';
 import { OpenApiSchemas } from '../helpers/openapi-schemas';
 import { matchesNot } from '../reliability/schema-arbitrary';
 
@@ -23,7 +23,7 @@ let doc: Json;
 
 beforeAll(async () => {
   schema = await createSchema();
-  doc = buildOpenApi(schema, ROUTES, { version: '0.0.0', serverUrl: DEFAULT_SERVER_URL });
+  doc = buildOpenApi(schema, ROUTES, { version: '0.0.0', serverUrl: DEFAULT_SERVER_URL, events: EVENTS });
 });
 
 const param = (path: string, name: string, method = 'get') => (doc.paths[path][method].parameters as Json[]).find((p) => p.name === name);

@@ -1,6 +1,6 @@
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { buildOpenApi, DEFAULT_SERVER_URL } from '../../src/rest/openapi';
-import { ROUTES } from '../../src/rest/routes';
+import { EVENTS, ROUTES } from '../../src/app/modules';
 import { OpenApiSchemas } from '../helpers/openapi-schemas';
 
 /**
@@ -15,7 +15,7 @@ let doc: Json;
 let schemas: OpenApiSchemas;
 
 beforeAll(async () => {
-  doc = buildOpenApi(await createSchema(), ROUTES, { version: '0.0.0', serverUrl: DEFAULT_SERVER_URL });
+  doc = buildOpenApi(await createSchema(), ROUTES, { version: '0.0.0', serverUrl: DEFAULT_SERVER_URL, events: EVENTS });
   schemas = new OpenApiSchemas(doc);
 });
 

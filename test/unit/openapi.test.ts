@@ -3,10 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GraphQLSchema, isObjectType } from 'graphql';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { camelToSnake } from '../../src/rest/case-mapping';
 import { buildOpenApi, DEFAULT_SERVER_URL } from '../../src/rest/openapi';
-import { RestRoute, ROUTES } from '../../src/rest/routes';
+import { RestRoute } from '../../src/rest/routes';
+import { EVENTS, ROUTES } from '../../src/app/modules';
 import { restFields } from '../../src/rest/selection';
 
 /**
@@ -27,7 +28,7 @@ let dir: string;
 
 beforeAll(async () => {
   schema = await createSchema();
-  doc = buildOpenApi(schema, ROUTES, { version, serverUrl: DEFAULT_SERVER_URL });
+  doc = buildOpenApi(schema, ROUTES, { version, serverUrl: DEFAULT_SERVER_URL, events: EVENTS });
   dir = mkdtempSync(path.join(tmpdir(), 'openapi-unit-'));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -90,7 +91,7 @@ describe('the OpenAPI document', () => {
   it('a route added to the table without regenerating the document is caught', () => {
     // A route no module declares (the table now has GET /v1/events/{id} itself).
     const extra: RestRoute = { method: 'GET', path: '/v1/events/:id/again', summary: 'Retrieve an event again', operation: { type: 'query', field: 'event' } };
-    const withExtra = buildOpenApi(schema, [...ROUTES, extra], { version, serverUrl: DEFAULT_SERVER_URL });
+    const withExtra = buildOpenApi(schema, [...ROUTES, extra], { version, serverUrl: DEFAULT_SERVER_URL, events: EVENTS });
     expect(withExtra.paths['/v1/events/{id}/again'].get).toMatchObject({ operationId: 'event', summary: 'Retrieve an event again' });
     const committed = JSON.parse(readFileSync(path.join(ROOT, 'openapi.json'), 'utf8'));
     expect(operations(committed).map(([k]) => k)).not.toContain('GET /v1/events/{id}/again');

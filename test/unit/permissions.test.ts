@@ -1,8 +1,8 @@
 import { buildSchema, GraphQLObjectType } from 'graphql';
 import { permissionOf, undeclaredPermissions } from '../../src/auth/permission';
-import { createSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 import { allows, describePermissions, parsePermissions } from '../../src/modules/accounts/key-permissions';
-import { ROUTES } from '../../src/rest/routes';
+import { ROUTES } from '../../src/app/modules';
 
 describe('permissions of restricted keys', () => {
   it('every Query and Mutation root field declares one (@RequiresPermission)', async () => {

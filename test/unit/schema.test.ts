@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createSchema, printSortedSchema } from '../../src/graphql/schema';
+import { printSortedSchema } from '../../src/graphql/schema';
+import { createSchema } from '../../src/app/schema';
 
 describe('schema.graphql', () => {
   it('matches the schema the code builds (run `npm run schema` after changing types)', async () => {

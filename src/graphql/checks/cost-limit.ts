@@ -16,7 +16,7 @@ import { ComplexityEstimator, fieldExtensionsEstimator, getComplexity, simpleEst
 import type { ComplexityEstimatorArgs } from 'graphql-query-complexity';
 import { ApiError } from '../../common/api-error';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../common/pagination';
-import type { OperationCheck } from '../operation-checks';
+import type { OperationCheck } from './operation-check';
 import { introspectionEstimator } from './introspection-cost';
 import { requestError } from '../request-error';
 

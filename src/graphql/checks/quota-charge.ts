@@ -1,6 +1,6 @@
 import type { RateLimitKind } from '../../http/metrics';
 import { Quota, quotaRefusal } from '../../limits/quota';
-import type { OperationCheck } from '../operation-checks';
+import type { OperationCheck } from './operation-check';
 import { rootFieldCount } from './cost-limit';
 import { requestError } from '../request-error';
 

@@ -1,6 +1,6 @@
 import { DocumentNode, visit } from 'graphql';
 import { ApiError } from '../../common/api-error';
-import type { OperationCheck } from '../operation-checks';
+import type { OperationCheck } from './operation-check';
 import { requestError } from '../request-error';
 
 /** Why PostgreSQL cannot keep a text: U+0000, or a lone UTF-16 surrogate (not Unicode text at all). */

@@ -1,11 +1,10 @@
 import type { Knex } from '@mikro-orm/knex';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../common/polling-worker';
-import { toApiError } from '../../graphql/format-error';
+import { toApiError } from '../../common/known-errors';
 import { isTransientDatabaseError } from '../../db/database-errors';
 import { createScoped, tenantFork } from '../../db/tenant';
 import { Event } from '../../events/event.entity';
-import { outboxConsumers } from '../../events/outbox-consumers';
 import { FanOutConsumer, fanOutPending } from '../../events/outbox-fan-out';
 import type { ServiceFactory } from '../module';
 import type { Logger } from '../../logger';
@@ -19,8 +18,8 @@ export interface AgentRunnerOptions {
   orm: MikroORM;
   logger: Logger;
   servicesFor: ServiceFactory;
-  /** For the shared outbox fan-out (webhook deliveries are created in the same step). */
-  webhookRetrySchedule: number[];
+  /** Everyone who owes work per event (src/app/workers.ts, outboxConsumers): one list per process. */
+  consumers: readonly FanOutConsumer[];
   /** The time agents judge idleness by; tests move it forward. */
   clock?: () => Date;
   pollIntervalMs?: number;
@@ -67,7 +66,7 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
   constructor(private readonly options: AgentRunnerOptions) {
     super(options.logger, options.pollIntervalMs ?? 1_000, options.concurrency ?? 4);
     this.knex = options.orm.em.getKnex();
-    this.consumers = outboxConsumers({ webhookRetrySchedule: options.webhookRetrySchedule });
+    this.consumers = options.consumers;
     this.clock = options.clock ?? (() => new Date());
     this.scanIntervalMs = options.scanIntervalMs ?? 3_600_000;
   }

@@ -4,7 +4,7 @@ import { isId, newId } from '../../common/ids';
 import { isTransientDatabaseError } from '../../db/database-errors';
 import { tenantFork, tenantOf } from '../../db/tenant';
 import { Event } from '../../events/event.entity';
-import { toApiError } from '../../graphql/format-error';
+import { toApiError } from '../../common/known-errors';
 import type { ServiceFactory, Services } from '../module';
 import { Deal } from '../deals/deal.entity';
 import { Lead } from '../leads/lead.entity';

@@ -1,7 +1,7 @@
 import type { JsonSchema } from '../../common/json-schema';
 import type { Services } from '../module';
 import type { ModelConfig } from './agent-config';
-import type { Agent } from './agent.entity';
+import type { Agent, RunUsage } from './agent.entity';
 import type { ConnectedModel } from '../integrations/model.service';
 import { LlmAuthError, LlmError, LlmMalformedOutput, LlmModelRefusal, LlmTimeout, LlmUnavailable } from '../integrations/providers/llm-client';
 import { GeneratedBy } from './agent-suggestion.entity';
@@ -30,17 +30,6 @@ export interface Written<T> {
   model: string | null;
   /** Why the template wrote it although a model is connected; null otherwise. */
   error: string | null;
-}
-
-/** A run's use of the model, recorded on the run (`AgentRun.usage`). */
-export interface RunUsage {
-  model: string | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  /** Completions asked for, answered or not. */
-  calls: number;
-  /** Completions that gave nothing usable (the template wrote instead). */
-  failures: number;
 }
 
 /**

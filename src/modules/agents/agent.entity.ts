@@ -5,7 +5,6 @@ import { newId } from '../../common/ids';
 import { TenantEntity } from '../../db/base.entity';
 import { Event } from '../../events/event.entity';
 import { AgentType } from './agent-config';
-import type { RunUsage } from './agent-writer';
 
 registerEnumType(AgentType, {
   name: 'AgentType',
@@ -34,6 +33,17 @@ export enum RunTrigger {
 registerEnumType(RunTrigger, { name: 'AgentRunTrigger' });
 
 /** An AI sales agent of one account and mode. `config` is the working copy; deploying freezes it as a version. */
+/** A run's use of the model, recorded on the run (`AgentRun.usage`). */
+export interface RunUsage {
+  model: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** Completions asked for, answered or not. */
+  calls: number;
+  /** Completions that gave nothing usable (the template wrote instead). */
+  failures: number;
+}
+
 @ObjectType({ simpleResolvers: true, description: 'An agent that works the pipeline: qualifies leads, follows up idle deals or drafts proposals.' })
 @Entity({ tableName: 'agents' })
 @Index({ name: 'agents_list', properties: ['account', 'livemode', 'createdAt', 'id'] })

@@ -1,4 +1,6 @@
 import { defineModule } from '../module';
+import { agentFanOut } from './agent-fan-out';
+import { AgentRunner, AgentRunnerOptions } from './agent-runner';
 import { Agent, AgentFollowUp, AgentRun, AgentTask, AgentVersion } from './agent.entity';
 import { AgentResolver } from './agent.resolver';
 import { AgentService } from './agent.service';
@@ -108,6 +110,11 @@ export const agentsModule = defineModule({
       errors: ['resource_conflict'],
     },
   ],
+  fanOuts: () => [agentFanOut],
+  workers: {
+    agents: ({ orm, logger, servicesFor, metrics, consumers }, overrides?: Partial<AgentRunnerOptions>) =>
+      new AgentRunner({ orm, logger: logger.child({ component: 'agents' }), servicesFor, metrics, consumers, ...overrides }),
+  },
   services: {
     agents: ({ em, events }) => new AgentService(em, events),
     suggestions: ({ em, events }) => new SuggestionService(em, events),

@@ -6,7 +6,7 @@ import { isTransientDatabaseError } from '../../db/database-errors';
 import { tenantFork } from '../../db/tenant';
 import type { Logger } from '../../logger';
 import { Integration, IntegrationProvider, IntegrationStatus } from '../integrations/integration.entity';
-import type { ProviderSettings } from '../integrations/providers/crm-verification';
+import type { ProviderSettings } from '../integrations/providers/provider-settings';
 import {
   PartnerCenterClient,
   PartnerCenterCredentialStore,

@@ -1,4 +1,5 @@
 import { defineModule } from '../module';
+import { CoSellWorker, CoSellWorkerOptions } from './co-sell-worker';
 import { CoSellSync } from './co-sell-sync.entity';
 import { CoSellRegistration, Deal, DealStageChange } from './deal.entity';
 import { DealResolver } from './deal.resolver';
@@ -70,5 +71,16 @@ export const dealsModule = defineModule({
       operation: { type: 'query', field: 'dealCoSellEligibility' },
     },
   ],
+  workers: {
+    coSell: ({ orm, logger, servicesFor, providers, config }, overrides?: Partial<CoSellWorkerOptions>) =>
+      new CoSellWorker({
+        orm,
+        logger: logger.child({ component: 'co-sell' }),
+        servicesFor,
+        providers,
+        referralPollIntervalMs: config.coSell.pollIntervalMs,
+        ...overrides,
+      }),
+  },
   services: { deals: ({ em, services, events }) => new DealService(em, services.integrations, events) },
 });

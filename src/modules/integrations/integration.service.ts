@@ -13,7 +13,7 @@ import { DELIVERY_RECORDS } from './sync/delivery-records';
 import { defaultStageMap, IntegrationSettings } from './sync/stage-map';
 import { isSyncProvider, PsaProvider, SyncProvider } from './providers/crm-client';
 import { SyncRun, SyncTrigger } from './sync/sync.entities';
-import type { ProviderSettings } from './providers/crm-verification';
+import type { ProviderSettings } from './providers/provider-settings';
 import { VERIFIERS } from './providers/verification';
 
 /** The model a model provider's requests name unless settings.model says otherwise. */

@@ -1,4 +1,10 @@
 import { defineModule } from '../module';
+import type { CrmClientOptions } from './providers/crm-client';
+import { crmClientFactory } from './providers/crm-clients';
+import { mailboxClientFactory } from './providers/m365-client';
+import { actionFanOut } from './sync/action-fan-out';
+import { syncFanOut } from './sync/sync-fan-out';
+import { SyncWorker, SyncWorkerOptions } from './sync/sync-worker';
 import { Integration } from './integration.entity';
 import { IntegrationResolver } from './integration.resolver';
 import { IntegrationService } from './integration.service';
@@ -81,6 +87,26 @@ export const integrationsModule = defineModule({
       operation: { type: 'query', field: 'integrationSyncRuns', query: 'filter' },
     },
   ],
+  fanOuts: () => [syncFanOut, actionFanOut],
+  workers: {
+    sync: (
+      { orm, logger, servicesFor, providers, config, consumers, conflicts },
+      overrides: Partial<SyncWorkerOptions> & { clientOptions?: CrmClientOptions } = {},
+    ) =>
+      new SyncWorker({
+        orm,
+        logger: logger.child({ component: 'sync' }),
+        servicesFor,
+        clients: crmClientFactory(providers, overrides.clientOptions),
+        mailboxes: mailboxClientFactory(providers, overrides.clientOptions),
+        publicUrl: config.publicUrl,
+        consumers,
+        conflicts,
+        intervalMs: config.sync.intervalMs,
+        leaseMs: config.sync.leaseMs,
+        ...overrides,
+      }),
+  },
   services: {
     integrations: ({ em, events, settings }) => new IntegrationService(em, settings.encryptionKey, events, settings.providers),
     integrationSyncs: ({ em, services }) => new SyncService(em, services.integrations),

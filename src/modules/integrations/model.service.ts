@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Integration, IntegrationStatus, IntegrationType } from './integration.entity';
 import type { IntegrationService } from './integration.service';
-import type { ProviderSettings } from './providers/crm-verification';
+import type { ProviderSettings } from './providers/provider-settings';
 import { LlmClient } from './providers/llm-client';
 import { isLlmProvider } from './providers/llm-fetch';
 

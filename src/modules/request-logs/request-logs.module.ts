@@ -1,4 +1,5 @@
 import { defineModule } from '../module';
+import { RequestLogRetention, RequestLogRetentionOptions } from './request-log-retention';
 import { RequestLog } from './request-log.entity';
 import { RequestLogResolver } from './request-log.resolver';
 import { RequestLogService } from './request-log.service';
@@ -14,5 +15,9 @@ export const requestLogsModule = defineModule({
   name: 'request-logs',
   entities: [RequestLog],
   resolvers: [RequestLogResolver],
+  workers: {
+    requestLogRetention: ({ orm, logger }, overrides?: Partial<RequestLogRetentionOptions>) =>
+      new RequestLogRetention({ orm, logger: logger.child({ component: 'request-logs' }), ...overrides }),
+  },
   services: { requestLogs: ({ em }) => new RequestLogService(em) },
 });

@@ -3,13 +3,12 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../../common/ids';
 import { Event } from '../../events/event.entity';
 import { fanOutPending } from '../../events/outbox-fan-out';
-import { outboxConsumers } from '../../events/outbox-consumers';
 import type { FanOutConsumer } from '../../events/outbox-fan-out';
 import { PollingWorker } from '../../common/polling-worker';
 import type { Logger } from '../../logger';
 import type { Metrics, WebhookOutcome } from '../../http/metrics';
 import type { RestSerializer } from '../../rest/serialize';
-import { HostResolver, systemResolver } from './url-guard';
+import { HostResolver, systemResolver } from '../../http/address-guard';
 import { Claim, claimFairly } from './webhook-claims.repository';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { sendWebhook, SendResult } from './webhook-sender';
@@ -23,6 +22,8 @@ export interface DispatcherOptions {
   encryptionKey: Buffer;
   /** Seconds before each attempt: the first entry before the first attempt (WEBHOOK_RETRY_SCHEDULE). */
   retrySchedule: number[];
+  /** Everyone who owes work per event (src/app/workers.ts, outboxConsumers): one list per process. */
+  consumers: readonly FanOutConsumer[];
   allowPrivateUrls: boolean;
   resolveHost?: HostResolver;
   userAgent: string;
@@ -78,7 +79,7 @@ export class WebhookDispatcher extends PollingWorker<Claim> {
     this.perAccount = options.perAccountConcurrency ?? Math.max(1, Math.floor(concurrency / 2));
     this.backoffBaseSeconds = (options.backoffBaseMs ?? 5_000) / 1000;
     this.backoffMaxSeconds = (options.backoffMaxMs ?? 3_600_000) / 1000;
-    this.consumers = outboxConsumers({ webhookRetrySchedule: options.retrySchedule });
+    this.consumers = options.consumers;
     if (options.retrySchedule.length === 0) throw new Error('the webhook retry schedule needs at least one entry');
   }
 

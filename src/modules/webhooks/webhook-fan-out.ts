@@ -1,11 +1,11 @@
 import { newId } from '../../common/ids';
-import { subscribesTo } from '../../events/event-catalog';
+import type { EventCatalog } from '../../events/event-catalog';
 import { FanOutConsumer, mayOweIfAny, owedRows } from '../../events/outbox-fan-out';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { WebhookStatus } from './webhook.entity';
 
 /** One delivery per event and matching enabled subscription of the same account and mode. */
-export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
+export function webhookFanOut(firstDelaySeconds: number, catalog: EventCatalog): FanOutConsumer {
   const mayOwe = mayOweIfAny('webhooks', 't.status = ?', [WebhookStatus.enabled]);
   const owe: FanOutConsumer['owe'] = async (trx, events, now) => {
     const subscriptions: Array<{ id: string; account_id: string; livemode: boolean; events: string[]; created_at: Date }> = await trx('webhooks')
@@ -17,7 +17,7 @@ export function webhookFanOut(firstDelaySeconds: number): FanOutConsumer {
       events,
       subscriptions,
       // A subscription receives what happened after it was made, not a backlog.
-      (hook, event) => hook.created_at <= event.created_at && subscribesTo(hook.events, event.type),
+      (hook, event) => hook.created_at <= event.created_at && catalog.subscribesTo(hook.events, event.type),
       (hook) => ({
         id: newId('whdel'),
         created_at: now,

@@ -5,10 +5,10 @@ import { isId, newId } from '../../common/ids';
 import { Page } from '../../common/pagination';
 import { createScoped } from '../../db/tenant';
 import { tenantQuery } from '../../db/tenant-sql';
-import { subscribesTo } from '../../events/event-catalog';
 import { Event } from '../../events/event.entity';
 import { EventFanOut } from '../../events/event-fan-out.entity';
 import type { EventRecorder } from '../../events/event-recorder';
+import type { ServiceSettings } from '../module';
 import { outboxSignal } from '../../events/outbox.subscriber';
 import { DeliveryStatus, WebhookAttempt, WebhookDelivery } from './webhook-delivery.entity';
 import { CreatedWebhook, Webhook, WebhookStatus } from './webhook.entity';
@@ -30,7 +30,7 @@ export class WebhookOperationsService {
     private readonly em: EntityManager,
     private readonly webhooks: WebhookService,
     private readonly recorder: EventRecorder,
-    private readonly encryptionKey: Buffer,
+    private readonly settings: Pick<ServiceSettings, 'encryptionKey' | 'events'>,
   ) {}
 
   /** Every attempt to send to the subscription, newest first; 404 for another tenant's. */
@@ -68,7 +68,7 @@ export class WebhookOperationsService {
     await this.em.transactional(async () => {
       await this.sendable(webhook.id);
       const owed = await this.em.count(WebhookDelivery, { event, webhook });
-      if (!owed && !subscribesTo(webhook.events, event.type)) {
+      if (!owed && !this.settings.events.subscribesTo(webhook.events, event.type)) {
         throw new ApiError(
           'parameter_invalid',
           `webhook ${webhook.id} does not receive ${event.type} events (its events: ${webhook.events.join(', ')}); add the type to its events first`,
@@ -104,7 +104,7 @@ export class WebhookOperationsService {
       if (!webhook) throw notFound('webhook', id);
       webhook.previousSecretEncrypted = hours > 0 ? webhook.secretEncrypted : null;
       webhook.previousSecretExpiresAt = hours > 0 ? new Date(Date.now() + hours * HOUR_MS) : null;
-      webhook.secretEncrypted = encryptJson({ secret }, this.encryptionKey);
+      webhook.secretEncrypted = encryptJson({ secret }, this.settings.encryptionKey);
       await this.em.flush();
       return Object.assign(webhook, { secret }) as CreatedWebhook;
     });

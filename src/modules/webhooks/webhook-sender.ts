@@ -1,5 +1,5 @@
 import { outboundRequest } from '../../http/outbound-request';
-import type { HostResolver } from './url-guard';
+import type { HostResolver } from '../../http/address-guard';
 
 export interface SendOptions {
   timeoutMs: number;

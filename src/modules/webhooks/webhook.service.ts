@@ -6,8 +6,9 @@ import { isId } from '../../common/ids';
 import { findPage, Page } from '../../common/pagination';
 import { createScoped } from '../../db/tenant';
 import { tenantQuery } from '../../db/tenant-sql';
-import { ALL_EVENTS } from '../../events/event-catalog';
-import { checkPublicUrl, HostResolver, UrlRefused, webhookUrlProblem } from './url-guard';
+import { ALL_EVENTS, EventCatalog } from '../../events/event-catalog';
+import { checkPublicUrl, HostResolver, UrlRefused } from '../../http/address-guard';
+import { webhookUrlProblem } from './url-guard';
 import { WebhookAttempt } from './webhook-delivery.entity';
 import { CreatedWebhook, Webhook, WebhookStatus } from './webhook.entity';
 import {
@@ -24,6 +25,7 @@ export interface WebhookSettings {
   allowPrivateUrls: boolean;
   resolveHost: HostResolver;
   encryptionKey: Buffer;
+  events: EventCatalog;
 }
 
 /** Standard Webhooks secrets: `whsec_` and base64 of 24 to 64 random bytes. */
@@ -42,6 +44,7 @@ export class WebhookService {
   ) {}
 
   async create(input: WebhookCreateInput): Promise<CreatedWebhook> {
+    this.settings.events.check('events', input.events, { subscribable: true });
     await this.checkUrl(input.url);
     const secret = newSecret();
     return this.em.transactional(async () => {
@@ -71,6 +74,8 @@ export class WebhookService {
   }
 
   async update(id: string, input: WebhookUpdateInput): Promise<Webhook> {
+    // Like the input's other rules, before the 404.
+    if (input.events) this.settings.events.check('events', input.events, { subscribable: true });
     await this.get(id); // 404 before anything else
     if (input.url !== undefined) await this.checkUrl(input.url);
     return this.em.transactional(async () => {

@@ -1,4 +1,6 @@
 import { defineModule } from '../module';
+import { DispatcherOptions, WebhookDispatcher } from './webhook-dispatcher';
+import { webhookFanOut } from './webhook-fan-out';
 import { WebhookAttempt, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookOperationsResolver } from './webhook-operations.resolver';
 import { WebhookOperationsService } from './webhook-operations.service';
@@ -69,13 +71,31 @@ export const webhooksModule = defineModule({
       operation: { type: 'mutation', field: 'rollWebhookSecret', body: 'input' },
     },
   ],
+  fanOuts: ({ webhookRetrySchedule, events }) => [webhookFanOut(webhookRetrySchedule[0], events)],
+  workers: {
+    webhooks: ({ orm, logger, serializer, config, resolveHost, metrics, consumers }, overrides?: Partial<DispatcherOptions>) =>
+      new WebhookDispatcher({
+        orm,
+        logger: logger.child({ component: 'webhooks' }),
+        serializer,
+        encryptionKey: config.encryptionKey!,
+        retrySchedule: config.webhookRetrySchedule,
+        allowPrivateUrls: config.webhookAllowPrivateUrls,
+        resolveHost,
+        userAgent: `sales-pipeline-api-webhooks/${config.version}`,
+        metrics,
+        consumers,
+        ...overrides,
+      }),
+  },
   services: {
     webhooks: ({ em, settings }) =>
       new WebhookService(em, {
         allowPrivateUrls: settings.config.webhookAllowPrivateUrls,
         resolveHost: settings.resolveHost,
         encryptionKey: settings.encryptionKey,
+        events: settings.events,
       }),
-    webhookOperations: ({ em, services, events, settings }) => new WebhookOperationsService(em, services.webhooks, events, settings.encryptionKey),
+    webhookOperations: ({ em, services, events, settings }) => new WebhookOperationsService(em, services.webhooks, events, settings),
   },
 });

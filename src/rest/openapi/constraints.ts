@@ -5,7 +5,7 @@ import { getMetadataStorage as graphqlStorage } from 'type-graphql';
 import type { InputClass, JsonSchema } from '../../common/json-schema';
 import { METADATA_LIMITS } from '../../common/metadata';
 import { WEBSITE_PATTERN } from '../../common/validation';
-import { eventTypeNames } from '../../events/event-catalog';
+import type { EventCatalog } from '../../events/event-catalog';
 import { WEBHOOK_URL_SHAPE } from '../../modules/webhooks/url-guard';
 
 /**
@@ -18,7 +18,12 @@ import { WEBHOOK_URL_SHAPE } from '../../modules/webhooks/url-guard';
  */
 
 /** How one kind of constraint reads in JSON Schema: keywords for the value (or for each item with `each`). */
-type Mapping = (constraints: readonly unknown[]) => JsonSchema;
+/** What the service defines in code that a constraint's keywords name (the event types, from the modules). */
+export interface ConstraintFacts {
+  events?: EventCatalog;
+}
+
+type Mapping = (constraints: readonly unknown[], facts: ConstraintFacts) => JsonSchema;
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -69,8 +74,9 @@ export const CONSTRAINTS: Record<string, Mapping> = {
   isWebsite: () => ({ pattern: WEBSITE_PATTERN.source, description: 'An http(s) URL, or a host name such as acme.com.' }),
   isWebhookUrl: () => ({ format: 'uri', pattern: WEBHOOK_URL_SHAPE.source }),
   isSortKey: ([names]) => ({ enum: (names as string[]).flatMap((name) => [name, `-${name}`]) }),
-  isEventType: ([options]) => {
-    const names = eventTypeNames((options ?? {}) as { subscribable?: boolean });
+  isEventType: ([options], { events }) => {
+    if (!events) throw new Error('isEventType: the OpenAPI document lists event types from the event catalog (OpenApiOptions.events)');
+    const names = events.names((options ?? {}) as { subscribable?: boolean });
     return (options as { commaList?: boolean } | undefined)?.commaList ? { pattern: commaListPattern(names) } : { enum: names };
   },
   isMetadata: ([options]) => {
@@ -112,12 +118,12 @@ export interface PropertyConstraints {
 }
 
 /** The JSON Schema keywords of a property's validators. */
-export function constraintsOf(target: InputClass, property: string): PropertyConstraints {
+export function constraintsOf(target: InputClass, property: string, facts: ConstraintFacts = {}): PropertyConstraints {
   const result: PropertyConstraints = { value: {}, items: {} };
   for (const meta of validationsOf(target, property)) {
     const mapping = CONSTRAINTS[keyOf(meta)];
     if (!mapping) throw new Error(`${target.name}.${property}: no JSON Schema mapping for constraint "${keyOf(meta)}" (src/rest/openapi/constraints.ts)`);
-    const keywords = mapping(meta.constraints ?? []);
+    const keywords = mapping(meta.constraints ?? [], facts);
     const into = meta.each ? result.items : result.value;
     for (const [keyword, value] of Object.entries(keywords)) {
       if (value === undefined) continue;

@@ -1,4 +1,5 @@
 import { GraphQLField, GraphQLSchema, isInputObjectType, isNonNullType } from 'graphql';
+import type { EventCatalog } from '../../events/event-catalog';
 import { ERROR_CODES } from '../../common/api-error';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../idempotency/idempotency-key.entity';
 import { camelToSnake } from '../case-mapping';
@@ -20,6 +21,8 @@ export { restText } from './schema-builder';
 export interface OpenApiOptions {
   version: string;
   serverUrl: string;
+  /** The event types that event parameters list (src/app/modules.ts, EVENTS). */
+  events: EventCatalog;
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -113,7 +116,7 @@ function operation(route: RestRoute, routes: readonly RestRoute[], schema: Graph
 
 /** The OpenAPI 3.1 document of the REST routes. */
 export function buildOpenApi(schema: GraphQLSchema, routes: readonly RestRoute[], options: OpenApiOptions): OpenApiDocument {
-  const types = new SchemaBuilder();
+  const types = new SchemaBuilder({ events: options.events });
   const paths: OpenApiDocument['paths'] = {};
   for (const route of routes) {
     const path = route.path.replace(/:(\w+)/g, '{$1}');

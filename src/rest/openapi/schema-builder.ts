@@ -14,7 +14,7 @@ import { JsonSchema, schemaRefinement } from '../../common/json-schema';
 import { NOT_NULL_EXTENSION } from '../../common/validation';
 import { camelToSnake } from '../case-mapping';
 import { restFields } from '../selection';
-import { constraintsOf, inputClass } from './constraints';
+import { ConstraintFacts, constraintsOf, inputClass } from './constraints';
 
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
@@ -57,6 +57,8 @@ export function narrow(schema: JsonSchema, value: JsonSchema, items: JsonSchema 
 
 export class SchemaBuilder {
   readonly components: Record<string, JsonSchema> = {};
+
+  constructor(private readonly facts: ConstraintFacts = {}) {}
 
   /** A `#/components/schemas/…` reference's schema (built already: references are made by building). */
   readonly resolve = (reference: string): JsonSchema => this.components[reference.split('/').pop()!];
@@ -104,7 +106,7 @@ export class SchemaBuilder {
   field(type: GraphQLInputObjectType, field: GraphQLInputField, takesNull = true): { schema: JsonSchema; description?: string } {
     const notNull = field.extensions?.[NOT_NULL_EXTENSION] === true || !takesNull;
     const target = inputClass(type.name);
-    const constraints = target ? constraintsOf(target, field.name) : { value: {}, items: {} };
+    const constraints = target ? constraintsOf(target, field.name, this.facts) : { value: {}, items: {} };
     const schema = narrow(this.of(field.type, !notNull), constraints.value, constraints.items);
     const notes = [field.description, constraints.value.description as string | undefined, notNull && takesNull ? NOT_NULL_NOTE : undefined];
     const description = notes.filter(Boolean).join(' ');

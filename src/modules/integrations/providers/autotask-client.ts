@@ -28,7 +28,7 @@ import {
   RemoteDeal,
   RemoteRecord,
 } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 
 export { DEFAULT_Autotask_STAGE_MAP } from './autotask-mapping';
 export { DELIVERY_KINDS } from './autotask-delivery';

@@ -1,5 +1,5 @@
 import { CrmAuthRefused, CrmLimitReached, CrmUnavailable } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { jsonOf, ProviderRequest, ProviderResponse } from './provider-http';
 import { ProviderSession, SessionCall, SessionRules } from './provider-session';
 import { cleanReason } from './verification-outcomes';

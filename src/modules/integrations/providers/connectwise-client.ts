@@ -12,7 +12,7 @@ import {
   RemoteDeal,
   RemoteRecord,
 } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { ConnectwiseCompanies } from './connectwise-companies';
 import { ConnectwiseDelivery, DELIVERY_RECORD_KINDS, DeliveryRecordKind } from './connectwise-delivery';
 import { CONNECTWISE, ConnectwiseHttp, replace } from './connectwise-http';

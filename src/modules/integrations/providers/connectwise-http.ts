@@ -1,5 +1,5 @@
 import { CrmAuthRefused, CrmUnavailable } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { CONNECTWISE_API_PATH } from './connectwise-verification';
 import { jsonOf, ProviderResponse } from './provider-http';
 import { ProviderSession, SessionCall, SessionRules } from './provider-session';

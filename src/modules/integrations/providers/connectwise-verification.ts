@@ -1,5 +1,5 @@
 import { jsonOf, ProviderResponse } from './provider-http';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { callOptions, isSuccess, notUsable, refused, verificationCall } from './verification-outcomes';
 
 const CONNECTWISE = 'ConnectWise PSA';

@@ -1,9 +1,9 @@
 import type { Config } from '../../../config';
-import type { HostResolver } from '../../webhooks/url-guard';
+import type { HostResolver } from '../../../http/address-guard';
 import type { CrmClientFactory } from '../sync/sync-worker';
 import type { IntegrationSettings } from '../sync/stage-map';
 import { isSyncProvider, type CrmClient, type CrmClientOptions, type SyncProvider } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { createAutotaskClient } from './autotask-client';
 import { createConnectwiseClient } from './connectwise-client';
 import { createHaloPsaClient } from './halopsa-client';

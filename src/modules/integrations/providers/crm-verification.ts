@@ -1,15 +1,7 @@
-import type { ProviderConfig } from '../../../config';
-import type { HostResolver } from '../../webhooks/url-guard';
+import type { ProviderSettings } from './provider-settings';
 import { jsonOf, ProviderCallOptions, ProviderRequest, ProviderResponse } from './provider-http';
 import { notUsable as notUsableBy, refused as refusedBy, unreachable as unreachableBy, verificationCall } from './verification-outcomes';
 import { readSalesforceGrant, SALESFORCE_API_VERSION, salesforceReason, salesforceTokenRequest } from './salesforce-auth';
-
-/** What verifying needs: the configured hosts and deadline, how names resolve, and whether configured hosts are guarded too. */
-export interface ProviderSettings extends ProviderConfig {
-  resolve: HostResolver;
-  /** In production the configured hosts are the real ones and pass the address guard like any other; elsewhere they are the operator's choice (a sandbox, a local fake). */
-  guardConfiguredUrls: boolean;
-}
 
 export { SALESFORCE_API_VERSION } from './salesforce-auth';
 

@@ -37,7 +37,7 @@ import {
   RemoteDeal,
   RemoteRecord,
 } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { HaloCompanies } from './halopsa-companies';
 import { hasDeliveryRecord, makeDeliveryRecord } from './halopsa-delivery';
 import { DEFAULT_REQUESTS_PER_5_MINUTES, HaloPsaHttp, halopsaReason } from './halopsa-http';

@@ -1,5 +1,5 @@
 import { CrmAuthRefused, CrmUnavailable } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { jsonOf, ProviderRequest, ProviderResponse } from './provider-http';
 import { AccessToken, ProviderSession, SessionCall, SessionRules } from './provider-session';
 import { sharedWindow } from './rolling-window';

@@ -12,7 +12,7 @@ import {
   RemoteDeal,
   RemoteRecord,
 } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { BATCH_SIZE, BatchAnswer, batchUpsert, chunks, ObjectType, writeObjects } from './hubspot-batch';
 import { remoteOf, searchChanges } from './hubspot-changes';
 import { HubSpotHttp } from './hubspot-http';

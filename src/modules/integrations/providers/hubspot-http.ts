@@ -1,5 +1,5 @@
 import { CrmAuthRefused, CrmLimitReached, CrmUnavailable } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { jsonOf, ProviderResponse } from './provider-http';
 import { CountHeaders, ProviderSession, SessionRules } from './provider-session';
 import { RollingWindow, sharedWindow } from './rolling-window';

@@ -1,6 +1,6 @@
 import OpenAI, { AzureOpenAI } from 'openai';
 import type { JsonSchema } from '../../../common/json-schema';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { AZURE_OPENAI_API_VERSION, guardedFetch, LLM_NAMES, llmEndpoint, LlmProvider } from './llm-fetch';
 import { LlmAuthError, LlmMalformedOutput, LlmModelRefusal, LlmRequestRejected, LlmTimeout, LlmUnavailable } from './llm-errors';
 import { schemaProblem } from './llm-schema';

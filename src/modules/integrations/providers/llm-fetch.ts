@@ -1,5 +1,5 @@
 import { outboundRequest } from '../../../http/outbound-request';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { callOptions } from './verification-outcomes';
 
 /**

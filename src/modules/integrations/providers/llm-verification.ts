@@ -1,4 +1,4 @@
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { AZURE_OPENAI_API_VERSION, LLM_NAMES, llmEndpoint, LlmProvider } from './llm-fetch';
 import { jsonOf, ProviderResponse } from './provider-http';
 import { callOptions, isSuccess, notUsable, refused, verificationCall } from './verification-outcomes';

@@ -1,6 +1,6 @@
 import type { Integration } from '../integration.entity';
 import { CrmSetupIncomplete, CrmUnavailable, type CrmClientOptions, type ExternalIds } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { GraphItemRefused, GraphOutcomeUnknown, GraphSession } from './m365-graph';
 import { graphReason } from './m365-verification';
 import { jsonOf, ProviderResponse } from './provider-http';

@@ -1,5 +1,6 @@
 import { CrmAuthRefused, CrmUnavailable } from './crm-client';
-import { cleanReason, ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
+import { cleanReason } from './crm-verification';
 import { entraReason, graphReason, microsoftTokenRequest } from './m365-verification';
 import { jsonOf, ProviderResponse, retryAfterOf } from './provider-http';
 import { AccessToken, ProviderSession, SessionCall, SessionRules, sharedTokens } from './provider-session';

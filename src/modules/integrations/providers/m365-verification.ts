@@ -1,4 +1,4 @@
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { jsonOf, ProviderRequest, ProviderResponse } from './provider-http';
 import { notUsable, refused, unreachable, verificationCall } from './verification-outcomes';
 

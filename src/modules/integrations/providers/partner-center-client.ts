@@ -1,4 +1,4 @@
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { PARTNER_CENTER, partnerCenterReason, partnerCenterTokenRequest, readPartnerCenterGrant, referralsUrl } from './partner-center-auth';
 import { jsonOf, ProviderCallOptions, providerRequest, ProviderRequest, ProviderResponse, ProviderUnreachable, retryAfterOf } from './provider-http';
 import { cleanReason } from './verification-outcomes';

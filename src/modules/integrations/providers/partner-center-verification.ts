@@ -1,4 +1,4 @@
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { PARTNER_CENTER, partnerCenterReason, partnerCenterTokenRequest, readPartnerCenterGrant, referralsUrl } from './partner-center-auth';
 import { callOptions, isSuccess, notUsable, refused, unreachable, verificationCall } from './verification-outcomes';
 

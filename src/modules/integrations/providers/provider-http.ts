@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { outboundRequest } from '../../../http/outbound-request';
-import type { HostResolver } from '../../webhooks/url-guard';
+import type { HostResolver } from '../../../http/address-guard';
 
 /** How calls to a provider are made: one deadline for the whole exchange, and the address guard. */
 export interface ProviderCallOptions {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { providerRequest, ProviderRequest, ProviderResponse, ProviderUnreachable, retryAfterOf } from './provider-http';
 import type { RollingWindow } from './rolling-window';
 import { callOptions } from './verification-outcomes';

@@ -12,7 +12,7 @@ import {
   RemoteDeal,
   RemoteRecord,
 } from './crm-client';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { ProviderResponse } from './provider-http';
 import { salesforceReason } from './salesforce-auth';
 import { BATCH_SIZE, SalesforceCollections, salesforceJson, setupSteps } from './salesforce-collections';

@@ -1,5 +1,6 @@
 import { CrmAuthRefused, CrmClientOptions, CrmLimitReached, CrmUnavailable } from './crm-client';
-import { cleanReason, ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
+import { cleanReason } from './crm-verification';
 import { ProviderRequest, ProviderResponse, retryAfterOf } from './provider-http';
 import { ProviderSession, SessionRules } from './provider-session';
 import { readSalesforceGrant, SALESFORCE_API_VERSION, salesforceReason, salesforceTokenRequest } from './salesforce-auth';

@@ -1,5 +1,5 @@
 import { ApiError } from '../../../common/api-error';
-import type { ProviderSettings } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
 import { ProviderCallOptions, providerRequest, ProviderRequest, ProviderResponse, ProviderUnreachable, retryAfterOf } from './provider-http';
 
 /**

@@ -1,7 +1,8 @@
 import type { IntegrationProvider } from '../integration.entity';
 import { verifyAutotask } from './autotask-verification';
 import { verifyConnectwise } from './connectwise-verification';
-import { ProviderSettings, verifyCrmCredentials } from './crm-verification';
+import type { ProviderSettings } from './provider-settings';
+import { verifyCrmCredentials } from './crm-verification';
 import { verifyHalopsa } from './halopsa-verification';
 import { LLM_VERIFIERS } from './llm-verification';
 import { verifyMicrosoft365Credentials } from './m365-verification';

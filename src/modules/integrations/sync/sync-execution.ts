@@ -3,7 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../../common/api-error';
 import { validInput } from '../../../common/validation';
 import { createScoped, tenantOf } from '../../../db/tenant';
-import { toApiError } from '../../../graphql/format-error';
+import { toApiError } from '../../../common/known-errors';
+import type { ConflictMeanings } from '../../../db/database-errors';
 import { Deal } from '../../deals/deal.entity';
 import { DealCreateInput, DealUpdateInput } from '../../deals/deal.inputs';
 import { Lead } from '../../leads/lead.entity';
@@ -65,6 +66,8 @@ export interface ExecutionHost {
   client(): Promise<CrmClient>;
   /** Stores the counts; throws when this instance no longer holds the run (another took it over). */
   progress(counts: RunCounts): Promise<void>;
+  /** What the modules' unique constraints mean (a pulled contact whose e-mail a lead has), for the run's failures. */
+  conflicts: ConflictMeanings;
 }
 
 type Local = Lead | Deal;
@@ -356,7 +359,7 @@ export class SyncExecution {
         this.counts.pulled += 1;
       });
     } catch (error) {
-      const known = toApiError(error);
+      const known = toApiError(error, this.host.conflicts);
       if (!known) throw error;
       // The record cannot become one of ours as it is (a contact without an e-mail, a stage not mapped): kept, and the run goes on.
       const failure = this.host.fork();

@@ -3,9 +3,9 @@ import { EntityManager, LockMode, MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../../common/polling-worker';
 import { isTransientDatabaseError } from '../../../db/database-errors';
 import { tenantFork } from '../../../db/tenant';
-import { outboxConsumers } from '../../../events/outbox-consumers';
 import { FanOutConsumer, fanOutPending } from '../../../events/outbox-fan-out';
-import { toApiError } from '../../../graphql/format-error';
+import { toApiError } from '../../../common/known-errors';
+import type { ConflictMeanings } from '../../../db/database-errors';
 import type { Logger } from '../../../logger';
 import type { ServiceFactory } from '../../module';
 import { CrmAuthRefused, CrmClient, CrmLimitReached, CrmSetupIncomplete, CrmUnavailable } from '../providers/crm-client';
@@ -29,8 +29,10 @@ export interface SyncWorkerOptions {
   mailboxes: MailboxClientFactory;
   /** PUBLIC_URL: a follow-up's To Do task links to its deal there. */
   publicUrl: string;
-  /** For the shared outbox fan-out (webhook deliveries and agent tasks are created in the same step). */
-  webhookRetrySchedule: number[];
+  /** Everyone who owes work per event (src/app/workers.ts, outboxConsumers): one list per process. */
+  consumers: readonly FanOutConsumer[];
+  /** What the modules' unique constraints mean, for the failures a run records. */
+  conflicts: ConflictMeanings;
   /** How often each CRM integration pulls on its own (SYNC_INTERVAL_MS, default 5 minutes). */
   intervalMs?: number;
   pollIntervalMs?: number;
@@ -94,7 +96,7 @@ export class SyncWorker extends PollingWorker<RunClaim> {
   constructor(private readonly options: SyncWorkerOptions) {
     super(options.logger, options.pollIntervalMs ?? 1_000, options.concurrency ?? 2);
     this.knex = options.orm.em.getKnex();
-    this.consumers = outboxConsumers({ webhookRetrySchedule: options.webhookRetrySchedule });
+    this.consumers = options.consumers;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.intervalMs = options.intervalMs ?? 300_000;
   }
@@ -191,6 +193,7 @@ export class SyncWorker extends PollingWorker<RunClaim> {
     const host: ExecutionHost = {
       fork,
       servicesFor: this.options.servicesFor,
+      conflicts: this.options.conflicts,
       client: async () => {
         if (client) return client;
         const credentials = await this.options.servicesFor(fork()).integrations.credentialsOf(integration);
