@@ -48,8 +48,18 @@ export interface AppDependencies {
   accountGate?: AccountGate;
 }
 
-/** Every module's service factories, by service name. */
-const FACTORIES = Object.assign({}, ...MODULES.map((module) => module.services ?? {})) as Record<keyof Services, (scope: ServiceScope) => unknown>;
+/**
+ * Every module's service factories, by service name: each module declares its services' types
+ * (`Services`, by declaration merging) beside these factories in its `*.module.ts`. Two modules
+ * naming one service would silently replace one another, so that stops start-up instead.
+ */
+const FACTORIES = {} as Record<keyof Services, (scope: ServiceScope) => unknown>;
+for (const module of MODULES) {
+  for (const [name, factory] of Object.entries(module.services ?? {})) {
+    if (name in FACTORIES) throw new Error(`two modules provide the service "${name}" (the second: ${module.name})`);
+    (FACTORIES as Record<string, unknown>)[name] = factory;
+  }
+}
 
 /**
  * Services over one EntityManager, each built when first used (a request that reads leads builds

@@ -48,7 +48,13 @@ export function createWorkers(
     conflicts: CONFLICTS,
     providers: providerSettingsOf(context.config, resolveHost),
   };
-  const factories = new Map(MODULES.flatMap((module) => Object.entries(module.workers ?? {})));
+  const factories = new Map<string, (context: WorkerContext, overrides?: object) => Worker>();
+  for (const module of MODULES) {
+    for (const [name, factory] of Object.entries(module.workers ?? {})) {
+      if (factories.has(name)) throw new Error(`two modules have a worker named ${name} (the second: ${module.name})`);
+      factories.set(name, factory);
+    }
+  }
   for (const name of Object.keys(only ?? {})) if (!factories.has(name)) throw new Error(`no module has a worker named ${name}`);
   const chosen = only ? [...factories].filter(([name]) => name in only) : [...factories];
   return new Workers(new Map(chosen.map(([name, factory]) => [name, factory(complete, only?.[name])])));
