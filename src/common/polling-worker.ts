@@ -32,6 +32,7 @@ export abstract class PollingWorker<Claim> {
   private readonly ownContext = AsyncLocalStorage.snapshot();
   private passAgain: Wake | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  private fullPasses = 0;
   private readonly onTimer = () => this.nudge();
   private soon?: NodeJS.Timeout;
   /**
@@ -67,6 +68,11 @@ export abstract class PollingWorker<Claim> {
 
   protected get isStopped(): boolean {
     return this.stopped;
+  }
+
+  /** How many full passes (a full prepare, then a claim) have ended, so a test can wait for one begun after what it did instead of sleeping. */
+  get passes(): number {
+    return this.fullPasses;
   }
 
   start(): void {
@@ -126,5 +132,6 @@ export abstract class PollingWorker<Claim> {
         });
       this.inFlight.add(job);
     }
+    if (wake === 'all') this.fullPasses += 1;
   }
 }

@@ -30,3 +30,13 @@ export async function waitFor<T>(
     await pause(intervalMs);
   }
 }
+
+/**
+ * Waits until each worker has ended two full passes counted from this call. The second began after
+ * the call (a worker's passes never overlap), so it has prepared and claimed whatever was there to
+ * find by then: a test can then assert what the worker did not do, instead of sleeping.
+ */
+export async function passesOf(...workers: Array<{ readonly passes: number }>): Promise<void> {
+  const from = workers.map((worker) => worker.passes);
+  await waitFor('two full passes of each worker', () => workers.every((worker, i) => worker.passes >= from[i] + 2));
+}

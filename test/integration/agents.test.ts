@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { eventually } from '../helpers/receiver';
 import { CONDITION_TIMEOUT_MS } from '../helpers/timeouts';
+import { passesOf } from '../helpers/wait';
 
 /**
  * Agents (CONTRACT §3, §4, §8, §10) through real HTTP, real Apollo and real PostgreSQL, with the
@@ -295,6 +296,17 @@ describe('agents', () => {
       );
       expect(row).toEqual({ events: 0, tasks: 0 });
     }, BOUND_MS);
+  }
+
+  /**
+   * settled(), then two full passes of each instance's runner begun after it, then settled() again:
+   * any scan or task those passes made is finished too, so what the runs do not show, the runner
+   * did not do.
+   */
+  async function quiet(instances: TestApp[] = [app]): Promise<void> {
+    await settled();
+    await passesOf(...instances.map((instance) => instance.agentRunner!));
+    await settled();
   }
 
   async function leadScoredEventOf(leadId: string, key: string = owner.testKey): Promise<string[]> {
@@ -691,8 +703,7 @@ describe('agents', () => {
     it('does nothing while in draft; once deployed it qualifies a hot lead and disqualifies a cold one within a bounded time', async () => {
       const agent = await newAgent('lead_qualifier');
       const early = await createLead(hotLead());
-      await settled();
-      await sleep(300); // several runner passes
+      await quiet();
       expect(await runsOf(agent.id)).toEqual([]);
       expect(await sql('select id from agent_tasks where agent_id = ?', [agent.id])).toEqual([]);
       expect((await getLead(early.id)).status).toBe('new');
@@ -937,8 +948,7 @@ describe('agents', () => {
     it('a draft drafter drafts nothing', async () => {
       const agent = await newAgent('proposal_drafter');
       await createDeal({ stage: 'proposal' });
-      await settled();
-      await sleep(300);
+      await quiet();
       expect(await runsOf(agent.id)).toEqual([]);
       expect(await sql('select id from proposals')).toEqual([]);
     });
@@ -960,7 +970,7 @@ describe('agents', () => {
       const [scan1] = await waitForRuns(agent.id, 1);
       expect(scan1).toMatchObject({ trigger: 'schedule', eventId: null, eventType: null, outcome: 'no_action', actions: [], version: 1 });
       // No new scan while the clock stays within the scan interval.
-      await sleep(400);
+      await quiet();
       expect(await runsOf(agent.id)).toHaveLength(1);
 
       // Eight days later: the proposal deal is past its 7 days, the prospecting deal not past 14.
@@ -1180,8 +1190,7 @@ describe('agents', () => {
         // The lead is as it was, the task is done after one attempt, and it is not taken again.
         const lead = await getLead(crashing.id);
         expect(lead).toMatchObject({ status: 'new', score: HOT_SCORE });
-        await settled();
-        await sleep(500);
+        await quiet();
         const tasks = await sql<{ attempt_count: number; done: boolean }>(
           'select attempt_count, done_at is not null as done from agent_tasks where agent_id = ?',
           [qualifier.id],
@@ -1255,8 +1264,7 @@ describe('agents', () => {
           now = new Date(now.getTime() + HOUR_MS);
           await waitForRuns(followUp.id, slot + 1);
         }
-        await settled();
-        await sleep(300);
+        await quiet([app, second]);
 
         const duplicates = await sql(
           'select agent_id, event_id, count(*)::int as n from agent_runs where event_id is not null group by 1, 2 having count(*) > 1',

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ApiKey } from '../../src/modules/accounts/api-key.entity';
 import { ApiKeyService, hashKey } from '../../src/modules/accounts/api-key.service';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { waitFor } from '../helpers/wait';
 
 const packageVersion = (JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { version: string }).version;
 
@@ -134,7 +135,9 @@ describe('authentication', () => {
       const key = await keyRow(account.testKey);
       await new ApiKeyService(app.orm.em.fork()).revoke(key.id);
       await app.request('GET', '/v1/leads', { key: account.testKey });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // A later request's note of use has landed, so one this attempt made before its answer would have too.
+      expect((await app.request('GET', '/v1/leads', { key: account.liveKey })).status).toBe(200);
+      await waitFor("the live key's use to be noted", async () => (await keyRow(account.liveKey)).lastUsedAt);
       expect((await keyRow(account.testKey)).lastUsedAt ?? null).toBeNull();
     });
   });

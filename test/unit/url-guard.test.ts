@@ -268,11 +268,18 @@ describe('sendWebhook', () => {
   }
   type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
+  /** The path of the request drained() sends: answered at once and left out of `seen`. */
+  const DRAIN_PATH = '/drained';
+
   /** A loopback server that records requests and answers as `handler` says. */
   class LocalServer {
     readonly seen: Seen[] = [];
     handler: Handler = (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     private readonly server: Server = http.createServer((req, res) => {
+      if (req.url === DRAIN_PATH) {
+        res.writeHead(204).end();
+        return;
+      }
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
@@ -291,6 +298,17 @@ describe('sendWebhook', () => {
 
     url(path = '/hook', host = '127.0.0.1'): string {
       return `http://${host}:${this.port}${path}`;
+    }
+
+    /**
+     * Resolves once this server has answered a request sent after the call. What the code under
+     * test sent before it returned has arrived by then (loopback connections are accepted in the
+     * order they were made), so a test can assert what did not arrive without sleeping.
+     */
+    async drained(): Promise<void> {
+      await new Promise<void>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port: this.port, path: DRAIN_PATH, agent: false }, (res) => res.resume().on('end', resolve)).on('error', reject);
+      });
     }
 
     async stop(): Promise<void> {
@@ -372,8 +390,8 @@ describe('sendWebhook', () => {
         expect(result.status).toBe(302);
         expect(result.error).toMatch(/302/);
         expect(result.error).toMatch(/redirect/);
-        // Give a (wrongly) followed redirect time to arrive before checking it did not.
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        // A (wrongly) followed redirect would have arrived before these later requests are answered.
+        await Promise.all([server.drained(), target.drained()]);
         expect(server.seen).toHaveLength(1);
         expect(target.seen).toHaveLength(0);
       } finally {
@@ -386,7 +404,7 @@ describe('sendWebhook', () => {
       const result = await sendWebhook(server.url(), HEADERS, BODY, options());
       expect(result.status).toBe(status);
       expect(result.error).toMatch(/redirects are not followed/);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await server.drained();
       expect(server.seen.map((seen) => seen.path)).toEqual(['/hook']);
     });
 
@@ -434,7 +452,7 @@ describe('sendWebhook', () => {
       expect(result.snippet).toBeNull();
       expect(result.error).toMatch(/127\.0\.0\.1/);
       expect(resolve).not.toHaveBeenCalled();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await server.drained();
       expect(server.seen).toHaveLength(0);
     });
 
@@ -446,7 +464,7 @@ describe('sendWebhook', () => {
       expect(result.error).toMatch(/127\.0\.0\.1/);
       expect(result.error).toMatch(/non-public/);
       expect(resolve).toHaveBeenCalledWith('rebound.example');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await server.drained();
       expect(server.seen).toHaveLength(0);
     });
 
