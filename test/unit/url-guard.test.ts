@@ -1,7 +1,8 @@
 import http, { IncomingHttpHeaders, Server } from 'node:http';
 import type { LookupAddress } from 'node:dns';
 import type { AddressInfo } from 'node:net';
-import { checkPublicUrl, guardedLookup, HostResolver, isPublicAddress, UrlRefused, webhookUrlProblem } from '../../src/modules/webhooks/url-guard';
+import { checkPublicUrl, guardedLookup, HostResolver, isPublicAddress, UrlRefused } from '../../src/http/address-guard';
+import { webhookUrlProblem } from '../../src/modules/webhooks/url-guard';
 import { SendOptions, sendWebhook, SNIPPET_CHARS } from '../../src/modules/webhooks/webhook-sender';
 
 /**
