@@ -25,19 +25,11 @@ interface Entry {
 const registered = new Set<KeyCache>();
 
 /**
- * The gate's memory of keys found valid (docs/DECISIONS.md, "API keys answered from memory").
- *
- * A key's lookup is a database round trip on every request, which on two cores cost a third of a
- * single read's CPU (docs/benchmark.md, twentieth pass). The gate keeps what a lookup found, under
- * the key's hash, with the **stamp**: one value in Redis (`<namespace>:auth-stamp`) that every
- * committed change of any key or account replaces (AuthChangeSubscriber below, in every process
- * that writes them: the service and the CLI). A request with a kept key reads the stamp in the
- * same Redis write as its quota count (ioredis auto-pipelining) and uses the kept key only if the
- * stamp is unchanged; otherwise it looks the key up again. The stamp is read *before* a lookup
- * whose result is kept, so a change that commits while the lookup runs makes that result stale at
- * once. A revoked key, a rolled key's old value or a changed plan therefore takes effect on the
- * next request on every instance, as without this memory. Without Redis (no REDIS_URL) nothing is
- * kept; while Redis fails, every request looks its key up.
+ * The gate's memory of keys found valid (docs/DECISIONS.md, "API keys answered from memory"): a kept key is
+ * used only while Redis's stamp (`<namespace>:auth-stamp`), renewed by every committed change of a key or an
+ * account, is unchanged. The stamp is read *before* a lookup whose result is kept, so a change committing
+ * during the lookup makes it stale at once. Without Redis nothing is kept; while Redis fails, every request
+ * looks its key up.
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();

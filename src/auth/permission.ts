@@ -108,13 +108,11 @@ export interface RefusedField {
 }
 
 /**
- * The root fields of `operation` that a key with `permissions` may not run, by response key: each
- * that needs a permission the key lacks, or selects (at any depth, through fragments) a field that
- * does. The whole root field is refused, not only the nested field, so nothing of it runs: a
- * mutation whose answer would hold a refused field does not write (a refusal inside an answer
- * would otherwise hide a committed change). Fields left out by `@skip`/`@include` are not judged.
- * `variables` are the coerced ones (getVariableValues); an invalid document gets no refusals it
- * does not deserve, and validation answers it.
+ * The root fields of `operation` that a key with `permissions` may not run, by response key: those that need a
+ * permission it lacks or select, at any depth, a field that does. The whole root field is refused, so a mutation
+ * never writes and then hides the change behind a refused field (docs/DECISIONS.md, "Every field is judged").
+ * Fields left out by `@skip`/`@include` (on the coerced `variables`) are not judged; an invalid document is left
+ * to validation.
  */
 export function refusedRootFields(
   schema: GraphQLSchema,

@@ -3,21 +3,11 @@ import { TransactionContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 
 /**
- * MikroORM keeps two contexts in an AsyncLocalStorage each: the EntityManager of the transaction
- * under way (`TransactionContext`, which `em.transactional` runs its callback in) and "inside a
- * flush" (UnitOfWork's guard against a flush from a flush hook). Both are read only while a
- * transaction or a flush runs.
- *
- * On Node 20 an AsyncLocalStorage is built on async hooks: once it has run, it stays enabled, and
- * an init hook then runs for every promise the process creates, in every request, for the rest of
- * the process's life. A process's first `em.flush()` turns that on; side by side, a single read
- * then cost about 8 % more CPU than with the storages off (docs/benchmark.md, "Eighth pass").
- *
- * Each storage here is turned off again (`disable()`) when its last run has ended, and back on by
- * its next `run`, which is Node's own behaviour for `run`. While any run is under way the storage
- * stays enabled, so every promise of that run carries the context as before; only when none is
- * left does the process stop paying for it. Node 24's AsyncLocalStorage (AsyncContextFrame) costs
- * nothing when idle and has no `_enable`; there this does nothing.
+ * MikroORM keeps the transaction's EntityManager and its "inside a flush" guard in two AsyncLocalStorages.
+ * On Node 20 a storage that has run once hooks every promise of the process for good, so each is turned off
+ * when its last run ends and on again by its next, while every promise of a run still carries its context
+ * (docs/ARCHITECTURE.md, "Transactions"). Node 24's storages cost nothing idle and have no `_enable`: there this
+ * does nothing.
  */
 const HOOK_BASED = typeof (AsyncLocalStorage.prototype as unknown as { _enable?: unknown })._enable === 'function';
 const switched = new WeakSet<AsyncLocalStorage<unknown>>();

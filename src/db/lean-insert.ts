@@ -77,19 +77,11 @@ const statements = new Map<string, string>();
 const MAX_STATEMENTS = 1_000;
 
 /**
- * Inserts new entities, in one statement: every row is written, or (a unique or foreign key
- * refused) none is. For creates, which change no row already loaded and so need none of the unit
- * of work's change tracking: build the entities with `createScoped(…, { persist: false })`, so no
- * flush writes them a second time. Building and writing a lead and its two events took 1.4 ms of
- * CPU this way against 2.3 ms with em.flush, which computes change sets, orders commits and wraps
- * a transaction around one insert per class (measured in a script, one create at a time).
- *
- * Rows of several classes are written by one statement with data-modifying CTEs (PostgreSQL runs
- * them together, atomically, no BEGIN/COMMIT needed). Every column is written as the instance
- * holds it, so defaults belong in the class (its initializers): a property with onCreate, or left
- * undefined over a database default, is refused before anything is written. Inside a request's transaction (an Idempotency-Key) the statement runs in a
- * savepoint, as flushes do there (src/idempotency/request-transaction.ts). Failures are MikroORM's
- * DriverException family, as from em.flush, for the one error mapping.
+ * Inserts new entities in one statement (data-modifying CTEs): every row or none (docs/DESIGN.md, "Lean
+ * creates"). Build them with `createScoped(…, { persist: false })` so no flush writes them again. Columns are
+ * written as the instance holds them, so defaults belong in the class: onCreate, or undefined over a database
+ * default, is refused before anything is written. In a request's transaction it runs in a savepoint, as
+ * flushes do there; failures are MikroORM's DriverExceptions, as from em.flush, for the one error mapping.
  */
 export async function insertLean(em: EntityManager, entities: object[]): Promise<void> {
   if (entities.length === 0) return;

@@ -33,13 +33,10 @@ export type Lean<T> = {
 };
 
 /**
- * The class of an entity's lean instances: a subclass whose prototype keeps the class's own (getters
- * such as `object`, methods such as `liveLimits()`) and has the persisted properties as plain data
- * properties. MikroORM puts setters for them on the entity's prototype that turn each assignment
- * into a tracked accessor, which is the cost lean rows avoid. A subclass, so that createLean runs
- * the entity's constructor with a plain `new`: Reflect.construct with another function as new.target
- * left V8 with objects it could not specialise (6 µs a Lead with its data against 0.4 µs,
- * docs/benchmark.md, eleventh pass). Its prototype's `constructor` is the entity's class, as before.
+ * The class of an entity's lean instances: a subclass keeping the class's own getters and methods, with the
+ * persisted properties as plain data properties instead of MikroORM's tracking setters, the cost lean rows avoid.
+ * A subclass so that createLean can use a plain `new`: Reflect.construct with another new.target left V8 unable to
+ * specialise the objects (docs/benchmark.md, eleventh pass). Its prototype's `constructor` is the entity's class.
  */
 function leanClass(entity: new () => object, names: string[]): new () => object {
   const LeanInstance = class extends entity {};
@@ -135,12 +132,9 @@ function leanClassOf(meta: EntityMetadata): new () => object {
 const hydrators = new WeakMap<EntityMetadata, (row: Row) => object>();
 
 /**
- * Builds (once per entity) a function turning a row into an instance of the entity's class: a
- * constructor generated from the metadata, one statement per property (`this["createdAt"] = …`),
- * as MikroORM generates its own hydrators. Each assignment is then a site of its own that V8
- * specialises, and the instances keep their properties in the object itself; one loop of steps
- * over every property made each assignment site see every property (a 50-row page spent 3 % of
- * its samples there). Scalars, dates, booleans and relations are written inline; custom types and
+ * Builds (once per entity) a function turning a row into an instance: a constructor generated from the metadata,
+ * one statement per property, as MikroORM generates its own hydrators, so V8 specialises each assignment site and
+ * keeps the properties in the object (one loop over every property made each site see them all). Custom types and
  * embeddables call their step (propertySteps), with what the code needs passed in as arguments.
  */
 function hydratorFor<T extends object>(meta: EntityMetadata<T>, platform: Platform): (row: Row) => T {
@@ -213,14 +207,10 @@ export interface LeanOptions<T> {
   orderBy?: QueryOrderMap<T>[];
   limit?: number;
   /**
-   * The limit written into the statement's text instead of sent as a parameter. PostgreSQL plans a
-   * prepared statement afresh on every execution while its generic plan, made without knowing the
-   * limit, is estimated far costlier than the plans made for each call's limit, which it always is
-   * for a page: a re-plan of about 100 µs of PostgreSQL's CPU a page (docs/benchmark.md, sixteenth
-   * pass). With the limit in the text the generic plan knows it, and PostgreSQL keeps it after five
-   * executions. Only for criteria whose best plan does not depend on their values (findPage says
-   * which): one generic plan then serves every call. A shape keeps at most LITERAL_LIMITS_PER_SHAPE
-   * such statements; other limits are sent as parameters.
+   * The limit written into the statement's text instead of sent as a parameter, so PostgreSQL's generic plan
+   * knows it and is kept; with a parameter a page is re-planned on every execution (docs/DESIGN.md, "Prepared
+   * statements"). Only for criteria whose best plan does not depend on their values (findPage says which); a
+   * shape keeps at most LITERAL_LIMITS_PER_SHAPE such statements, and other limits are sent as parameters.
    */
   limitInText?: boolean;
 }
@@ -400,13 +390,10 @@ export function withoutPreparedStatements(orm: { em: EntityManager }): void {
 }
 
 /**
- * Rows of one SQL statement (`?` placeholders), for the hot reads (a row by id, a cached list
- * statement, the API key) and the creates' inserts (insertLean). Outside a transaction it runs on a connection of MikroORM's own pool
- * (its limits, statement timeout and type parsers), with the values sent as parameters: MikroORM's
- * `execute` would first write them into the text and pass it through knex's query runner (14 % of
- * a single read's profile samples). In the EntityManager's transaction (a request under an
- * Idempotency-Key) it runs there, through MikroORM, so a read after a write of the same request sees
- * that write.
+ * Rows of one SQL statement (`?` placeholders), for the hot reads and the creates' inserts. Outside a transaction
+ * it runs as a prepared statement on MikroORM's own pool (its limits, timeouts and type parsers), skipping
+ * `execute`'s interpolation and knex's query runner (docs/DESIGN.md, "Prepared statements"). In the EntityManager's
+ * transaction (a request under an Idempotency-Key) it runs there, so a request's read sees its own writes.
  */
 export function selectRows(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {
   const transaction = em.getTransactionContext();

@@ -4,13 +4,10 @@ import { converted } from './lean';
 import { tenantOf } from './tenant';
 
 /**
- * The one way to write raw SQL over tenant tables in a request or a tenant's job: the text names
- * each tenant table as `{table}`, which reads only the tenant's rows of it (a subquery on
- * account_id and livemode, taken from the EntityManager's tenant filter, which PostgreSQL folds
- * into the plan), and `{tenant}` gives the tenant's two values for an insert's
- * `(account_id, livemode, …)`. Other values are named bindings (`:agent`); since `::` would read as
- * one, casts are written `cast(x as int)`. In the EntityManager's transaction when it has one.
- * test/integration/tenant-scope.test.ts fails when a request reads a tenant table without scope.
+ * The one way to write raw SQL over tenant tables in a request or a tenant's job (docs/ARCHITECTURE.md, "Tenant
+ * scope"): `{table}` reads only the tenant's rows of it, `{tenant}` gives the tenant's values for an insert. Other
+ * values are named bindings (`:agent`), so casts are written `cast(x as int)`, never `::`. Runs in the
+ * EntityManager's transaction when it has one; test/integration/tenant-scope.test.ts fails on an unscoped read.
  */
 export async function tenantQuery<Row = Record<string, unknown>>(em: EntityManager, sql: string, bindings: Record<string, unknown> = {}): Promise<Row[]> {
   const { accountId, livemode } = tenantOf(em);

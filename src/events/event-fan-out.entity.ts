@@ -2,13 +2,10 @@ import { Entity, OneToOne, Property } from '@mikro-orm/core';
 import { Event } from './event.entity';
 
 /**
- * An event still to be fanned out: the outbox's queue (events/outbox-fan-out.ts). A trigger on
- * `events` (Migration20261130173000) queues every event as it is inserted, whatever wrote it, in the
- * same statement; the fan-out deletes the row once the event's work is written. Fanning out is then
- * the delete of a three-column row, where marking the event itself made a new version of a wide row
- * with an entry in each of the events table's indexes (docs/benchmark.md, thirty-second pass).
- * Not tenant data on its own: it carries the event's account and mode only so that the fan-out can
- * tell, without reading the events, which accounts have nothing to owe them.
+ * An event still to be fanned out: the outbox's queue (events/outbox-fan-out.ts), filled by a trigger on `events`
+ * (Migration20261130173000) whatever wrote the event, and emptied by the fan-out once the event's work is written:
+ * deleting this narrow row is cheaper than updating the wide, indexed event row (docs/benchmark.md, thirty-second
+ * pass). Its account and mode let the fan-out skip accounts that could owe nothing, without reading the events.
  */
 @Entity({ tableName: 'event_fan_outs' })
 export class EventFanOut {

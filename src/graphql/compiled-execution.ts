@@ -133,27 +133,12 @@ export interface CompiledExecution {
 }
 
 /**
- * /graphql's execution, compiled for documents run again, as REST's prepared operations are.
- *
- * Inside Apollo (the gateway's executor, the one part of its pipeline swapped): a document run a
- * second time is compiled with graphql-jit and runs compiled from then on. Apollo's document store
- * hands back the same parsed and validated DocumentNode for the same text, so the compiled query
- * lives as long as that entry (a WeakMap on the node). A first sighting, a document rewritten for
- * one request (the permission plugin takes refused root fields out), a document without the
- * operation asked for, and what graphql-jit cannot compile run through graphql-js' execute, as
- * before; so does a request whose variables do not coerce (jit answers before any resolver runs,
- * with data undefined), so its errors are graphql-js' own.
- *
- * In front of Apollo (`repeatedDocuments`): once Apollo has parsed, validated and compiled a
- * document for an unrestricted caller, a later POST of the same text and operation name skips
- * Apollo's per-request pipeline (hashing the text, its plugin hooks, its HTTP request and answer
- * objects) and runs what that pipeline would run after validation, in its order: every operation
- * check (text, cost, charge), the compiled query, each error through the same formatError with
- * Apollo's `http` handling, and Apollo's answer (its content type by the Accept header, its JSON
- * with a newline). Validation depends on the schema alone, so a text Apollo accepted once is valid
- * every time. Anything else goes on to Apollo unchanged: another method, a body Apollo would
- * refuse or that carries `extensions` (persisted queries), a restricted key (whose document the
- * permission plugin rewrites), an Accept header Apollo would answer 406 or with another type.
+ * /graphql's execution, compiled for documents run again (docs/DESIGN.md, "One domain, two surfaces").
+ * In Apollo's executor hook a document's second run compiles it with graphql-jit, kept on the DocumentNode
+ * Apollo's store reuses for that text. `repeatedDocuments` then answers such a text in front of Apollo with
+ * the same checks, formatError and answer format: validation depends on the schema alone, so a text Apollo
+ * accepted once stays valid. Whatever Apollo or graphql-js would answer differently (a rewritten document,
+ * variables that do not coerce, persisted queries, restricted keys, another Accept) still goes to them.
  */
 export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
   const compiled = new WeakMap<DocumentNode, Map<string, Compiled>>();

@@ -3,14 +3,10 @@ import type { MiddlewareFn } from 'type-graphql';
 import { permissionOf } from '../auth/permission';
 
 /**
- * Runs `middlewares` (type-graphql's middleware functions, in order, each calling `next`) around
- * the resolvers of the fields they concern: the root fields, fields that take arguments, and fields
- * that declare a permission of their own (`Deal.proposals`). type-graphql's global middlewares wrap
- * every field instead, so each of a page's 50 rows ran them for its `object` getter (a field
- * resolver to type-graphql) though neither does anything there: the permission check passes a
- * nested field without a permission of its own, and there are no arguments to clear. Wrapped from
- * outside, they still run before type-graphql's own work for the field (its resolver's
- * middlewares, such as operation limits, and argument validation), as global middlewares did.
+ * Runs `middlewares` around the resolvers of only the fields they concern: root fields, fields with arguments,
+ * and fields with a permission of their own (`Deal.proposals`); type-graphql's global middlewares wrapped every
+ * field, so each row of a page ran them for nothing. Wrapped from outside, they still run before type-graphql's
+ * own work for the field (its resolver's middlewares, argument validation), as global middlewares did.
  */
 export function applyFieldMiddlewares(schema: GraphQLSchema, middlewares: ReadonlyArray<MiddlewareFn<never>>): void {
   const roots = new Set([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(Boolean));

@@ -38,14 +38,10 @@ function withoutNulls(value: unknown, type: GraphQLInputType): unknown {
 }
 
 /**
- * A middleware around every resolver with arguments (graphql/field-middlewares.ts), run before they are
- * converted and validated. The one rule for null in arguments:
- * - An optional argument sent as null is the same as one left out (as generated clients send
- *   `filter: null` through variables), so no resolver meets a null it did not ask for.
- * - In what reads (queries and field arguments: filters, pages), null means left out at every
- *   depth (`filter: { window: null }`); only writes give null a meaning of its own.
- * - In a mutation's input, null clears an optional field of an update and takes the default on a
- *   create; null for a NotNull field (common/validation.ts) is refused, naming the field.
+ * The one rule for null in arguments (docs/DECISIONS.md, "null"), run around every resolver with arguments
+ * before they are converted and validated: an optional argument sent as null is left out (generated clients send
+ * `filter: null`); in reads null means left out at every depth; in a mutation's input null clears an update's
+ * optional field or takes a create's default, and is refused, naming it, for a NotNull field (common/validation.ts).
  */
 export const nullArguments: MiddlewareFn = ({ args, info }, next) => {
   for (const name in args) if (args[name] === null) delete args[name];

@@ -23,13 +23,10 @@ function operationNameOf(req: Request): string | null {
 }
 
 /**
- * What is recorded of every answered request, from one `finish` listener: one structured line
- * (id, account when authenticated, method, route pattern such as `/v1/leads/:id`, never the path
- * with its ids, status, latency; never headers, query or bodies), the request in the account's
- * request log (`requestLogs`: the same fields, the key as keys are shown, stored later in a batch),
- * and the request metrics (`metrics`). One listener, one clock reading and the route found once,
- * instead of one listener per consumer, each finding the route again (docs/benchmark.md,
- * thirteenth pass).
+ * Records every answered request from one `finish` listener: a structured line (the route pattern, never the
+ * path with its ids; never headers, query or bodies), the account's request log (stored later in a batch) and
+ * the request metrics. One listener, one clock reading and the route found once, rather than one per consumer
+ * (docs/benchmark.md, thirteenth pass).
  */
 export function accessLog(logger: Logger, routes: RouteLabels, sinks: { requestLogs?: RequestLogSink; metrics?: Metrics } = {}) {
   const { requestLogs, metrics } = sinks;

@@ -51,16 +51,10 @@ function parseBytes(req: Request, bytes: Buffer): ApiError | undefined {
 }
 
 /**
- * The common body read directly: plain JSON (above), no Content-Encoding, a Content-Length within
- * the limit. body-parser does the same with a content-type parse, a decoder and stream bookkeeping
- * that such a body never needs, about 20 µs of a 300 µs `/graphql` read (docs/benchmark.md,
- * twenty-first pass). Node's parser delivers exactly Content-Length bytes or aborts the request,
- * so the count is checked only as body-parser does. Anything else goes to body-parser.
- *
- * A small body usually arrives with its headers, and by the time the key is checked Node's parser
- * has buffered all of it (`complete`): it is then taken with one `read()`, without the listeners,
- * the switch to flowing mode and the ticks that deliver 'data' and 'end' (docs/benchmark.md,
- * twenty-sixth pass). Otherwise it is collected as it comes.
+ * The common body read directly, without body-parser's content-type parse, decoder and stream bookkeeping:
+ * plain JSON, no Content-Encoding, a Content-Length within the limit (anything else goes to body-parser). Node's
+ * parser delivers exactly Content-Length bytes or aborts, so the count is checked only as body-parser does. A
+ * body Node has already buffered whole (`complete`) is taken with one `read()`, without flowing mode's ticks.
  */
 function readPlainJson(req: Request, length: number, done: (error: ApiError | undefined) => void): void {
   if (req.complete && req.readableLength === length) {

@@ -105,18 +105,11 @@ export interface IdempotencyOptions {
 }
 
 /**
- * CONTRACT §12 for every POST: the first request with a key runs and its response is stored for
- * 24 h; the same key and body later replays it with `Idempotent-Replayed: true`; another body is
- * 422 `idempotency_key_reused`; a retry while the first still runs is 409
- * `idempotency_in_progress`. Keys live in PostgreSQL, per account, mode and caller (principal.ts),
- * so replays survive a restart and hold across instances, and an answer goes only to its caller.
- *
- * The whole request runs in one transaction that holds the key's lock: the changes, their events
- * and the stored answer commit together, and only then does the answer leave. A process killed at
- * any point leaves either all of them or none (PostgreSQL rolls back the transaction of a
- * connection that died, which frees the lock), so a retry replays a write that committed and runs
- * one that did not, never both. A 5xx answer rolls everything back and is not stored, so a retry
- * can succeed; so does a client that hangs up before its answer is ready.
+ * CONTRACT §12 for every POST: the same key and body replays the stored answer (24 h), another body is 422
+ * `idempotency_key_reused`, a retry while the first runs is 409 `idempotency_in_progress`; keys are stored per
+ * account, mode and caller (principal.ts). The request runs in one transaction holding the key's lock, and its
+ * answer leaves only once its changes, events and stored answer have committed together, so a retry never runs
+ * a committed write twice. A 5xx, or a client that hung up, rolls everything back and stores nothing.
  */
 export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiError) => void, logger: Logger, options: IdempotencyOptions = {}) {
   const { encryptionKey, authorize } = options;

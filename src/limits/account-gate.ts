@@ -74,16 +74,11 @@ class Lines {
 }
 
 /**
- * What one account and mode may hold of an instance, so that an account that sends more than its
- * share waits behind itself, not in front of other accounts (docs/RELIABILITY.md, "A noisy neighbour").
- * Alone on the instance an account may use all of it: `requests` requests and the whole database
- * pool's worth of root fields at once, so a single busy integration loses nothing. While another
- * account is active (a request within the last second), each account runs at most `sharedRequests`
- * requests and `sharedRootFields` root fields at once: a flood of 25-field documents of aggregates
- * then runs one field at a time in its own line, holding one database connection, and another
- * account's read finds a connection, a core and an event loop that is not taken. A request waits
- * before its body is read and a root field before it touches the database, so nothing waiting holds
- * a connection; at most `waiting` requests wait per account (429 past that).
+ * What one account and mode may hold of an instance, so an account over its share waits behind itself
+ * (docs/RELIABILITY.md, "A noisy neighbour"). Alone it may use all of it; while another account is active (a
+ * request within the last second) it runs at most `sharedRequests` requests and `sharedRootFields` root fields
+ * at once. A request waits before its body is read and a root field before it touches the database, so nothing
+ * waiting holds a connection; at most `waiting` requests wait per account (429 past that).
  */
 export class AccountGate {
   private readonly requestLines: Lines;

@@ -16,16 +16,10 @@ const SWEEP_ABOVE = 10_000;
 const NEAR_END_MS = 1_000;
 
 /**
- * rate-limiter-flexible's Redis limiter, with its count sent as plain commands in the request's
- * auto-pipelined write instead of the library's Lua script: Redis spent 5–11 µs of CPU on each call
- * of the script against 0.4–0.7 µs on INCRBY and PTTL, and ioredis' own work is the same for both
- * (docs/benchmark.md, twenty-first pass). A window's end does not move once its key has its expiry,
- * so the limiter remembers it per key and, within the window, sends INCRBY alone (twenty-ninth
- * pass); a key it has not seen, a window in its last second, and a count that shows a fresh key
- * (another instance's, or one deleted) send PTTL too. A key without an expiry (the window's first
- * count, or a process that stopped before giving it one) gets the window's duration, as the script
- * does. INCRBY is atomic, so the count stays exact across instances. Everything else (windows,
- * rewards, reads, the insurance limiter) is the library's.
+ * rate-limiter-flexible's Redis limiter, counting with plain INCRBY (and PTTL when needed) in the request's
+ * auto-pipelined write instead of the library's Lua script (docs/DECISIONS.md, "One Redis client per process").
+ * A window's end never moves once its key has an expiry, so it is remembered per key; a key not seen, a window's
+ * last second, or a count showing a fresh key asks PTTL again. INCRBY is atomic: counts stay exact across instances.
  */
 class PlainCommandsLimiter extends RateLimiterRedis {
   /** Per Redis key, when its window ends (epoch ms), as its PTTL last told. */

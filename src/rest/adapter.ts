@@ -203,13 +203,10 @@ function decodeParam(value: string): string {
 }
 
 /**
- * The generic REST handler: every row of the route table runs its GraphQL operation in-process,
- * prepared once at start (same schema, resolvers, checks and errors as /graphql), then maps
- * the answer to snake_case and the error codes to HTTP statuses.
- *
- * One middleware dispatches every row, matched by its first path segment and then in table order,
- * instead of an express route per row: express tried each row in turn (a lead read walked the
- * deals', agents' and suggestions' rows first), with its layer bookkeeping around every try.
+ * The generic REST handler: each route table row runs its GraphQL operation in-process, prepared once at start
+ * (same schema, resolvers, checks and errors as /graphql), then maps the answer to snake_case and error codes to
+ * statuses. One middleware dispatches every row (by first path segment, then table order), because an express
+ * route per row was tried row by row, with express's layer bookkeeping around each try.
  */
 export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapterDependencies): RequestHandler {
   const methodsByPath = new Map<string, Set<string>>();

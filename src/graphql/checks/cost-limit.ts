@@ -147,14 +147,11 @@ function budgetEstimators(schema: GraphQLSchema, budget: 'data' | 'introspection
 const tooComplex = (message: string) => requestError(new ApiError('query_too_complex', message));
 
 /**
- * Throws 400 `query_too_complex` before an operation runs when it selects more than
- * MAX_ROOT_FIELDS root fields, when its estimated cost for these variables exceeds `maxComplexity`
- * or its introspection exceeds one standard introspection query (with room to spare), or when its cost cannot be
- * computed at all (graphql-query-complexity gives up past 10,000 nodes, counting a fragment each
- * time it is spread: such a document is refused, never run unchecked). Aliases and repeated
- * fields all count. An operation whose upper bound fits (every list at its largest page) is
- * remembered, by its parsed document, and never estimated again: Apollo hands the same parsed
- * document to every request with the same text, and every REST route's prepared document is one.
+ * Refuses with 400 `query_too_complex`, before it runs, an operation over MAX_ROOT_FIELDS root fields, over
+ * `maxComplexity` for its variables, over one standard introspection, or whose cost cannot be computed
+ * (graphql-query-complexity gives up past 10,000 nodes: never run unchecked). Aliases and repeats count. An
+ * operation whose upper bound fits is remembered by its parsed document and not estimated again: Apollo hands the
+ * same document to every request with that text, and each REST route's is prepared once.
  */
 export function createCostCheck(schema: GraphQLSchema, maxComplexity = MAX_COMPLEXITY): OperationCheck {
   const alwaysFits = new WeakMap<DocumentNode, Set<string | null>>();

@@ -5,13 +5,10 @@ import { rootFieldCount } from './cost-limit';
 import { requestError } from '../request-error';
 
 /**
- * Charges a request once per root field it selects, aliases included (CONTRACT §11): 250
- * aliased createLead are 250 requests' work, not one. The gate has already counted the request
- * once (so a request that fails before its document is known still counts); this charges the
- * rest before anything runs. A request the allowance cannot cover is refused whole with 429 and
- * its extra charge given back. The X-RateLimit headers then describe the window after the charge,
- * and X-RateLimit-Cost says what the request was charged. A REST route's operation has one root
- * field, already counted by the gate.
+ * Charges a request once per root field it selects, aliases included (CONTRACT §11): 250 aliased createLead are
+ * 250 requests. The gate counted one already (so a request that fails before its document is known still counts);
+ * this charges the rest before anything runs, or refuses the request whole with 429 and gives the extra back.
+ * X-RateLimit-* then describe the window after the charge; X-RateLimit-Cost says what was charged.
  */
 export function quotaCharge(quota: Quota, onRejected?: (kind: RateLimitKind) => void): OperationCheck {
   return async ({ document, operationName, context, setHeader }) => {

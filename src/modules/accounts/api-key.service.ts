@@ -58,14 +58,11 @@ interface KeyLookup {
 let keyLookup: KeyLookup | undefined;
 
 /**
- * The key by the hash of its current value, with its account's columns, in one statement, which is
- * all a request with a valid key runs; only when it finds nothing (a rolled key's old value, or a
- * wrong key) a second statement looks the hash up among previous values. Each is one unique-index
- * lookup: an `or` of the two columns was a bitmap scan of both indexes on every request, and one
- * `union all … limit 1` of both still set up both branches in PostgreSQL's executor on every
- * request (about 10 µs of its CPU a request, docs/benchmark.md, sixteenth pass). The account's
- * columns are selected by name, not as `row_to_json(a)` (a JSON text built and parsed per
- * request), and without the lazy ones: the password hash never leaves the database on an API request.
+ * The key by the hash of its current value, with its account's columns, in one statement: all a request with a
+ * valid key runs; only when it finds nothing is the hash looked up among previous values. Two unique-index lookups,
+ * since an `or` or a `union all` of both columns cost every request more (docs/benchmark.md, sixteenth pass).
+ * The account's columns are named (no `row_to_json`), lazy ones left out: the password hash never leaves the
+ * database on an API request.
  */
 function keyLookupOf(em: EntityManager): KeyLookup {
   if (keyLookup) return keyLookup;

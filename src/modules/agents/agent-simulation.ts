@@ -39,14 +39,11 @@ interface Replay {
 }
 
 /**
- * Replays the recorded events of a window against a config with the agent types' own behaviours
- * (BEHAVIOURS), as the runner would run them, and answers what it would have done. Writing comes
- * first, outside any transaction, with a writer capped at SIMULATION_MODEL_CALLS that never marks
- * the integration (a refused key is the real runs' to report); then every `act` runs, each in a
- * savepoint as a run in its own transaction, in one transaction that is always rolled back, so
- * no lead, deal, proposal, suggestion, run, follow-up or event is left and nothing is delivered
- * (webhooks, Outlook drafts and agent tasks all come from committed events). No run is recorded,
- * so neither the agent's metrics nor its token budget count a simulation.
+ * Replays a window's recorded events against a config with the agent types' own behaviours, answering what
+ * they would have done. Writing runs first, outside any transaction, capped at SIMULATION_MODEL_CALLS and never
+ * marking the integration (a refused key is the real runs' to report); then each `act` runs in a savepoint of one
+ * transaction that is always rolled back, so nothing is left or delivered (deliveries come from committed events),
+ * and no run is recorded for the agent's metrics or token budget.
  */
 export class AgentSimulationService {
   constructor(

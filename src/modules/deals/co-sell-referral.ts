@@ -14,16 +14,11 @@ export interface ReferralSource {
 }
 
 /**
- * The body of POST /v1.0/engagements/referrals for a co-sell deal: a Shared referral (Microsoft and
- * the partner work it together), new and pending; the customer's organization, country and contact
- * (the deal's lead); the consent flags; the deal's value, currency and closing date; and our
- * registration id as externalReferenceId, which is how a retry finds a referral an attempt created
- * before it crashed. Registering a deal for co-sell is the partner's statement that the customer
- * agreed to be contacted and to have the details shared with Microsoft's sellers, so every consent
- * flag is true (the API spells one of them `consentToToShareInfoWithOthers`).
- *
- * Throws when the lead lacks a field the eligibility rules require (the registration checked them;
- * the lead may have changed since): the caller ends the registration with the reason.
+ * The body of POST /v1.0/engagements/referrals for a co-sell deal; externalReferenceId is our registration id, by
+ * which a retry finds a referral an attempt created before it crashed. Every consent flag is true: registering is
+ * the partner's statement that the customer agreed to be contacted and to share the details with Microsoft's
+ * sellers (the API spells one flag `consentToToShareInfoWithOthers`). Throws when the lead has lost a field
+ * eligibility requires; the caller ends the registration with the reason.
  */
 export function referralBody(source: ReferralSource): object {
   const { deal, lead } = source;

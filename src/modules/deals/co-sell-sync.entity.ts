@@ -3,16 +3,10 @@ import { TenantEntity } from '../../db/base.entity';
 import { Deal } from './deal.entity';
 
 /**
- * The background work a live co-sell registration owes Partner Center: create its referral, then
- * read the referral's status until it is final. One row per registration (its id is the
- * registration's), made in the transaction that registers, removed once the registration's status
- * is final. The row is the worker's bookkeeping, never shown: what a client sees is the deal's
- * `co_sell` (the referral id, the status and its reason).
- *
- * `dueAt` is both the schedule and the lease: a claim moves it a lease ahead (and counts the claim,
- * the fence that tells a late worker it lost the row), and finishing the work moves it to the
- * next read, or to the retry after a failure. A worker that dies leaves `dueAt` at the lease's
- * end, when another takes the row up again.
+ * The work a live co-sell registration owes Partner Center (create its referral, then read its status until
+ * final): one row per registration, with its id, made in the registering transaction, removed once final, never
+ * shown. `dueAt` is both schedule and lease: a claim moves it a lease ahead and counts `claims`, the fence that
+ * tells a late worker it lost the row, so a dead worker's row is due again at the lease's end.
  */
 @Entity({ tableName: 'co_sell_syncs' })
 @Index({ name: 'co_sell_syncs_due', properties: ['dueAt'] })

@@ -74,22 +74,12 @@ const DISCONNECTED_REASON =
   'The Partner Center integration was disconnected: the registration waits for a connected partner_center integration (connect one again to go on); the status is the last one read.';
 
 /**
- * Takes live co-sell registrations to Partner Center and brings the answers back. Each
- * registration owes a CoSellSync (made with it); the worker claims due rows with SKIP LOCKED under
- * a lease, so any number of instances may run it. For a registration without a referral it first
- * looks for one whose externalReferenceId is the registration's id (an attempt that created the
- * referral and died before storing its id is then found, never duplicated), and creates the
- * referral only when there is none. Then it reads the referral every `referralPollIntervalMs` and
- * maps its status onto co_sell.status, until the status is final (rejected, expired, won).
- *
- * Each change of co_sell (the referral id, the status, the reason) is written with deal.updated
- * and deal.co_sell_updated in one transaction; a read that changes nothing writes nothing. 429 and
- * 5xx back off (Retry-After when given); a refusal of the credentials moves the integration to
- * `error`, and the registration is tried again on the backoff until Partner Center accepts them
- * again (which moves the integration back); a 400 refusal of the referral itself ends the
- * registration as rejected, with Partner Center's reason in co_sell.status_reason. A registration
- * whose integration was disconnected goes on through the partner_center integration connected
- * since (new credentials are a new integration), or waits for one, saying so in status_reason.
+ * Takes live co-sell registrations to Partner Center and follows each referral's status until final
+ * (docs/ARCHITECTURE.md, "Background work"). A referral is looked up by the registration id as
+ * externalReferenceId before one is created, so an attempt that died after creating it never makes two.
+ * 429 and 5xx back off; refused credentials put the integration in `error` and the registration retries on
+ * the backoff; a 400 for the referral itself ends it as rejected, with Partner Center's reason. A registration
+ * whose integration was disconnected goes on through the partner_center integration connected since.
  */
 export class CoSellWorker extends PollingWorker<SyncClaim> {
   private readonly knex: Knex;

@@ -62,14 +62,9 @@ export function countryCode(country: string | null | undefined): string | null {
 }
 
 /**
- * The eligibility rules, all checked so a client learns every reason at once. CONTRACT §6: an
- * open stage at or past qualification, a value of at least 1,000, a linked lead with company and
- * contact email, and a connected integration in the same mode. In test mode that is the
- * microsoft365 integration and nothing more. In live mode the registration becomes a Partner
- * Center referral, so the integration is partner_center (also of type m365), and what a referral
- * requires that the deal lacks is a reason too: the closing date (`expected_close_date`), the
- * customer contact's first and last name (`contact_name`), and the customer's country as an ISO
- * code (`country`). The lead's own fields are judged only when a lead is linked.
+ * The eligibility rules (CONTRACT §6), all checked so a client learns every reason at once. In live mode the
+ * registration becomes a Partner Center referral, so the integration must be partner_center (also of type m365)
+ * and what a referral requires (closing date, contact's first and last name, ISO country) is a reason too.
  */
 export function coSellProblems(facts: CoSellFacts): CoSellProblem[] {
   const problems: CoSellProblem[] = [];

@@ -164,14 +164,10 @@ export class DealService {
   }
 
   /**
-   * Registers the deal for co-sell (CONTRACT §6). Every failed rule is reported at once (422).
-   * The deal row is locked for the check and the write, in one transaction with the events: of
-   * two concurrent requests exactly one registers, and the other then sees the registration (409).
-   *
-   * Test mode has no partner program behind it: it accepts at once, and nothing is sent anywhere.
-   * A live registration answers at once too, `submitted`, without waiting on Microsoft: the same
-   * transaction owes the CoSellWorker a CoSellSync, which creates the Partner Center referral in
-   * the background and then follows its status (src/modules/deals/co-sell-worker.ts).
+   * Registers the deal for co-sell (CONTRACT §6), reporting every failed rule at once (422). The deal row is
+   * locked for the check and the write, so of two concurrent requests exactly one registers and the other gets
+   * 409. Test mode accepts at once; a live registration answers `submitted` and, in the same transaction, owes a
+   * CoSellSync that co-sell-worker.ts takes to Partner Center in the background.
    */
   async register(id: string): Promise<Deal> {
     await this.get(id); // 404 before anything else

@@ -35,13 +35,10 @@ export interface RequestLogWriterOptions {
 }
 
 /**
- * Stores the accounts' request logs off the request path. A request only appends its record to an
- * in-memory buffer (no I/O, no await); this writer empties the buffer with one multi-row insert per
- * batch, every flushIntervalMs or as soon as a batch is full, one insert at a time. When the
- * database is slower than the requests, the buffer stays bounded: the oldest records are dropped and
- * counted (request_logs_dropped_total, and one warning per pass), so a slow or absent database never
- * holds a request nor grows the process. A failed insert drops its batch the same way (no retry: the
- * next batch is already waiting). Request logs are a convenience; the requests are what matter.
+ * Stores request logs off the request path: a request only appends to an in-memory buffer, which this writer
+ * empties in multi-row inserts, one at a time. A full buffer drops its oldest records and a failed insert its
+ * batch, counted (request_logs_dropped_total) and never retried, so a slow or absent database never holds a
+ * request nor grows the process: request logs are a convenience, the requests are what matter.
  */
 export class RequestLogWriter {
   private buffer: RequestLogRecord[] = [];

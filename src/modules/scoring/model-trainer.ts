@@ -27,14 +27,11 @@ interface Due {
 }
 
 /**
- * Trains lead-score models in the background, never in a request: an account and mode is due
- * once it has MIN_CLOSED_LEADS closed leads (MIN_PER_OUTCOME won and lost) and no model, or
- * RETRAIN_AFTER more closed leads than its newest model learned from. Training stores a new
- * version; then every lead of the account and mode is rescored with it, in batches. Each batch
- * commits with its lead.scored events and the model's progress (`rescored_through`), so rescoring
- * that stops part-way (shutdown, crash, an error) resumes where it was at the next pass, here or on
- * another instance, until the model is marked `rescored_at`. A transaction-scoped advisory lock
- * per account and mode keeps two instances from training or rescoring it at once.
+ * Trains lead-score models in the background, never in a request: an account and mode is due at MIN_CLOSED_LEADS
+ * closed leads (MIN_PER_OUTCOME of each outcome) without a model, or RETRAIN_AFTER more closed leads than its
+ * newest model learned from. Rescoring commits each batch with its events and `rescored_through`, so a stop
+ * part-way resumes there, on any instance. A transaction-scoped advisory lock per account and mode keeps two
+ * instances from training or rescoring it at once.
  */
 export class ModelTrainer extends PollingWorker<Due> {
   private readonly knex: Knex;

@@ -29,22 +29,12 @@ export interface ClaimLimits {
 const CLAIM_LOCK = 'webhook-claims';
 
 /**
- * The fair claim, in one statement (after the lock):
- * - `pending_hooks` walks the pending deliveries index webhook by webhook (a skip scan: one index
- *   probe per webhook that has pending deliveries, whatever its backlog), with its oldest due time;
- * - `in_flight` is the leased rows whose lease is ahead (a small partial index);
- * - `endpoints` keeps those with due work that are not backed off, with their attempts in flight;
- * - `accounts` orders their accounts by attempts in flight, then by when they were last served,
- *   and keeps the first `limit` under their bound: each of those has an attempt to start that goes
- *   before any later account's, so the rest cannot get a slot in this claim and cost nothing more;
- * - `ready` adds how many due rows each endpoint could take (at most the room it has left);
- * - `units` is one row per attempt an endpoint could start, numbered within its account so that
- *   the account's endpoints take turns and the account stays under its bound;
- * - `picked` takes units so that the account with the fewest attempts in flight goes first (ties:
- *   the one served least recently), round after round, up to `limit`;
- * - `claimed` leases each picked endpoint's oldest due rows (FOR UPDATE SKIP LOCKED), and `served`
- *   records the turn (SKIP LOCKED too: a claim never waits for a settling attempt, so it cannot
- *   deadlock with one; a missed turn only loosens a tie-break).
+ * The fair claim, in one statement after the lock (docs/DESIGN.md, "Events and webhooks"). `pending_hooks` is
+ * a skip scan: one index probe per webhook with pending work, whatever its backlog. `accounts` keeps only the
+ * first `limit` accounts (fewest attempts in flight, then least recently served): no later one can win a slot.
+ * `units` numbers each account's possible attempts so its endpoints take turns within its bound. `served` skips
+ * locked rows too: a claim never waits for a settling attempt, so it cannot deadlock with one, and a missed
+ * turn only loosens a tie-break.
  */
 // Named bindings (:limit…), so no "::" casts below: knex would read them as bindings.
 const CLAIM_SQL = `

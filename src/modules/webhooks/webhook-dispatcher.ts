@@ -50,14 +50,10 @@ export interface DispatcherOptions {
 const GONE = 410;
 
 /**
- * Sends webhooks from the outbox. Safe to run in every instance at once: events are fanned out to
- * deliveries, and due deliveries claimed, under FOR UPDATE SKIP LOCKED, so no two dispatchers
- * take the same row; a claim is a lease (next_attempt_at pushed past the attempt's deadline), so
- * work held by an instance that died becomes due again by itself. Delivery is at least once.
- *
- * One tenant's endpoints cannot hold up another's: claims are fair (webhook-claims.repository.ts:
- * bounded per endpoint and per account across instances, accounts in turn), an endpoint that keeps
- * failing is backed off, and one that fails for a whole retry schedule is disabled.
+ * Sends webhooks from the outbox, at least once, from any number of instances: fan-out and claims take rows
+ * FOR UPDATE SKIP LOCKED, and a claim is a lease, so a dead instance's work becomes due again by itself. One
+ * tenant's endpoints cannot hold up another's: claims are fair (webhook-claims.repository.ts), failing
+ * endpoints are backed off, and one that fails for a whole retry schedule is disabled.
  */
 export class WebhookDispatcher extends PollingWorker<Claim> {
   private readonly knex: Knex;

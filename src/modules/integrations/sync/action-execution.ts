@@ -37,15 +37,10 @@ interface Owed {
 type Delivery = { dealId: string | null } & ({ deliverTo: 'outlook_draft'; item: OutboundDraft } | { deliverTo: 'todo_task'; item: OutboundTask });
 
 /**
- * A Microsoft 365 run: the agents' follow-ups owed to the mailbox (pending rows of object_type
- * `action`, made by action-fan-out.ts), one at a time, oldest first. Each is looked for at Graph
- * and written only when it is not there (m365-client.ts), then linked (`integration_links`:
- * the action's id to Graph's id of the draft or task) in the same transaction that removes what
- * was owed. So a crash before the link repeats the action, which finds the item instead of
- * writing it twice, and a crash after it finds the link and writes nothing. An action Graph
- * refuses (400), or whose deal is gone, is a failure of that action; anything that stops the
- * mailbox (refused credentials, throttling beyond the wait, no answer) stops the run and leaves
- * the rest owed for the next.
+ * A Microsoft 365 run: the agents' follow-ups owed to the mailbox (object_type `action`, from action-fan-out.ts),
+ * oldest first. Each is looked for at Graph before it is written, and linked in the transaction that removes
+ * what was owed, so a crash at any point ends in exactly one item (docs/DESIGN.md, "Agents' follow-ups"). A 400
+ * or a deleted deal fails that action only; whatever stops the mailbox stops the run, leaving the rest owed.
  */
 export class ActionExecution {
   constructor(

@@ -19,14 +19,11 @@ export function parseActionId(id: string): { runId: string; index: number } | nu
 }
 
 /**
- * The outbound side for actions: an approved follow_up_email suggestion (`agent.suggestion_approved`)
- * is owed, under the suggestion's id, to every Microsoft 365 integration of its account and mode
- * that is not disconnected, to become an Outlook draft. And an `agent.action` event of a deal_follow_up run whose deployed
- * version has `deliver_to` other than `none` owes each of the run's `deal_idle` actions to every
- * Microsoft 365 integration of the event's account and mode that is not disconnected (one pending
- * row per action and integration, object_type `action`). An integration in error keeps them, and
- * delivers them once it is back. The run and its version are read in the fan-out's transaction:
- * they were written with the event, and a version never changes.
+ * Owes actions to every Microsoft 365 integration of the event's account and mode that is not disconnected (one
+ * pending row per action and integration, object_type `action`): an approved follow_up_email suggestion, as an
+ * Outlook draft, and each `deal_idle` action of a deal_follow_up run whose version has `deliver_to` other than
+ * `none`. An integration in error keeps them until it is back. The run and its version are read in the fan-out's
+ * transaction: they were written with the event, and a version never changes.
  */
 export const actionFanOut: FanOutConsumer = {
   mayOwe: mayOweIfAny('integrations', 't.type = ? and t.status <> ?', [IntegrationType.m365, IntegrationStatus.disconnected]),
