@@ -2,6 +2,7 @@ import { jsonOf } from '../../src/modules/integrations/providers/provider-http';
 import {
   AccessToken,
   Failure,
+  pauseAfterFailure,
   ProviderSession,
   SessionCall,
   SessionPolicy,
@@ -160,6 +161,34 @@ describe('after a 5xx or no answer', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(30 - TIMER_SLACK_MS);
     expect(await tries.backOff(1)).toBe(false);
   });
+
+  it("backOff pauses for the failure's Retry-After when the rule says so, and says false when it is beyond maxWaitMs", async () => {
+    const graphLike = { failures: { backoffMs: [10, 10], statuses: 'server-errors' as const, pauseForRetryAfter: true }, maxWaitMs: 500 };
+    const tries = session(graphLike);
+    const started = Date.now();
+    expect(await tries.backOff(0, 200)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200 - TIMER_SLACK_MS);
+    expect(await tries.backOff(1, 60_000)).toBe(false);
+    // Without the rule, the schedule's pause whatever was asked.
+    expect(await session({ maxWaitMs: 500 }).backOff(0, 60_000)).toBe(true);
+  });
+
+  it('pauseAfterFailure, the decision a caller that owns its transport shares: the asked wait or the schedule, none when spent or too long', () => {
+    const rule = { backoffMs: [1_000, 2_000], pauseForRetryAfter: true };
+    expect([0, 1, 2].map((failures) => pauseAfterFailure(rule, 30_000, failures))).toEqual([1_000, 2_000, undefined]);
+    expect(pauseAfterFailure(rule, 30_000, 0, 0)).toBe(0);
+    expect(pauseAfterFailure(rule, 30_000, 1, 30_000)).toBe(30_000);
+    expect(pauseAfterFailure(rule, 30_000, 1, 30_001)).toBeUndefined();
+    expect(pauseAfterFailure(rule, 30_000, 2, 5)).toBeUndefined();
+    expect(pauseAfterFailure({ backoffMs: [1_000] }, 30_000, 0, 60_000)).toBe(1_000);
+  });
+
+  it("with no schedule, a failure is the caller's error at once", async () => {
+    fake.script.push({ status: 503, headers: { 'retry-after': '1' } });
+    const error = await failure(session({ failures: { backoffMs: [], statuses: 'server-errors', pauseForRetryAfter: true } }).send(get(), {}));
+    expect((error as Failed).failure).toMatchObject({ kind: 'answered', response: { status: 503 } });
+    expect(fake.requests).toHaveLength(1);
+  });
 });
 
 describe('throttles', () => {
@@ -195,6 +224,14 @@ describe('throttles', () => {
     const persistent = await failure(session({ throttle: { retries: 2, intervalHeader: 'x-wait-ms', defaultWaitMs: 50 } }).send(get(), {}));
     expect(persistent).toMatchObject({ status: 429, waitMs: 20 });
     expect(fake.requests).toHaveLength(1 + 3);
+  });
+
+  it('with no retries, a throttle is the error at once, saying when to come back: its Retry-After, else the default wait', async () => {
+    const handsBack = session({ throttle: { retries: 0, defaultWaitMs: 10_000 }, maxWaitMs: 0 });
+    fake.script.push({ status: 429, headers: { 'retry-after': '7' } }, { status: 429 });
+    expect(await failure(handsBack.send(get(), {}))).toMatchObject({ status: 429, waitMs: 7_000 });
+    expect(await failure(handsBack.send(get(), {}))).toMatchObject({ status: 429, waitMs: 10_000 });
+    expect(fake.requests).toHaveLength(2);
   });
 
   it('takes a listed status as a throttle only with Retry-After (a 503 without one is a failure)', async () => {

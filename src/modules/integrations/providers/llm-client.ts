@@ -4,6 +4,7 @@ import type { ProviderSettings } from './provider-settings';
 import { AZURE_OPENAI_API_VERSION, guardedFetch, LLM_NAMES, llmEndpoint, LlmProvider } from './llm-fetch';
 import { LlmAuthError, LlmMalformedOutput, LlmModelRefusal, LlmRequestRejected, LlmTimeout, LlmUnavailable } from './llm-errors';
 import { schemaProblem } from './llm-schema';
+import { FailureRule, pauseAfterFailure } from './provider-session';
 import { cleanReason } from './verification-outcomes';
 
 export * from './llm-errors';
@@ -35,7 +36,7 @@ export interface LlmClientOptions {
   timeoutMs?: number;
   /** Requests made at most for one completion, the first included (default 3). */
   maxAttempts?: number;
-  /** A Retry-After longer than this is not waited for: the completion fails as unavailable (default 30 s). */
+  /** A wait longer than this (a Retry-After, or a backoff) is not waited for: the completion fails as unavailable (default 30 s). */
   maxRetryAfterMs?: number;
   /** The first backoff after a 5xx or a dropped connection, doubled each time (default 1 s). */
   backoffMs?: number;
@@ -52,14 +53,18 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
  * it is not too long), 5xx and dropped connections with backoff, a bounded number of times, and
  * never a timeout (a hung model would multiply the wait). Nothing is logged: the prompts carry
  * customers' data and the headers the key; error messages have every credential value taken out.
+ *
+ * The SDK owns the transport (it builds each request and reads its answer through our fetch), so
+ * a ProviderSession cannot carry the call; the decision to try again is still the session's one
+ * function (pauseAfterFailure), given this client's schedule.
  */
 export class LlmClient {
   private readonly sdk: OpenAI;
   private readonly name: string;
   private readonly timeoutMs: number;
-  private readonly maxAttempts: number;
-  private readonly maxRetryAfterMs: number;
-  private readonly backoffMs: number;
+  /** After a 429 its Retry-After, else a pause doubling from options.backoffMs: as many further tries as pauses. */
+  private readonly retries: Pick<FailureRule, 'backoffMs' | 'pauseForRetryAfter'>;
+  private readonly maxWaitMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
 
   constructor(
@@ -72,9 +77,10 @@ export class LlmClient {
   ) {
     this.name = LLM_NAMES[provider];
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
-    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
-    this.backoffMs = options.backoffMs ?? 1_000;
+    const firstBackoffMs = options.backoffMs ?? 1_000;
+    const backoffMs = Array.from({ length: Math.max(1, options.maxAttempts ?? 3) - 1 }, (_, i) => firstBackoffMs * 2 ** i);
+    this.retries = { backoffMs, pauseForRetryAfter: true };
+    this.maxWaitMs = options.maxRetryAfterMs ?? 30_000;
     this.sleep = options.sleep ?? sleepFor;
     const endpoint = llmEndpoint(provider, credentials, settings);
     const common = {
@@ -124,23 +130,18 @@ export class LlmClient {
     return { value: value as T, usage };
   }
 
+  /** 429s and 5xx share one count of tries, so maxAttempts bounds a completion's requests whatever went wrong. */
   private async withRetries<T>(call: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    for (let failures = 0; ; failures++) {
       try {
         return await call();
       } catch (error) {
         const failure = this.failureOf(error);
-        const waitMs = failure instanceof LlmUnavailable ? this.retryWait(failure, attempt) : undefined;
-        if (waitMs === undefined || attempt >= this.maxAttempts) throw failure;
+        const waitMs = failure instanceof LlmUnavailable ? pauseAfterFailure(this.retries, this.maxWaitMs, failures, failure.retryAfterMs) : undefined;
+        if (waitMs === undefined) throw failure;
         await this.sleep(waitMs);
       }
     }
-  }
-
-  /** How long to wait before trying again, or undefined when waiting is pointless. */
-  private retryWait(failure: LlmUnavailable, attempt: number): number | undefined {
-    if (failure.retryAfterMs !== undefined) return failure.retryAfterMs <= this.maxRetryAfterMs ? failure.retryAfterMs : undefined;
-    return this.backoffMs * 2 ** (attempt - 1);
   }
 
   /** The SDK's error (or anything else thrown) as one of ours. */

@@ -14,12 +14,7 @@ export const ACTION_PROPERTY_ID = 'String {8d621c2e-fee3-4ced-97c4-0d08d5050ac4}
 /** linkedResource.applicationName of our To Do tasks (their externalId holds the action's id). */
 export const APPLICATION_NAME = 'Sales Pipeline API';
 
-/** Writes (after an unknown outcome, each preceded by a look for the item) before the run gives up. */
-const CREATE_ATTEMPTS = 3;
-const CREATE_BACKOFF_MS = [250, 1_000];
 const DEFAULT_MAX_WAIT_MS = 30_000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A draft to write in the mailbox: never sent, the salesperson reviews and sends it. */
 export interface OutboundDraft {
@@ -86,11 +81,7 @@ class GraphMailboxClient implements MailboxClient {
   private readonly user: string;
   private defaultList?: string;
 
-  constructor(
-    credentials: Record<string, string>,
-    settings: ProviderSettings,
-    private readonly maxWaitMs: number,
-  ) {
+  constructor(credentials: Record<string, string>, settings: ProviderSettings, maxWaitMs: number) {
     this.session = new GraphSession(credentials, settings, { maxWaitMs });
     // A user principal name in Graph's path: percent-encoded (a guest's #EXT# included), its @ as written.
     this.user = `/v1.0/users/${encodeURIComponent(credentials.mailbox).replace(/%40/g, '@')}`;
@@ -157,9 +148,13 @@ class GraphMailboxClient implements MailboxClient {
     );
   }
 
-  /** Looks for the item, and writes it when it is not there; a write whose outcome is unknown is looked for again before another. */
+  /**
+   * Looks for the item, and writes it when it is not there; a write whose outcome is unknown is
+   * looked for again before another, after the session's pause (its Retry-After, else Graph's
+   * schedule), until the session says the pauses are spent.
+   */
   private async once(find: () => Promise<string | null>, create: () => Promise<string>, external: (id: string) => ExternalIds): Promise<DeliveredItem> {
-    for (let attempt = 1; ; attempt++) {
+    for (let failures = 0; ; failures++) {
       const existing = await find();
       if (existing) return { id: existing, external: external(existing), found: true };
       try {
@@ -167,9 +162,7 @@ class GraphMailboxClient implements MailboxClient {
         return { id, external: external(id), found: false };
       } catch (error) {
         if (!(error instanceof GraphOutcomeUnknown)) throw error;
-        const waitMs = error.retryAfterMs ?? CREATE_BACKOFF_MS[attempt - 1];
-        if (attempt >= CREATE_ATTEMPTS || waitMs > this.maxWaitMs) throw error;
-        await sleep(waitMs);
+        if (!(await this.session.backOff(failures, error.retryAfterMs))) throw error;
       }
     }
   }

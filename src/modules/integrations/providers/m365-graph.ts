@@ -60,7 +60,7 @@ export interface GraphCall {
  * - 429: its Retry-After waited out up to three times, never longer than maxWaitMs at once; then
  *   CrmUnavailable with the wait, so the run fails and the next one waits that long.
  * - A GET's 5xx or no answer: asked again (Retry-After when given, else 250 ms, 1 s). A POST's is
- *   GraphOutcomeUnknown: its caller looks for what it wrote before writing again.
+ *   GraphOutcomeUnknown: its caller looks for what it wrote before writing again, after backOff().
  * What comes back is a 2xx or a 4xx the caller reads (400, 404). No message carries the secret or a token.
  */
 export class GraphSession {
@@ -111,6 +111,15 @@ export class GraphSession {
   /** A token for Graph: the cached one while it is fresh, else a new grant (refused: CrmAuthRefused). */
   token(): Promise<string> {
     return this.session.token();
+  }
+
+  /**
+   * Before a write is tried again by its caller (after the `failures`-th GraphOutcomeUnknown, 0 for
+   * the first): waits its Retry-After, else GRAPH_RULES' pause, and says true; false when those are
+   * spent or the wait is beyond maxWaitMs.
+   */
+  backOff(failures: number, retryAfterMs?: number): Promise<boolean> {
+    return this.session.backOff(failures, retryAfterMs);
   }
 
   /** One Graph call, answered 2xx or with a 4xx for the caller (400, 404); refusals and unusable answers are thrown. */

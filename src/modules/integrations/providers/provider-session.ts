@@ -172,11 +172,12 @@ export class ProviderSession<Call extends SessionCall = SessionCall> {
 
   /**
    * After the `failures`-th failure (0 for the first) of a call its caller repeats itself (a
-   * create looked for before it is made again): waits the schedule's pause and says true, or
-   * says false when the schedule is spent.
+   * create looked for before it is made again): waits the pause the session would (`askedMs`, the
+   * failure's Retry-After, when the rule takes it, else the schedule's) and says true, or says
+   * false when the schedule is spent or the pause is beyond maxWaitMs.
    */
-  async backOff(failures: number): Promise<boolean> {
-    const pauseMs = this.policy.failures.backoffMs[failures];
+  async backOff(failures: number, askedMs?: number): Promise<boolean> {
+    const pauseMs = pauseAfterFailure(this.policy.failures, this.policy.maxWaitMs, failures, askedMs);
     if (pauseMs === undefined) return false;
     await sleep(pauseMs);
     return true;
@@ -215,9 +216,9 @@ export class ProviderSession<Call extends SessionCall = SessionCall> {
         failure = { kind: 'answered', response: answer, outcomeUnknown: call.repeatable === false };
       }
       if (failure.outcomeUnknown) throw policy.failed(failure, call);
-      const askedMs = policy.failures.pauseForRetryAfter && failure.kind === 'answered' ? retryAfterMsOf(failure.response) : undefined;
-      const pauseMs = askedMs ?? policy.failures.backoffMs[failures];
-      if (failures >= policy.failures.backoffMs.length || pauseMs > policy.maxWaitMs) throw policy.failed(failure, call);
+      const askedMs = failure.kind === 'answered' ? retryAfterMsOf(failure.response) : undefined;
+      const pauseMs = pauseAfterFailure(policy.failures, policy.maxWaitMs, failures, askedMs);
+      if (pauseMs === undefined) throw policy.failed(failure, call);
       failures++;
       await sleep(pauseMs);
     }
@@ -255,6 +256,23 @@ export class ProviderSession<Call extends SessionCall = SessionCall> {
     if (Number.isFinite(interval) && interval > 0) return interval;
     return rule.defaultIsWindow && window ? window.windowMs : rule.defaultWaitMs;
   }
+}
+
+/**
+ * The pause before another try after the `failures`-th failure (0 for the first), or undefined
+ * when the call gives up: the schedule is spent, or the pause (`askedMs`, the provider's Retry-After,
+ * when the rule takes it, else the schedule's) is beyond `maxWaitMs`. Exported for the LLM client,
+ * whose transport the openai SDK owns, so that its tries follow the same rule.
+ */
+export function pauseAfterFailure(
+  rule: Pick<FailureRule, 'backoffMs' | 'pauseForRetryAfter'>,
+  maxWaitMs: number,
+  failures: number,
+  askedMs?: number,
+): number | undefined {
+  if (failures >= rule.backoffMs.length) return undefined;
+  const pauseMs = (rule.pauseForRetryAfter ? askedMs : undefined) ?? rule.backoffMs[failures];
+  return pauseMs > maxWaitMs ? undefined : pauseMs;
 }
 
 function retryAfterMsOf(response: ProviderResponse): number | undefined {
