@@ -308,6 +308,25 @@ describe('CRM sync', () => {
       expect(next.body.data[0].id).toBe(all[1].id);
     });
 
+    it("sets HubSpot up once: a second run makes no property call, and nothing sent or answered broke HubSpot's documents", async () => {
+      const token = `pat-na1-setup-${Date.now()}`;
+      crms.hubspot.accept(token);
+      const made = await api('POST', '/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: token } });
+      const integrationId = made.body.id as string;
+      await settled(integrationId);
+      const propertyCalls = () =>
+        crms.hubspot.requests.filter((request) => request.headers.authorization === `Bearer ${token}` && request.path.startsWith('/crm/v3/properties/'));
+      // The connect's run read the three properties (and made those an earlier run had not).
+      const setUp = propertyCalls().length;
+      expect(setUp).toBeGreaterThanOrEqual(3);
+      // Later runs: the one for a new lead's change, then one on request.
+      const lead = (await api('POST', '/v1/leads', { company: 'Second Run Co', contact_email: `second-run-${Date.now()}@crm.test` })).body;
+      await waitFor('the lead at HubSpot', () => crms.hubspot.find('contacts', 'sales_pipeline_id', lead.id));
+      expect(await syncNow(integrationId)).toMatchObject({ status: 'succeeded' });
+      expect(propertyCalls()).toHaveLength(setUp);
+      expect(crms.hubspot.conformance.violations).toEqual([]);
+    });
+
     it('refuses to sync a disconnected integration (409)', async () => {
       const integrationId = await connectHubSpot();
       await settled(integrationId);

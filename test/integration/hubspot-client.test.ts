@@ -62,11 +62,16 @@ describe('the HubSpot CrmClient', () => {
     await fake.close();
   });
 
-  it('open() creates the unique sales_pipeline_id property on contacts, companies and deals once; a second open is fine', async () => {
+  const propertyCalls = () =>
+    fake.requests.filter((request) => request.path.startsWith('/crm/v3/properties/')).map((request) => `${request.method} ${request.path}`);
+
+  it('open() makes the unique sales_pipeline_id property on contacts, companies and deals; later clients of the account make no property call', async () => {
     await client().open();
-    const created = fake.requests.filter((request) => request.method === 'POST' && request.path.startsWith('/crm/v3/properties/'));
-    expect(created.map((request) => request.path)).toEqual(['/crm/v3/properties/contacts', '/crm/v3/properties/companies', '/crm/v3/properties/deals']);
-    expect(JSON.parse(created[0].body)).toMatchObject({
+    expect(propertyCalls()).toEqual(
+      ['contacts', 'companies', 'deals'].flatMap((type) => [`GET /crm/v3/properties/${type}/sales_pipeline_id`, `POST /crm/v3/properties/${type}`]),
+    );
+    const created = fake.requests.find((request) => request.method === 'POST' && request.path === '/crm/v3/properties/contacts')!;
+    expect(JSON.parse(created.body)).toMatchObject({
       name: 'sales_pipeline_id',
       label: 'Sales Pipeline ID',
       groupName: 'contactinformation',
@@ -74,13 +79,43 @@ describe('the HubSpot CrmClient', () => {
       fieldType: 'text',
       hasUniqueValue: true,
     });
+    // A sync run makes a new client: the account's properties are known in this process.
+    const before = fake.requests.length;
     await client().open();
-    const checked = fake.requests.filter((request) => request.method === 'GET' && request.path.startsWith('/crm/v3/properties/'));
-    expect(checked.map((request) => request.path)).toEqual([
-      '/crm/v3/properties/contacts/sales_pipeline_id',
-      '/crm/v3/properties/companies/sales_pipeline_id',
-      '/crm/v3/properties/deals/sales_pipeline_id',
+    expect(fake.requests).toHaveLength(before);
+
+    // Another token (a reconnect) is checked afresh: the properties exist, three reads and no write.
+    const other = `pat-na1-${randomBytes(12).toString('hex')}`;
+    fake.accept(other);
+    await createHubSpotClient({ access_token: other }, settingsFor(fake)).open();
+    expect(propertyCalls().slice(6)).toEqual(['contacts', 'companies', 'deals'].map((type) => `GET /crm/v3/properties/${type}/sales_pipeline_id`));
+  });
+
+  it('refuses to sync when sales_pipeline_id was made by hand without unique values, and says what to do', async () => {
+    fake.userCreateProperty('deals', { name: 'sales_pipeline_id', hasUniqueValue: false });
+    await expect(client().open()).rejects.toThrow(/deals property sales_pipeline_id exists but does not require unique values; delete it in HubSpot/);
+  });
+
+  it('sets sales_pipeline_id up again when HubSpot says it is gone (deleted there), and writes what it was writing', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    const [first] = await hubspot.upsertLeads([lead(1)]);
+    fake.userDeleteProperty('contacts', 'sales_pipeline_id');
+    const setUp = propertyCalls().length;
+
+    const outcomes = await hubspot.upsertLeads([{ ...lead(1), external: first.external! }, lead(2)]);
+    expect(outcomes.map((outcome) => outcome.error)).toEqual([undefined, undefined]);
+    expect(outcomes[0].external?.contact).toBe(first.external!.contact);
+    expect(propertyCalls().slice(setUp)).toEqual([
+      'GET /crm/v3/properties/contacts/sales_pipeline_id',
+      'POST /crm/v3/properties/contacts',
+      'GET /crm/v3/properties/companies/sales_pipeline_id',
+      'GET /crm/v3/properties/deals/sales_pipeline_id',
     ]);
+    expect(fake.find('contacts', 'sales_pipeline_id', 'lead_1')!.id).toBe(first.external!.contact);
+    expect(fake.find('contacts', 'sales_pipeline_id', 'lead_2')!.id).toBe(outcomes[1].external!.contact);
+    // HubSpot's refusal was what the document describes; nothing our client sent was refused by it.
+    expect(fake.conformance.violations).toEqual([]);
   });
 
   it('upserts leads as contacts and shared companies, associated; a second upsert updates the same records', async () => {
@@ -112,6 +147,83 @@ describe('the HubSpot CrmClient', () => {
     expect(fake.allObjects('contacts')).toHaveLength(3);
     expect(fake.allObjects('companies')).toHaveLength(2);
     expect(fake.find('contacts', 'sales_pipeline_id', 'lead_1')!.properties).toMatchObject({ firstname: 'Ada', lastname: 'King', country: null });
+  });
+
+  it('counts every upserted record as written when the results carry no sales_pipeline_id and come in their own order', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    fake.userCreate('contacts', { email: 'taken@example.com' });
+    const leads = [lead(1), lead(2), lead(3, { contactEmail: 'taken@example.com' }), lead(4), lead(5)];
+    const outcomes = await hubspot.upsertLeads(leads);
+    for (const n of [1, 2, 4, 5]) {
+      expect(outcomes[n - 1]).toEqual({
+        id: `lead_${n}`,
+        external: { contact: fake.find('contacts', 'sales_pipeline_id', `lead_${n}`)!.id, company: expect.any(String) },
+      });
+    }
+    expect(outcomes[2]).toEqual({ id: 'lead_3', error: expect.stringMatching(/^contact: Contact already exists/) });
+    expect(posts('/crm/v3/objects/contacts/batch/upsert')).toHaveLength(1);
+    // The four written were read back by our id, in one call, and so were their four companies.
+    const reads = (type: string) => posts(`/crm/v3/objects/${type}/batch/read`).map((request) => JSON.parse(request.body) as unknown);
+    expect(reads('contacts')).toEqual([
+      {
+        idProperty: 'sales_pipeline_id',
+        inputs: ['lead_1', 'lead_2', 'lead_4', 'lead_5'].map((id) => ({ id })),
+        properties: ['sales_pipeline_id'],
+        propertiesWithHistory: [],
+      },
+    ]);
+    expect(reads('companies')).toHaveLength(1);
+    expect(fake.conformance.violations).toEqual([]);
+  });
+
+  it('pairs the one record left with the one result left, without reading it back', async () => {
+    const hubspot = client();
+    await hubspot.open();
+    const [outcome] = await hubspot.upsertLeads([lead(1)]);
+    expect(outcome.external).toEqual({
+      contact: fake.find('contacts', 'sales_pipeline_id', 'lead_1')!.id,
+      company: fake.find('companies', 'sales_pipeline_id', 'company:company 1')!.id,
+    });
+    expect(fake.requests.filter((request) => request.path.endsWith('/batch/read'))).toEqual([]);
+  });
+
+  it('reads nothing back when the results do carry sales_pipeline_id', async () => {
+    fake.upsertEchoesProperties = true;
+    const hubspot = client();
+    await hubspot.open();
+    const outcomes = await hubspot.upsertLeads([lead(1), lead(2), lead(3)]);
+    expect(outcomes.map((outcome) => outcome.external?.contact)).toEqual(
+      ['lead_1', 'lead_2', 'lead_3'].map((id) => fake.find('contacts', 'sales_pipeline_id', id)!.id),
+    );
+    expect(fake.requests.filter((request) => request.path.endsWith('/batch/read'))).toEqual([]);
+  });
+
+  it('is answered as HubSpot answers what its document refuses: a search with object sorts and no after is 400 VALIDATION_ERROR, and recorded', async () => {
+    const search = await fetch(`${fake.url}/crm/v3/objects/contacts/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ filterGroups: [], sorts: [{ propertyName: 'lastmodifieddate', direction: 'ASCENDING' }], properties: ['email'], limit: 100 }),
+    });
+    expect(search.status).toBe(400);
+    const body = (await search.json()) as { status: string; category: string; correlationId: string; errors: Array<{ message: string }> };
+    expect(body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR', correlationId: expect.any(String) });
+    expect(body.errors.map((error) => error.message)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/after/), expect.stringMatching(/^\/requestBody\/sorts\/0 must be string/)]),
+    );
+    expect(fake.conformance.violations).toEqual([
+      expect.objectContaining({ side: 'request', path: '/crm/v3/objects/contacts/search', operation: 'POST /crm/v3/objects/{objectType}/search' }),
+    ]);
+
+    // What our client sends is what the document describes.
+    await client().changedLeads(null);
+    expect(fake.conformance.violations).toHaveLength(1);
+    expect(fake.conformance.calls.at(-1)).toEqual({
+      method: 'POST',
+      path: '/crm/v3/objects/contacts/search',
+      operation: 'POST /crm/v3/objects/{objectType}/search',
+      status: 200,
+    });
   });
 
   it("gives HubSpot's reason for the leads it refuses and writes the rest", async () => {
@@ -411,7 +523,7 @@ describe('the HubSpot CrmClient', () => {
     await waitFor('the first failed call', () => fake.requests.length === 1);
     fake.recover();
     await pending;
-    expect(fake.seen('/crm/v3/properties/contacts')).toHaveLength(2);
+    expect(fake.seen('/crm/v3/properties/contacts/sales_pipeline_id')).toHaveLength(2);
 
     fake.fail(502);
     await expect(client().upsertLeads([lead(1)])).rejects.toThrow(/^HubSpot answered 502/);
@@ -431,17 +543,18 @@ describe('the HubSpot CrmClient', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  it('paces itself under the ten-secondly limit: 250 leads at 5 requests per 10 seconds, never a 429', async () => {
-    fake.limitPer10s = 5;
-    const hubspot = client({ hubspotRequestsPer10s: 5 });
+  it('paces itself under the ten-secondly limit: 250 leads at 10 requests per 10 seconds, never a 429', async () => {
+    fake.limitPer10s = 10;
+    const hubspot = client({ hubspotRequestsPer10s: 10 });
     await hubspot.open();
     const outcomes = await hubspot.upsertLeads(Array.from({ length: 250 }, (_, i) => lead(i)));
     expect(outcomes.filter((outcome) => outcome.error !== undefined)).toEqual([]);
     expect(fake.objects('contacts')).toHaveLength(250);
-    // 3 properties, 3 contact and 3 company upserts count (associations are exempt): more than one window's worth.
+    // Counted (associations are exempt): 3 property reads and 3 creations, then per 100 leads a contact upsert and a
+    // company upsert, each read back by our id (the fake's results do not carry it): more than one window's worth.
     const counted = fake.requests.filter((request) => !request.path.startsWith('/crm/v4/'));
-    expect(counted).toHaveLength(9);
-    expect(fake.maxRequestsIn10s()).toBe(5);
+    expect(counted).toHaveLength(6 + 3 * 4);
+    expect(fake.maxRequestsIn10s()).toBe(10);
     expect(posts('/crm/v3/objects/contacts/batch/upsert')).toHaveLength(3);
   }, 60_000);
 });

@@ -1,8 +1,8 @@
 /**
  * The records of the fake HubSpot (fake-hubspot.ts): contacts, companies and deals with their
  * properties and property definitions, v4 associations, and the CRM search of
- * PublicApiSpecs/CRM/{Contacts,Companies,Deals}/…/v3 (PublicObjectSearchRequest: filterGroups of
- * filters ORed, filters ANDed; one sort; limit ≤ 200; `after` offsets up to 10,000).
+ * HubSpot's CRM Objects v3 document (PublicObjectSearchRequest: filterGroups of filters ORed,
+ * filters ANDed; one sort, a property name; limit ≤ 200; `after` offsets up to 10,000).
  */
 
 export type HubSpotObjectType = 'contacts' | 'companies' | 'deals';
@@ -115,6 +115,12 @@ function definition(name: string, groupName: string, extra: Partial<PropertyDefi
 /** Why a filter, a sort or a write was refused: answered as a HubSpot VALIDATION_ERROR. */
 export class FakeValidationError extends Error {}
 
+/** HubSpot's message for a write naming a property the account does not have (VALIDATION_ERROR, error PROPERTY_DOESNT_EXIST). */
+export function propertyDoesNotExist(name: string): string {
+  const says = `Property ${JSON.stringify(name)} does not exist`;
+  return `Property values were not valid: ${JSON.stringify([{ isValid: false, message: says, error: 'PROPERTY_DOESNT_EXIST', name, localizedErrorMessage: says }])}`;
+}
+
 export interface SearchFilter {
   propertyName?: string;
   operator?: string;
@@ -183,7 +189,7 @@ export class FakeHubSpotStore {
   invalid(type: HubSpotObjectType, properties: Record<string, unknown>, self?: FakeHubSpotObject): string | undefined {
     for (const [name, raw] of Object.entries(properties)) {
       const property = this.definitions[type].get(name);
-      if (!property) return `Property "${name}" does not exist`;
+      if (!property) return propertyDoesNotExist(name);
       if (property.modificationMetadata.readOnlyValue) return `"${name}" is a read only property; its value cannot be set.`;
       if (raw !== null && typeof raw !== 'string') return `Property "${name}" must be a string`;
       const value = raw ?? '';
@@ -222,6 +228,21 @@ export class FakeHubSpotStore {
   update(object: FakeHubSpotObject, properties: Record<string, string | null>): FakeHubSpotObject {
     this.write(object, properties, new Date(this.stamp()).toISOString());
     return object;
+  }
+
+  /** Someone makes a property in HubSpot (Settings › Properties), a text one unless told otherwise. */
+  defineProperty(type: HubSpotObjectType, name: string, extra: Partial<PropertyDefinition> = {}): void {
+    const groups = { contacts: 'contactinformation', companies: 'companyinformation', deals: 'dealinformation' } as const;
+    this.definitions[type].set(name, definition(name, groups[type], { hubspotDefined: false, ...extra }));
+  }
+
+  /** Someone deletes a property in HubSpot: its definition and every record's value of it go. */
+  dropProperty(type: HubSpotObjectType, name: string): void {
+    if (!this.definitions[type].delete(name)) throw new Error(`no ${type} property ${name}`);
+    for (const object of this.records[type].values()) {
+      this.set(type, object, name, null);
+      delete object.properties[name];
+    }
   }
 
   archive(object: FakeHubSpotObject): void {
@@ -272,15 +293,20 @@ export class FakeHubSpotStore {
     return [...(this.links.get(`${fromType}:${fromId}>${toType}`) ?? [])];
   }
 
-  /** Live records matching any filter group (all filters of one group), sorted by the first sort, then by id. */
-  search(type: HubSpotObjectType, filterGroups: Array<{ filters?: SearchFilter[] }>, sorts: unknown[]): FakeHubSpotObject[] {
+  /**
+   * Live records matching any filter group (all filters of one group), sorted by the first sort,
+   * then by id. A sort is a property name, ascending, or `-name`, descending: the document types
+   * `sorts` as strings, and HubSpot's Node client README gives them that meaning.
+   */
+  search(type: HubSpotObjectType, filterGroups: Array<{ filters?: SearchFilter[] }>, sorts: string[]): FakeHubSpotObject[] {
     const matching = this.live(type).filter(
       (object) => filterGroups.length === 0 || filterGroups.some((group) => (group.filters ?? []).every((filter) => this.matches(type, object, filter))),
     );
-    const sort = sorts[0];
-    const { propertyName, direction } =
-      typeof sort === 'string' ? { propertyName: sort, direction: 'ASCENDING' } : ((sort ?? {}) as { propertyName?: string; direction?: string });
-    const sign = direction === 'DESCENDING' ? -1 : 1;
+    const sort = sorts[0] ?? '';
+    const propertyName = sort.replace(/^-/, '');
+    if (propertyName !== '' && !this.definitions[type].has(propertyName))
+      throw new FakeValidationError(`There was a problem with the request. Property "${propertyName}" does not exist`);
+    const sign = sort.startsWith('-') ? -1 : 1;
     return matching.sort((a, b) => {
       if (propertyName) {
         const order = compare(propertyName, a.properties[propertyName] ?? null, b.properties[propertyName] ?? null);

@@ -1,4 +1,4 @@
-import { bearerOf, FakeAnswer, FakeProvider, SeenRequest } from './fake-provider';
+import { archiveBatch, BatchContext, batchTimes, inputsOf, present, readBatch, updateBatch, upsertBatch } from './fake-hubspot-batch';
 import {
   DEFAULT_ASSOCIATION_TYPES,
   FakeHubSpotObject,
@@ -9,36 +9,35 @@ import {
   SEARCH_DEFAULTS,
   SearchFilter,
 } from './fake-hubspot-store';
+import { bearerOf, FakeAnswer, FakeProvider, SeenRequest } from './fake-provider';
+import { ConformanceLog, DocumentedOperation, OpenApiConformance } from './openapi-conformance';
 
 export type { FakeHubSpotObject, HubSpotObjectType } from './fake-hubspot-store';
 
 const TEN_SECONDS = 10_000;
-const MAX_BATCH = 100;
 const MAX_SEARCH_LIMIT = 200;
 const MAX_SEARCH_RESULTS = 10_000;
 
 type Body = Record<string, unknown>;
-interface UpsertInput {
-  id?: unknown;
-  idProperty?: unknown;
-  properties?: Record<string, unknown>;
+type Route = { limit: 'ten-secondly' | 'search' | 'none'; handle: (body: Body, url: URL) => FakeAnswer };
+
+/** An answer of the fake that HubSpot's document refuses: the fake is wrong, and the test that saw it fails. */
+export class FakeAnswerViolation extends Error {
+  override readonly name = 'FakeAnswerViolation';
 }
 
 /**
  * HubSpot as its published OpenAPI documents describe it (HubSpot/HubSpot-public-api-spec-collection,
- * PublicApiSpecs/CRM: Contacts, Companies and Deals v3, Properties v3, Associations v4):
+ * pinned and vendored in test/fixtures/provider-specs/hubspot: CRM Objects v3, Properties v3,
+ * Associations v4). Every request is checked against the document's operation (openapi-backend,
+ * openapi-conformance.ts) before it is carried out: one the document refuses is answered as HubSpot
+ * answers invalid input (400 VALIDATION_ERROR, `errors` saying what), and one no document describes
+ * is 404; every answer is checked against the operation's response schema, and one that violates it
+ * fails the test that caused it (FakeAnswerViolation, thrown outside the exchange, which gets a 500).
+ * `conformance` keeps every call and every violation.
  * - GET /crm/v3/objects/contacts (what connect verifies with): {results, paging};
- * - POST /crm/v3/properties/{objectType}: 201 Property, 409 OBJECT_ALREADY_EXISTS; GET …/{name};
- * - POST /crm/v3/objects/{objectType}/batch/upsert by a unique-value `idProperty`: 200
- *   BatchResponseSimplePublicUpsertObject (`new` on each result), 207 with `errors` (StandardError,
- *   context.ids naming the inputs) when some inputs are refused, 400 for the batch itself (more than
- *   100 inputs, one id twice, an idProperty that is not unique-value);
- * - POST …/batch/update (BatchInputSimplePublicObjectBatchInput: `id` the record id, or the value of
- *   a unique-value `idProperty`; `properties`): 200 BatchResponseSimplePublicObject, 207
- *   BatchResponseSimplePublicObjectWithErrors when some inputs are refused (the values validated as
- *   upsert does, unique values included) or name no live record (OBJECT_NOT_FOUND, context.ids),
- *   400 for the batch itself; the records' modified times move forward;
- * - POST …/batch/archive: 204, ids already archived or unknown included;
+ * - POST /crm/v3/properties/{objectType}: 201 Property, 409 OBJECT_ALREADY_EXISTS; GET …/{name}: 200, 404;
+ * - POST /crm/v3/objects/{objectType}/batch/{upsert,update,read,archive} (fake-hubspot-batch.ts);
  * - POST …/search: PublicObjectSearchRequest → {total, results, paging.next.after};
  * - POST /crm/v4/associations/{from}/{to}/batch/associate/default: BatchResponsePublicDefaultAssociation.
  * Every error is HubSpot's `Error` body ({status: "error", message, correlationId, category}); 401
@@ -46,7 +45,9 @@ interface UpsertInput {
  * (TEN_SECONDLY_ROLLING 429 with Retry-After and X-HubSpot-RateLimit-*; answers carry the headers
  * while a limit is set) and `searchLimitPerSecond` searches a second; as the documents'
  * `x-hubspot-rate-limit-exemptions` say, search and associate-default do not count toward the
- * first. Both limits are off (Infinity) unless a test sets them.
+ * first. Both limits are off (Infinity) unless a test sets them. A 429's body is the one HubSpot's
+ * usage guidelines show ({status, message, errorType: RATE_LIMIT, correlationId, policyName}),
+ * which lacks the `category` the documents' Error schema requires: 429s are not checked.
  *
  * Keeps state: the tokens it accepts (any token not revoked when `acceptAny`), revoked tokens,
  * the records (fake-hubspot-store.ts) and the times of the requests the 10-second limit counts.
@@ -62,9 +63,22 @@ export class FakeHubSpot extends FakeProvider {
   limitPer10s = Infinity;
   /** Searches per second before 429 (HubSpot: 5); off unless set. */
   searchLimitPerSecond = Infinity;
+  /**
+   * Batch write results carry every property written (what HubSpot is commonly seen doing) rather
+   * than the default ones, which is all the document allows a client to expect.
+   */
+  upsertEchoesProperties = false;
+  /** Every request by the documented operation it was for, and what the documents refused (fake-provider's `requests` has the raw requests). */
+  readonly conformance: ConformanceLog = { calls: [], violations: [] };
+  private documents?: OpenApiConformance;
 
   constructor(private readonly options: { acceptAny?: boolean } = {}) {
     super();
+  }
+
+  override async start(): Promise<this> {
+    this.documents = await OpenApiConformance.load('hubspot');
+    return super.start();
   }
 
   /** A private app's access token that now works. */
@@ -113,6 +127,16 @@ export class FakeHubSpot extends FakeProvider {
     return this.store.update(object, properties);
   }
 
+  /** Someone makes a property in HubSpot by hand (Settings › Properties): a text property, without unique values unless told. */
+  userCreateProperty(type: HubSpotObjectType, property: { name: string; hasUniqueValue?: boolean }): void {
+    this.store.defineProperty(type, property.name, { hasUniqueValue: property.hasUniqueValue === true });
+  }
+
+  /** Someone deletes a property in HubSpot (Settings › Properties): its definition and its values go. */
+  userDeleteProperty(type: HubSpotObjectType, name: string): void {
+    this.store.dropProperty(type, name);
+  }
+
   /** Someone archives a record in HubSpot (its id no longer finds it; restoring is not played). */
   userArchive(type: HubSpotObjectType, id: string): void {
     const object = this.store.get(type, id);
@@ -158,9 +182,31 @@ export class FakeHubSpot extends FakeProvider {
 
   protected answer(request: SeenRequest): FakeAnswer {
     const url = new URL(request.path, 'http://fake');
+    const documented = this.documents!.match(request.method, request.path);
+    const answer = this.answerDocumented(request, url, documented);
+    this.conformance.calls.push({ method: request.method, path: url.pathname, operation: documented?.name ?? null, status: answer.status });
+    if (!documented || answer.status === 429) return answer;
+    const errors = this.documents!.checkAnswer(documented, answer.status, answer.body);
+    if (errors.length === 0) return answer;
+    this.conformance.violations.push({ side: 'answer', method: request.method, path: url.pathname, operation: documented.name, status: answer.status, errors });
+    const violation = new FakeAnswerViolation(`the fake HubSpot's ${answer.status} to ${documented.name} violates the document: ${errors.join('; ')}`);
+    // Thrown outside the exchange, so the test fails on it (jest's uncaught-error handling) while the client gets an answer.
+    setImmediate(() => {
+      throw violation;
+    });
+    return this.error(500, 'INTERNAL_ERROR', violation.message);
+  }
+
+  private answerDocumented(request: SeenRequest, url: URL, documented: DocumentedOperation | undefined): FakeAnswer {
     const path = url.pathname;
     const route = this.route(request.method, path);
-    if (!route) return this.error(404, 'OBJECT_NOT_FOUND', `No route for ${request.method} ${path}`);
+    if (!route || !documented) {
+      if (!documented) {
+        const errors = ['no vendored HubSpot document describes this operation'];
+        this.conformance.violations.push({ side: 'request', method: request.method, path, operation: null, errors });
+      }
+      return this.error(404, 'OBJECT_NOT_FOUND', `No route for ${request.method} ${path}`);
+    }
     if (!this.authorized(request)) {
       return this.error(
         401,
@@ -170,7 +216,7 @@ export class FakeHubSpot extends FakeProvider {
     }
     const limited = route.limit === 'ten-secondly' ? this.countTenSecondly() : route.limit === 'search' ? this.countSearch() : undefined;
     if (limited) return limited;
-    let body: Body = {};
+    let body: Body | undefined;
     if (request.method === 'POST') {
       try {
         body = JSON.parse(request.body || '{}') as Body;
@@ -178,9 +224,16 @@ export class FakeHubSpot extends FakeProvider {
         return this.error(400, 'VALIDATION_ERROR', 'Invalid input JSON on line 1');
       }
     }
+    const refused = this.documents!.checkRequest(documented, { method: request.method, path: request.path, headers: request.headers, body });
+    if (refused.length > 0) {
+      this.conformance.violations.push({ side: 'request', method: request.method, path, operation: documented.name, errors: refused });
+      return this.error(400, 'VALIDATION_ERROR', `Invalid input: ${refused.join('; ')}`, {
+        errors: refused.map((message) => ({ message, in: 'body' })),
+      });
+    }
     let answer: FakeAnswer;
     try {
-      answer = route.handle(body, url);
+      answer = route.handle(body ?? {}, url);
     } catch (error) {
       if (!(error instanceof FakeValidationError)) throw error;
       answer = this.error(400, 'VALIDATION_ERROR', error.message);
@@ -189,7 +242,7 @@ export class FakeHubSpot extends FakeProvider {
     return answer;
   }
 
-  private route(method: string, path: string): { limit: 'ten-secondly' | 'search' | 'none'; handle: (body: Body, url: URL) => FakeAnswer } | undefined {
+  private route(method: string, path: string): Route | undefined {
     let match: RegExpExecArray | null;
     if (method === 'GET' && path === '/crm/v3/objects/contacts') return { limit: 'ten-secondly', handle: (_, url) => this.listContacts(url) };
     if ((match = /^\/crm\/v3\/properties\/(\w+)$/.exec(path)) && method === 'POST' && isObjectType(match[1])) {
@@ -200,13 +253,12 @@ export class FakeHubSpot extends FakeProvider {
       const [type, name] = [match[1], match[2]];
       return { limit: 'ten-secondly', handle: () => this.readProperty(type, name) };
     }
-    match = /^\/crm\/v3\/objects\/(\w+)\/(batch\/upsert|batch\/update|batch\/archive|search)$/.exec(path);
+    match = /^\/crm\/v3\/objects\/(\w+)\/(batch\/upsert|batch\/update|batch\/read|batch\/archive|search)$/.exec(path);
     if (match && method === 'POST' && isObjectType(match[1])) {
       const [type, action] = [match[1], match[2]];
       if (action === 'search') return { limit: 'search', handle: (body) => this.search(type, body) };
-      const write = (body: Body) =>
-        action === 'batch/upsert' ? this.upsert(type, body) : action === 'batch/update' ? this.update(type, body) : this.archive(type, body);
-      return { limit: 'ten-secondly', handle: write };
+      const batch = { 'batch/upsert': upsertBatch, 'batch/update': updateBatch, 'batch/read': readBatch, 'batch/archive': archiveBatch }[action]!;
+      return { limit: 'ten-secondly', handle: (body) => batch(this.batchContext(), type, body) };
     }
     match = /^\/crm\/v4\/associations\/(\w+)\/(\w+)\/batch\/associate\/default$/.exec(path);
     if (match && method === 'POST' && isObjectType(match[1]) && isObjectType(match[2])) {
@@ -214,6 +266,10 @@ export class FakeHubSpot extends FakeProvider {
       return { limit: 'none', handle: (body) => this.associateDefault(from, to, body) };
     }
     return undefined;
+  }
+
+  private batchContext(): BatchContext {
+    return { store: this.store, error: (status, category, message) => this.error(status, category, message), echoProperties: this.upsertEchoesProperties };
   }
 
   private countTenSecondly(): FakeAnswer | undefined {
@@ -260,7 +316,7 @@ export class FakeHubSpot extends FakeProvider {
   private listContacts(url: URL): FakeAnswer {
     const limit = Math.min(Number(url.searchParams.get('limit') ?? 10) || 10, 100);
     const live = this.store.live('contacts');
-    const results = live.slice(0, limit);
+    const results = live.slice(0, limit).map((object) => present('contacts', object));
     return { status: 200, body: { results, ...(live.length > limit ? { paging: { next: { after: String(limit) } } } : {}) } };
   }
 
@@ -299,105 +355,6 @@ export class FakeHubSpot extends FakeProvider {
     return property ? { status: 200, body: property } : this.error(404, 'OBJECT_NOT_FOUND', `Unable to find property ${name} on ${type}`);
   }
 
-  private batchTimes() {
-    const time = new Date().toISOString();
-    return { status: 'COMPLETE', requestedAt: time, startedAt: time, completedAt: time };
-  }
-
-  private inputsOf(body: Body): unknown[] {
-    if (!Array.isArray(body.inputs)) throw new FakeValidationError('Invalid input JSON: inputs is required');
-    if (body.inputs.length > MAX_BATCH)
-      throw new FakeValidationError(`Batch input limit exceeded: ${body.inputs.length} inputs were given, at most ${MAX_BATCH} are allowed`);
-    return body.inputs;
-  }
-
-  /** HubSpot refuses a batch that names one id twice (upsert and update alike). */
-  private duplicateIds(inputs: UpsertInput[]): FakeAnswer | undefined {
-    const ids = inputs.map((input) => String(input.id ?? ''));
-    const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
-    if (twice.length === 0) return undefined;
-    return this.error(400, 'VALIDATION_ERROR', `Duplicate IDs found in batch input: [${[...new Set(twice)].join(', ')}]. IDs must be unique`);
-  }
-
-  private upsert(type: HubSpotObjectType, body: Body): FakeAnswer {
-    const inputs = this.inputsOf(body) as UpsertInput[];
-    const duplicates = this.duplicateIds(inputs);
-    if (duplicates) return duplicates;
-    for (const input of inputs) {
-      const idProperty = typeof input.idProperty === 'string' ? input.idProperty : '';
-      const property = this.store.definitions[type].get(idProperty);
-      if (!property)
-        return this.error(400, 'VALIDATION_ERROR', `Unable to find property ${idProperty || '(none given)'} on ${type}; upsert needs an idProperty`);
-      if (!property.hasUniqueValue && !(type === 'contacts' && idProperty === 'email')) {
-        return this.error(400, 'VALIDATION_ERROR', `${idProperty} is not a unique identifier property and cannot be used as idProperty`);
-      }
-      if (typeof input.id !== 'string' || input.id === '') return this.error(400, 'VALIDATION_ERROR', 'Every input needs an id');
-    }
-    const results: unknown[] = [];
-    const errors: unknown[] = [];
-    for (const input of inputs) {
-      const id = input.id as string;
-      const idProperty = input.idProperty as string;
-      const existing = this.store.holder(type, idProperty, id);
-      const properties = { ...(input.properties ?? {}), [idProperty]: id };
-      const refused = this.store.invalid(type, properties, existing);
-      if (refused) {
-        errors.push({ status: 'error', category: 'VALIDATION_ERROR', message: refused, context: { ids: [id] }, errors: [{ message: refused }], links: {} });
-        continue;
-      }
-      const written = existing
-        ? this.store.update(existing, properties as Record<string, string | null>)
-        : this.store.create(type, properties as Record<string, string | null>);
-      results.push({ ...this.present(written), new: !existing });
-    }
-    if (errors.length === 0) return { status: 200, body: { ...this.batchTimes(), results } };
-    return { status: 207, body: { ...this.batchTimes(), results, errors, numErrors: errors.length } };
-  }
-
-  private update(type: HubSpotObjectType, body: Body): FakeAnswer {
-    const inputs = this.inputsOf(body) as UpsertInput[];
-    const duplicates = this.duplicateIds(inputs);
-    if (duplicates) return duplicates;
-    for (const input of inputs) {
-      if (typeof input.id !== 'string' || input.id === '') return this.error(400, 'VALIDATION_ERROR', 'Every input needs an id');
-      if (typeof input.properties !== 'object' || input.properties === null) return this.error(400, 'VALIDATION_ERROR', 'Every input needs properties');
-      if (input.idProperty === undefined) continue;
-      const property = this.store.definitions[type].get(String(input.idProperty));
-      if (!property?.hasUniqueValue && !(type === 'contacts' && input.idProperty === 'email')) {
-        return this.error(400, 'VALIDATION_ERROR', `Unable to perform update/upsert by non-unique ${type} property ${String(input.idProperty)}`);
-      }
-    }
-    const results: unknown[] = [];
-    const errors: unknown[] = [];
-    const refuse = (id: string, category: string, message: string) =>
-      errors.push({ status: 'error', category, message, context: { ids: [id] }, errors: [{ message }], links: {} });
-    for (const input of inputs) {
-      const id = input.id as string;
-      const object = input.idProperty === undefined ? this.store.get(type, id) : this.store.holder(type, input.idProperty as string, id);
-      if (!object || object.archived) {
-        refuse(id, 'OBJECT_NOT_FOUND', `No ${type} record was found for id ${id}; it may be archived or deleted`);
-        continue;
-      }
-      const properties = input.properties ?? {};
-      const refused = this.store.invalid(type, properties, object);
-      if (refused) {
-        refuse(id, 'VALIDATION_ERROR', refused);
-        continue;
-      }
-      results.push(this.present(this.store.update(object, properties as Record<string, string | null>)));
-    }
-    if (errors.length === 0) return { status: 200, body: { ...this.batchTimes(), results } };
-    return { status: 207, body: { ...this.batchTimes(), results, errors, numErrors: errors.length } };
-  }
-
-  private archive(type: HubSpotObjectType, body: Body): FakeAnswer {
-    for (const input of this.inputsOf(body) as Array<{ id?: unknown }>) {
-      const object = this.store.get(type, String(input.id));
-      if (object) this.store.archive(object);
-    }
-    return { status: 204 };
-  }
-
   private search(type: HubSpotObjectType, body: Body): FakeAnswer {
     const limit = body.limit === undefined ? 10 : Number(body.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) throw new FakeValidationError(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`);
@@ -405,17 +362,16 @@ export class FakeHubSpot extends FakeProvider {
     if (!Number.isInteger(offset) || offset < 0) throw new FakeValidationError(`after is not a valid paging token: ${String(body.after)}`);
     if (offset >= MAX_SEARCH_RESULTS) throw new FakeValidationError(`Paging past ${MAX_SEARCH_RESULTS} results is not supported; narrow the search`);
     const filterGroups = (Array.isArray(body.filterGroups) ? body.filterGroups : []) as Array<{ filters?: SearchFilter[] }>;
-    const sorts = Array.isArray(body.sorts) ? (body.sorts as unknown[]) : [];
+    const sorts = Array.isArray(body.sorts) ? (body.sorts as string[]) : [];
     const properties = Array.isArray(body.properties) && body.properties.length > 0 ? (body.properties as string[]) : SEARCH_DEFAULTS[type];
     const found = this.store.search(type, filterGroups, sorts);
     const page = found.slice(offset, offset + limit);
     const next = offset + limit < Math.min(found.length, MAX_SEARCH_RESULTS) ? String(offset + limit) : undefined;
-    const always = ['hs_object_id', 'createdate', type === 'contacts' ? 'lastmodifieddate' : 'hs_lastmodifieddate'];
     return {
       status: 200,
       body: {
         total: found.length,
-        results: page.map((object) => this.present(object, [...new Set([...properties, ...always])])),
+        results: page.map((object) => present(type, object, properties)),
         ...(next ? { paging: { next: { after: next, link: `?after=${next}` } } } : {}),
       },
     };
@@ -426,7 +382,7 @@ export class FakeHubSpot extends FakeProvider {
     if (typeId === undefined) return this.error(400, 'VALIDATION_ERROR', `No default association from ${fromType} to ${toType}`);
     const results: unknown[] = [];
     const errors: unknown[] = [];
-    for (const input of this.inputsOf(body) as Array<{ from?: { id?: unknown }; to?: { id?: unknown } }>) {
+    for (const input of inputsOf(body) as Array<{ from?: { id?: unknown }; to?: { id?: unknown } }>) {
       const [fromId, toId] = [String(input.from?.id), String(input.to?.id)];
       const from = this.store.get(fromType, fromId);
       const to = this.store.get(toType, toId);
@@ -445,14 +401,7 @@ export class FakeHubSpot extends FakeProvider {
       this.store.associate(fromType, fromId, toType, toId);
       results.push({ from: { id: fromId }, to: { id: toId }, associationSpec: { associationCategory: 'HUBSPOT_DEFINED', associationTypeId: typeId } });
     }
-    return { status: 200, body: { ...this.batchTimes(), results, ...(errors.length > 0 ? { errors, numErrors: errors.length } : {}) } };
-  }
-
-  /** A record as the API answers it: its properties (only those asked for, when given) as strings. */
-  private present(object: FakeHubSpotObject, only?: string[]) {
-    const names = only ?? Object.keys(object.properties);
-    const properties = Object.fromEntries(names.map((name) => [name, object.properties[name] ?? null]));
-    return { id: object.id, properties, createdAt: object.createdAt, updatedAt: object.updatedAt, archived: object.archived };
+    return { status: 200, body: { ...batchTimes(), results, ...(errors.length > 0 ? { errors, numErrors: errors.length } : {}) } };
   }
 
   protected rateLimitedAnswer(retryAfterS: number): FakeAnswer {

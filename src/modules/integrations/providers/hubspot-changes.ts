@@ -21,7 +21,10 @@ type Changing = 'contacts' | 'deals';
 
 /**
  * One page of records modified at or after the cursor's time, oldest first (POST …/search on the
- * last-modified property, 100 a page; searches are paced by their own limit). Each new time starts
+ * last-modified property, 100 a page; searches are paced by their own limit). The body is
+ * PublicObjectSearchRequest as HubSpot's OpenAPI document has it: every field it requires (`after`
+ * included) and `sorts` as property names, the form its own Node client documents (docs/DESIGN.md,
+ * "Reaching the CRMs"). Each new time starts
  * a new query, which also keeps clear of the 10,000 results HubSpot pages through per query.
  * HubSpot sorts by one property only, so when a full page holds nothing but the cursor's own time
  * (a bulk import), that time is paged through by record id instead (`<ms>#<last id>`: modified EQ
@@ -51,9 +54,12 @@ export async function searchChanges(
     `/crm/v3/objects/${objectType}/search`,
     {
       filterGroups: filters.length === 0 ? [] : [{ filters }],
-      sorts: [{ propertyName: tied ? 'hs_object_id' : modified, direction: 'ASCENDING' }],
+      // PublicObjectSearchRequest types a sort as a string: a property name, ascending ("-name" descends).
+      sorts: [tied ? 'hs_object_id' : modified],
       properties,
       limit: SEARCH_PAGE,
+      // Required by the document; each query starts at its first result (the cursor narrows the filter instead).
+      after: '0',
     },
     'search',
   );

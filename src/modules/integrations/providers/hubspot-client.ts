@@ -4,7 +4,6 @@ import {
   CrmClient,
   CrmClientOptions,
   CrmLeadFields,
-  CrmSetupIncomplete,
   OutboundDeal,
   OutboundLead,
   OutboundRemoval,
@@ -13,10 +12,10 @@ import {
   RemoteRecord,
 } from './crm-client';
 import type { ProviderSettings } from './provider-settings';
-import { BATCH_SIZE, BatchAnswer, batchUpsert, chunks, ObjectType, writeObjects } from './hubspot-batch';
+import { BATCH_SIZE, BatchAnswer, batchUpsert, chunks, IdPropertyMissing, ObjectType, writeObjects } from './hubspot-batch';
 import { remoteOf, searchChanges } from './hubspot-changes';
 import { HubSpotHttp } from './hubspot-http';
-import { jsonOf } from './provider-http';
+import { HubSpotSetup } from './hubspot-setup';
 import {
   companyKeyOf,
   companyProperties,
@@ -26,13 +25,11 @@ import {
   dealFieldsOf,
   dealProperties,
   HubSpotProperties,
-  ID_PROPERTY,
   leadFieldsOf,
 } from './hubspot-mapping';
 
 const DEFAULT_MAX_WAIT_MS = 30_000;
 const DEFAULT_REQUESTS_PER_10S = 100;
-const PROPERTY_GROUPS = { contacts: 'contactinformation', companies: 'companyinformation', deals: 'dealinformation' } as const;
 
 interface AssociationResult {
   from?: { id?: string };
@@ -43,17 +40,19 @@ interface AssociationResult {
  * The CrmClient of HubSpot (CRM API v3 objects, properties and search; v4 associations), over
  * HubSpotHttp. A lead is a contact and a company (one per company name, shared by its leads),
  * associated with each other; a deal is a deal associated with its lead's contact and company.
- * Every record carries our id in `sales_pipeline_id`, which open() creates as a unique-value
- * property. A contact or deal already linked to a HubSpot record is written by that record's id
+ * Every record carries our id in `sales_pipeline_id`, a unique-value property open() makes sure of
+ * (hubspot-setup.ts: once per account and process; again when a write says it is gone, and that
+ * write is tried once more). A contact or deal already linked to a HubSpot record is written by that record's id
  * (it may have been made in HubSpot, without our id yet); the others, and companies, by batch
  * upsert on `sales_pipeline_id`, so a repeated push updates rather than duplicates (hubspot-batch.ts).
  */
 export function createHubSpotClient(credentials: Record<string, string>, settings: ProviderSettings, options: CrmClientOptions = {}): CrmClient {
-  const http = new HubSpotHttp(credentials.access_token ?? '', settings, {
+  const token = credentials.access_token ?? '';
+  const http = new HubSpotHttp(token, settings, {
     maxWaitMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
     requestsPer10s: options.hubspotRequestsPer10s ?? DEFAULT_REQUESTS_PER_10S,
   });
-  return new HubSpotClient(http, options.changesSettleMs ?? CHANGES_SETTLE_MS);
+  return new HubSpotClient(http, new HubSpotSetup(http, settings.hubspotApiUrl, token), options.changesSettleMs ?? CHANGES_SETTLE_MS);
 }
 
 class HubSpotClient implements CrmClient {
@@ -62,38 +61,34 @@ class HubSpotClient implements CrmClient {
 
   constructor(
     private readonly http: HubSpotHttp,
+    private readonly setup: HubSpotSetup,
     private readonly settleMs: number,
   ) {}
 
-  async open(): Promise<void> {
-    for (const [objectType, groupName] of Object.entries(PROPERTY_GROUPS)) {
-      const created = await this.http.post(`/crm/v3/properties/${objectType}`, {
-        name: ID_PROPERTY,
-        label: 'Sales Pipeline ID',
-        description: 'The id of this record in Sales Pipeline, which keeps it in sync. Do not edit.',
-        groupName,
-        type: 'string',
-        fieldType: 'text',
-        hasUniqueValue: true,
-        formField: false,
-      });
-      if (created.status === 201 || created.status === 200) continue;
-      if (created.status !== 409) throw new CrmSetupIncomplete(`HubSpot would not create the ${objectType} property ${ID_PROPERTY}: ${created.reason}`);
-      // It exists: made by an earlier open(), or by someone by hand, when it may lack the unique values upserts need.
-      const existing = await this.http.send({ method: 'GET', path: `/crm/v3/properties/${objectType}/${ID_PROPERTY}`, limit: 'ten-secondly' });
-      const property = existing.status === 200 ? (jsonOf(existing) as { hasUniqueValue?: boolean } | undefined) : undefined;
-      if (property?.hasUniqueValue !== true) {
-        throw new CrmSetupIncomplete(
-          `The HubSpot ${objectType} property ${ID_PROPERTY} exists but does not require unique values; delete it in HubSpot (Settings › Properties) and sync again to have it made as it must be`,
-        );
-      }
-    }
+  open(): Promise<void> {
+    return this.setup.ensure();
   }
 
   async upsertLeads(leads: OutboundLead[]): Promise<PushOutcome[]> {
     const outcomes: PushOutcome[] = [];
-    for (const chunk of chunks(leads)) outcomes.push(...(await this.upsertLeadChunk(chunk)));
+    for (const chunk of chunks(leads)) outcomes.push(...(await this.withIdProperty(() => this.upsertLeadChunk(chunk))));
     return outcomes;
+  }
+
+  /**
+   * Runs a chunk's writes; when HubSpot says our id property is gone (deleted there since it was
+   * set up), sets it up again and runs them once more. Writing again is safe: every write is an
+   * upsert by our id or an update by record id.
+   */
+  private async withIdProperty<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof IdPropertyMissing)) throw error;
+      this.setup.forget();
+      await this.setup.ensure();
+      return write();
+    }
   }
 
   private async upsertLeadChunk(leads: OutboundLead[]): Promise<PushOutcome[]> {
@@ -134,36 +129,33 @@ class HubSpotClient implements CrmClient {
 
   async upsertDeals(deals: OutboundDeal[]): Promise<PushOutcome[]> {
     const outcomes: PushOutcome[] = [];
-    for (const chunk of chunks(deals)) {
-      const written = await writeObjects(
-        this.http,
-        'deals',
-        chunk.map((deal) => ({ key: deal.id, recordId: deal.external.deal, properties: dealProperties(deal.id, deal.fields) })),
-      );
-      const toContacts: Array<[string, string]> = [];
-      const toCompanies: Array<[string, string]> = [];
-      for (const deal of chunk) {
-        const record = written.get(deal.id)!;
-        if (!('id' in record)) continue;
-        if (deal.lead?.external.contact) toContacts.push([record.id, deal.lead.external.contact]);
-        if (deal.lead?.external.company) toCompanies.push([record.id, deal.lead.external.company]);
-      }
-      const failures = new Map([...(await this.associate('deals', 'contacts', toContacts)), ...(await this.associate('deals', 'companies', toCompanies))]);
-      for (const deal of chunk) {
-        const record = written.get(deal.id)!;
-        if ('error' in record) {
-          outcomes.push({ id: deal.id, error: record.error });
-          continue;
-        }
-        const failed = [deal.lead?.external.contact, deal.lead?.external.company].map((to) => failures.get(`${record.id}>${to}`)).find(Boolean);
-        outcomes.push(
-          failed === undefined
-            ? { id: deal.id, external: { deal: record.id } }
-            : { id: deal.id, external: { deal: record.id }, error: `associating the deal: ${failed}` },
-        );
-      }
-    }
+    for (const chunk of chunks(deals)) outcomes.push(...(await this.withIdProperty(() => this.upsertDealChunk(chunk))));
     return outcomes;
+  }
+
+  private async upsertDealChunk(chunk: OutboundDeal[]): Promise<PushOutcome[]> {
+    const written = await writeObjects(
+      this.http,
+      'deals',
+      chunk.map((deal) => ({ key: deal.id, recordId: deal.external.deal, properties: dealProperties(deal.id, deal.fields) })),
+    );
+    const toContacts: Array<[string, string]> = [];
+    const toCompanies: Array<[string, string]> = [];
+    for (const deal of chunk) {
+      const record = written.get(deal.id)!;
+      if (!('id' in record)) continue;
+      if (deal.lead?.external.contact) toContacts.push([record.id, deal.lead.external.contact]);
+      if (deal.lead?.external.company) toCompanies.push([record.id, deal.lead.external.company]);
+    }
+    const failures = new Map([...(await this.associate('deals', 'contacts', toContacts)), ...(await this.associate('deals', 'companies', toCompanies))]);
+    return chunk.map((deal): PushOutcome => {
+      const record = written.get(deal.id)!;
+      if ('error' in record) return { id: deal.id, error: record.error };
+      const failed = [deal.lead?.external.contact, deal.lead?.external.company].map((to) => failures.get(`${record.id}>${to}`)).find(Boolean);
+      return failed === undefined
+        ? { id: deal.id, external: { deal: record.id } }
+        : { id: deal.id, external: { deal: record.id }, error: `associating the deal: ${failed}` };
+    });
   }
 
   archiveLeads(removals: OutboundRemoval[]): Promise<PushOutcome[]> {
