@@ -12,7 +12,7 @@ export interface AutotaskUser {
 
 const PREFIX = '/atservicesrest/v1.0/';
 const HOUR_MS = 3_600_000;
-/** The entities the fake serves, by their path segment (Autotask's routes ignore case). */
+/** The entities the fake serves, by their path segment (Autotask's routes ignore case); each one's page: https://ww1.autotask.net/help/DeveloperHelp/Content/APIs/REST/Entities/{Entity}Entity.htm */
 const ENTITIES = new Map<string, AutotaskEntity>(
   (['Companies', 'Opportunities', 'Contracts', 'ContractCharges', 'Projects', 'ProjectCharges', 'Resources', 'Countries'] as const).map((name) => [
     name.toLowerCase(),
@@ -110,6 +110,7 @@ export class FakeAutotask extends FakeProvider {
   protected answer(request: SeenRequest): FakeAnswer {
     const [rawPath, search] = request.path.split('?');
     const path = rawPath.toLowerCase();
+    // No REST help page found; https://github.com/AutotaskDevelopment/REST-Postman (Datto's Postman collection), "ZoneInformation (non-authenticated)"
     if (request.method === 'GET' && path === `${PREFIX}zoneinformation`) return this.zone(new URLSearchParams(search ?? '').get('user') ?? '');
     if (!path.startsWith(PREFIX)) return notFound();
     const refusal = this.authenticate(request);
@@ -120,6 +121,7 @@ export class FakeAutotask extends FakeProvider {
     if (this.callTimes.length > this.requestThreshold) {
       return { status: 429, body: { errors: [`The request threshold of ${this.requestThreshold} requests an hour has been exceeded.`] } };
     }
+    // The same collection, "API Call Limits - ThresholdInformation"; the threshold: https://ww1.autotask.net/help/DeveloperHelp/Content/APIs/REST/General_Topics/REST_Thresholds_Limits.htm
     if (request.method === 'GET' && path === `${PREFIX}thresholdinformation`) {
       return {
         status: 200,
@@ -140,17 +142,22 @@ export class FakeAutotask extends FakeProvider {
     const entity = ENTITIES.get(first);
     if (!entity) return notFound();
     try {
+      // https://ww1.autotask.net/help/DeveloperHelp/Content/APIs/REST/API_Calls/REST_Basic_Query_Calls.htm, "Querying with POST"
       if (second === 'query' && segments.length === 2 && (request.method === 'POST' || request.method === 'GET')) {
         const body = request.method === 'POST' ? parse(request.body) : parse(search.get('search') ?? '');
         const max = Number(body.MaxRecords ?? body.maxRecords ?? 500);
         const items = this.store.query(entity, body, Number.isInteger(max) && max > 0 ? Math.min(max, 500) : 500);
         return { status: 200, body: { items, pageDetails: { count: items.length, requestCount: 500, prevPageUrl: null, nextPageUrl: null } } };
       }
+      // https://ww1.autotask.net/help/DeveloperHelp/Content/APIs/REST/API_Calls/REST_EntityInformationCall.htm, "entityInformation/fields"
       if (second === 'entityinformation' && third === 'fields' && segments.length === 3 && request.method === 'GET') {
         return { status: 200, body: { fields: this.store.fieldsOf(entity) } };
       }
+      // https://ww1.autotask.net/help/DeveloperHelp/Content/APIs/REST/API_Calls/REST_Creating_Resources_POST.htm, "Creating resources via POST request in the REST API"
       if (segments.length === 1 && request.method === 'POST') return { status: 200, body: { itemId: this.store.create(entity, parse(request.body)).id } };
+      // https://autotask.net/help/developerhelp/content/apis/REST/API_Calls/REST_Updating_Data_PATCH.htm, "Updating data via PATCH request"
       if (segments.length === 1 && request.method === 'PATCH') return { status: 200, body: { itemId: this.store.update(entity, parse(request.body)).id } };
+      // https://www.autotask.net/help/developerhelp/Content/APIs/REST/API_Calls/REST_Resource_Child_Access_URLs.htm, "Child collection access URLs"
       const child = CHILDREN[`${first}/${third}`];
       if (child && segments.length === 3 && request.method === 'POST' && /^\d+$/.test(second)) {
         const body = { ...parse(request.body), [child.parentField]: Number(second) };

@@ -46,19 +46,21 @@ function text(errors: FieldError[], resource: string, field: string, value: unkn
 }
 
 export function deliveryRoute(site: ConnectWiseSite, method: string, path: string, query: URLSearchParams, body: unknown): FakeAnswer | undefined {
+  // https://developer.connectwise.com/Products/Manage/REST (needs a developer account); each route by its tag there.
   if (method === 'GET') {
     const list = {
-      '/service/boards': site.boards,
-      '/finance/agreements/types': site.agreementTypes,
-      '/procurement/catalog': site.catalog,
-      '/project/projects': site.projects,
-      '/finance/agreements': site.agreements,
+      '/service/boards': site.boards, // Boards
+      '/finance/agreements/types': site.agreementTypes, // AgreementTypes
+      '/procurement/catalog': site.catalog, // CatalogsItem
+      '/project/projects': site.projects, // Projects
+      '/finance/agreements': site.agreements, // Agreements
     }[path];
     if (list) return list.list(query);
   }
   const input = (body ?? {}) as Input;
-  if (method === 'POST' && path === '/project/projects') return createProject(site, input);
-  if (method === 'POST' && path === '/finance/agreements') return createAgreement(site, input);
+  if (method === 'POST' && path === '/project/projects') return createProject(site, input); // Projects
+  if (method === 'POST' && path === '/finance/agreements') return createAgreement(site, input); // Agreements
+  // ProjectPhases
   const phases = /^\/project\/projects\/(\d+)\/phases$/.exec(path);
   if (phases) {
     const project = site.projects.get(Number(phases[1]));
@@ -77,6 +79,7 @@ export function deliveryRoute(site: ConnectWiseSite, method: string, path: strin
       body: site.phases.add({ projectId: project.id, description: description!, notes: typeof input.notes === 'string' ? input.notes : null }),
     };
   }
+  // AgreementAdditions
   const additions = /^\/finance\/agreements\/(\d+)\/additions$/.exec(path);
   if (additions) {
     const agreement = site.agreements.get(Number(additions[1]));

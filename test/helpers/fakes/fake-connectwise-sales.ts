@@ -22,27 +22,30 @@ import { ConnectWiseSite, CwOpportunity } from './fake-connectwise-site';
 const FORECAST_TYPES = ['Product', 'Service', 'Agreement', 'Others1', 'Others2', 'SalesOrder', 'Proposal'];
 
 export function salesRoute(site: ConnectWiseSite, method: string, path: string, query: URLSearchParams, body: unknown): FakeAnswer | undefined {
+  // https://developer.connectwise.com/Products/Manage/REST (needs a developer account); each route by its tag there.
   if (method === 'GET') {
     const setup = {
-      '/sales/stages': site.stages,
-      '/sales/opportunities/statuses': site.statuses,
-      '/system/members': site.members,
-      '/company/countries': site.countries,
-      '/company/communicationTypes': site.communicationTypes,
-      '/company/companies': site.companies,
-      '/company/contacts': site.contacts,
-      '/sales/opportunities': site.opportunities,
+      '/sales/stages': site.stages, // OpportunityStages
+      '/sales/opportunities/statuses': site.statuses, // OpportunityStatuses
+      '/system/members': site.members, // Members
+      '/company/countries': site.countries, // Countries
+      '/company/communicationTypes': site.communicationTypes, // CommunicationTypes
+      '/company/companies': site.companies, // Companies
+      '/company/contacts': site.contacts, // Contacts
+      '/sales/opportunities': site.opportunities, // Opportunities
     }[path];
     if (setup) return setup.list(query);
   }
-  if (method === 'POST' && path === '/company/companies') return createCompany(site, body);
-  if (method === 'POST' && path === '/company/contacts') return createContact(site, body);
-  if (method === 'POST' && path === '/sales/opportunities') return createOpportunity(site, body);
+  if (method === 'POST' && path === '/company/companies') return createCompany(site, body); // Companies
+  if (method === 'POST' && path === '/company/contacts') return createContact(site, body); // Contacts
+  if (method === 'POST' && path === '/sales/opportunities') return createOpportunity(site, body); // Opportunities
   const opportunity = /^\/sales\/opportunities\/(\d+)(\/forecast(?:\/(\d+))?)?$/.exec(path);
   if (!opportunity) return undefined;
   const record = site.opportunities.get(Number(opportunity[1]));
   if (!record) return notFound(`Opportunity with id ${opportunity[1]}`);
+  // OpportunityForecasts (/forecast), OpportunityForecastItems (/forecast/{id})
   if (opportunity[2]) return forecastRoute(site, record, method, opportunity[3] ? Number(opportunity[3]) : undefined, body);
+  // Opportunities
   if (method === 'GET') return { status: 200, body: record };
   if (method === 'PATCH') return patchOpportunity(site, record, body);
   if (method === 'DELETE') {

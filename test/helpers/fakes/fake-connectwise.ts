@@ -73,6 +73,7 @@ export class FakeConnectWise extends FakeProvider {
     if (!path.startsWith(`${API}/`)) return { status: 404, body: { code: 'NotFound', message: 'The requested resource was not found.' } };
     const refusal = this.authenticate(request);
     if (refusal) return refusal;
+    // https://developer.connectwise.com/Products/Manage/REST (needs a developer account), tag Info
     if (request.method === 'GET' && path === `${API}/system/info`) {
       return { status: 200, body: { version: 'v2024.1.106530', isCloud: true, serverTimeZone: 'Eastern Standard Time', cloudRegion: 'NA' } };
     }

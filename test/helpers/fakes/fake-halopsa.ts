@@ -87,12 +87,14 @@ export class FakeHaloPsa extends FakeProvider {
 
   protected answer(request: SeenRequest): FakeAnswer {
     const path = request.path.split('?')[0].toLowerCase();
+    // https://halopsa.com/apidoc, "Getting started" (Authorisation Endpoint), client credentials
     if (request.method === 'POST' && path === '/auth/token') return this.token(request);
     if (!path.startsWith('/api/')) return { status: 404, body: { message: 'Not found' } };
     const token = bearerOf(request);
     if (token === null || !this.accessTokens.has(token)) {
       return { status: 401, body: { error: 'invalid_token', error_description: 'The access token is missing, expired or invalid' } };
     }
+    // https://halopsa.com/apidoc, Agent
     if (request.method === 'GET' && path === '/api/agent/me') {
       return { status: 200, body: { id: 7, name: 'API Agent', email: 'api-agent@acme-msp.example.com', isdisabled: false } };
     }
@@ -110,7 +112,9 @@ export class FakeHaloPsa extends FakeProvider {
 
   private records(request: SeenRequest, path: string, query: URLSearchParams): FakeAnswer {
     const { method } = request;
+    // https://halopsa.com/apidoc, Status
     if (method === 'GET' && path === '/api/status') return { status: 200, body: this.store.statuses.map(({ id, name }) => ({ id, name })) };
+    // https://halopsa.com/apidoc, Client
     if (path === '/api/client') {
       if (method === 'POST') return this.write(request, (item) => this.store.writeClient(item));
       if (method !== 'GET') return notFound();
@@ -123,6 +127,7 @@ export class FakeHaloPsa extends FakeProvider {
       const listed = page(rows, query);
       return { status: 200, body: { ...listed.paging, clients: listed.rows } };
     }
+    // https://halopsa.com/apidoc, Opportunities and Tickets
     if (path === '/api/opportunities' || path === '/api/tickets') {
       const opportunity = path === '/api/opportunities';
       if (method === 'POST') return this.write(request, (item) => this.store.writeTicket(item, opportunity));
@@ -136,6 +141,7 @@ export class FakeHaloPsa extends FakeProvider {
       const listed = page(rows, query);
       return { status: 200, body: { ...listed.paging, tickets: listed.rows } };
     }
+    // https://halopsa.com/apidoc, Opportunities
     const deleting = /^\/api\/opportunities\/(\d+)$/.exec(path);
     if (method === 'DELETE' && deleting) {
       const ticket = this.store.tickets.get(Number(deleting[1]));
@@ -143,6 +149,7 @@ export class FakeHaloPsa extends FakeProvider {
       this.store.tickets.delete(ticket.id);
       return { status: 200 };
     }
+    // https://halopsa.com/apidoc, ClientContract
     if (path === '/api/clientcontract') {
       if (method === 'POST') return this.write(request, (item) => this.store.writeContract(item));
       if (method !== 'GET') return notFound();

@@ -107,11 +107,14 @@ export class FakePartnerCenter extends FakeProvider {
     const caller = this.caller(request);
     if ('status' in caller) return caller;
     const one = ONE_PATH.exec(path);
+    // https://learn.microsoft.com/partner-center/developer/get-a-list-of-referrals, "Supported OData operations"
     if (path === LIST_PATH && request.method === 'GET') return this.list(caller.tenantId, new URLSearchParams(query));
+    // https://learn.microsoft.com/partner-center/developer/create-a-referral, "REST Request"
     if (path === LIST_PATH && request.method === 'POST') {
       if (!caller.roles.includes('Referrals admin')) return error(403, 'Forbidden', 'Creating referrals requires the Referrals admin role.');
       return this.create(caller.tenantId, request);
     }
+    // https://learn.microsoft.com/partner-center/developer/get-a-referral-by-id, "REST request"
     if (one && request.method === 'GET') {
       const referral = this.referrals.get(decodeURIComponent(one[1]));
       if (!referral || referral.tenantId !== caller.tenantId) return error(404, 'NotFound', `Referral ${decodeURIComponent(one[1])} was not found.`);

@@ -118,6 +118,7 @@ export class FakeSalesforce extends FakeProvider {
 
   protected answer(request: SeenRequest): FakeAnswer {
     const path = request.path.split('?')[0];
+    // https://help.salesforce.com/apex/HTViewHelpDoc?id=xcloud.remoteaccess_oauth_refresh_token_flow_ca.htm, "Request an Updated Access Token"
     if (request.method === 'POST' && path === '/services/oauth2/token') return this.token(request);
     const rest = REST_PATH.exec(path);
     if (rest) return this.rest(request, rest[1], rest[2]);
@@ -143,15 +144,22 @@ export class FakeSalesforce extends FakeProvider {
   private resource(request: SeenRequest, version: string, resource: string): FakeAnswer {
     const query = new URLSearchParams(request.path.split('?')[1] ?? '');
     const notFound: FakeAnswer = { status: 404, body: [{ message: 'The requested resource does not exist', errorCode: 'NOT_FOUND' }] };
+    // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_limits.htm, "Limits"
     if (request.method === 'GET' && resource === '/limits') return this.limits();
+    // https://developer.salesforce.com/docs/platform/api-rest/guide/dome-sobject-describe, "Get Field and Other Metadata for an Object"
     const describe = /^\/sobjects\/(\w+)\/describe\/?$/.exec(resource);
     if (request.method === 'GET' && describe) return isSObject(describe[1]) ? { status: 200, body: this.org.describe(describe[1]) } : notFound;
+    // https://developer.salesforce.com/docs/platform/api-rest/guide/resources-composite-sobjects-collections-upsert.html, "Upsert Records Using sObject Collections"
     const upsert = /^\/composite\/sobjects\/(\w+)\/(\w+)$/.exec(resource);
     if (request.method === 'PATCH' && upsert) return isSObject(upsert[1]) ? upsertRecords(this.org, upsert[1], upsert[2], request.body) : notFound;
     const collection = /^\/composite\/sobjects\/?$/.test(resource);
+    // https://developer.salesforce.com/docs/platform/api-rest/guide/resources-composite-sobjects-collections-update.html, "Update Records Using sObject Collections"
     if (request.method === 'PATCH' && collection) return updateRecords(this.org, request.body);
+    // https://developer.salesforce.com/docs/platform/api-rest/guide/resources-composite-sobjects-collections-delete.html, "Delete Records Using sObject Collections"
     if (request.method === 'DELETE' && collection) return deleteRecords(this.org, query.get('ids'), query.get('allOrNone') === 'true');
+    // https://developer.salesforce.com/docs/platform/api-rest/guide/dome-query.html, "Execute a SOQL Query"
     if (request.method === 'GET' && resource === '/query') return this.org.query(query.get('q') ?? '', version, this.queryBatchSize);
+    // https://developer.salesforce.com/docs/platform/api-rest/guide/dome-query.html, "Retrieving the Remaining SOQL Query Results" (nextRecordsUrl)
     const more = /^\/query\/([\w-]+)$/.exec(resource);
     if (request.method === 'GET' && more) return this.org.queryMore(more[1], version, this.queryBatchSize);
     return notFound;
