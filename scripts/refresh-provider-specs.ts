@@ -21,6 +21,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { format, resolveConfig } from 'prettier';
+import { parse as parseYaml } from 'yaml';
 
 export interface SpecSource {
   /** The excerpt's file name beside SOURCES.json. */
@@ -77,7 +78,8 @@ export function excerpt(document: JsonObject, operations: string[]): JsonObject 
       }
     }
   };
-  reach(paths);
+  // Only what the excerpt keeps: Azure's x-ms-examples refer to example files beside the document.
+  reach(stripProse(paths));
   const all = (document.components ?? {}) as Record<string, JsonObject>;
   for (let ref = pending.pop(); ref !== undefined; ref = pending.pop()) {
     const match = /^#\/components\/([^/]+)\/([^/]+)$/.exec(ref);
@@ -87,7 +89,7 @@ export function excerpt(document: JsonObject, operations: string[]): JsonObject 
     const target = all[kind]?.[name];
     if (target === undefined) throw new Error(`${ref} is not in the document`);
     (components[kind] ??= {})[name] = target;
-    reach(target);
+    reach(stripProse(target));
   }
   const info = document.info as JsonObject;
   const result = stripProse({
@@ -126,7 +128,11 @@ function stripProse(node: Json, names = false): Json {
   const kept: JsonObject = {};
   for (const [key, value] of Object.entries(node)) {
     if (!names && (PROSE.has(key) || (key.startsWith('x-') && !KEPT_VENDOR_KEYS.has(key)))) continue;
-    kept[key] = stripProse(value, !names && NAME_MAPS.has(key));
+    // OpenAPI 3.0.3: nullable takes effect only beside a type; Ajv refuses it anywhere else (OpenAI's and Azure's documents have it beside oneOf and $ref).
+    if (!names && key === 'nullable' && !('type' in node)) continue;
+    // An enum is a set: OpenAI's model list names one model twice, which OpenAPI's own schema (uniqueItems) refuses.
+    if (!names && key === 'enum' && Array.isArray(value)) kept[key] = [...new Set(value)];
+    else kept[key] = stripProse(value, !names && NAME_MAPS.has(key));
   }
   return kept;
 }
@@ -155,7 +161,9 @@ async function refresh(provider: string, pin: string | undefined, sourceDir: str
     if (!pin && sha256 !== source.sha256)
       throw new Error(`${source.path} at ${commit} is not the document pinned (sha256 ${sha256}, recorded ${source.sha256})`);
     Object.assign(source, { commit, sha256 });
-    const written = excerpt(JSON.parse(text) as JsonObject, source.operations);
+    // OpenAI publishes its document as YAML.
+    const document = (/\.ya?ml$/.test(source.path) ? parseYaml(text) : JSON.parse(text)) as JsonObject;
+    const written = excerpt(document, source.operations);
     for (const erratum of source.errata ?? []) correct(written, erratum.pointer, erratum.value);
     writeFileSync(path.join(dir, source.file), await format(JSON.stringify(written), prettier));
     console.log(`${provider}/${source.file}: ${source.operations.length} operations from ${source.repo}@${commit.slice(0, 12)}:${source.path}`);
