@@ -198,8 +198,11 @@ describe('agent metrics of writer agents', () => {
     app.agentRunner!.start();
     chat.clearScript();
     chat.requests.length = 0;
+    chat.conformance.violations.length = 0;
     owner = await app.createAccount();
   });
+  // Every request to the model, and every answer the fake gave, is what OpenAI's or Azure's document allows.
+  afterEach(() => expect(chat.conformance.violations).toEqual([]));
 
   it('count the model use each run recorded and what became of the suggestions made, per window, as derived from the rows', async () => {
     const integration = await rest('POST', '/v1/integrations', { type: 'llm', provider: 'openai', credentials: { api_key: 'sk-metrics-test-0001' } });

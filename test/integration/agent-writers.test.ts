@@ -186,8 +186,11 @@ describe('writer agents', () => {
     chat.requests.length = 0;
     chat.keys.clear();
     chat.keys.add(MODEL_KEY);
+    chat.conformance.violations.length = 0;
     owner = await app.createAccount();
   });
+  // Every request to the model, and every answer the fake gave, is what OpenAI's or Azure's document allows.
+  afterEach(() => expect(chat.conformance.violations).toEqual([]));
 
   describe('without a connected model', () => {
     it('lead_researcher: a new lead gets a pending lead_brief from the template, the run asks no model, agent.suggestion_created', async () => {

@@ -74,8 +74,12 @@ describe('model providers', () => {
     chat.recover();
     chat.clearScript();
     chat.requests.length = 0;
+    chat.conformance.calls.length = 0;
+    chat.conformance.violations.length = 0;
     account = await app.createAccount();
   });
+  // Every request our service sent, and every answer the fake gave, is what OpenAI's or Azure's document allows.
+  afterEach(() => expect(chat.conformance.violations).toEqual([]));
   afterAll(async () => {
     await app.close();
     await fakes.close();
@@ -130,8 +134,16 @@ describe('model providers', () => {
       expect(res.body.settings.model).toBe(DEPLOYMENT);
       const [call] = chat.chats();
       expect(call).toMatchObject({ path: `/openai/deployments/${DEPLOYMENT}/chat/completions`, deployment: DEPLOYMENT, apiVersion: '2024-10-21', key });
-      expect(call.body).toEqual({ messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 });
+      expect(call.body).toEqual({ messages: [{ role: 'user', content: 'ping' }] });
       expect(chat.requests[0].headers.authorization).toBeUndefined();
+    });
+
+    it('azure_openai: an o-series deployment connects (it refuses max_tokens, so verification sends no token limit)', async () => {
+      chat.deployments.set('o3-mini', 'o3-mini-2025-01-31');
+      const res = await connect(azure(goodKey(), 'o3-mini'));
+      expect(res.status).toBe(201);
+      expect(res.body.settings.model).toBe('o3-mini');
+      expect(chat.chats()).toMatchObject([{ deployment: 'o3-mini', body: { messages: [{ role: 'user', content: 'ping' }] } }]);
     });
 
     it('azure_openai: a refused key and a deployment the resource lacks are 422 in Azure words', async () => {
@@ -254,6 +266,7 @@ describe('model providers', () => {
         ],
         response_format: { type: 'json_schema', json_schema: { name: 'follow_up_email', schema: SCHEMA, strict: true } },
       });
+      expect(chat.conformance.calls).toEqual([{ method: 'POST', path: '/v1/chat/completions', operation: 'POST /chat/completions', status: 200 }]);
     });
 
     it("reaches an Azure deployment with the api-key header and the API version, answering the deployment's model", async () => {
@@ -265,6 +278,7 @@ describe('model providers', () => {
       expect(result.value).toEqual(DRAFT);
       expect(result.usage.model).toBe('gpt-4o-mini-2024-07-18');
       expect(chat.chats()[0]).toMatchObject({ deployment: DEPLOYMENT, apiVersion: '2024-10-21', key, body: { model: DEPLOYMENT } });
+      expect(chat.conformance.calls.map((call) => call.operation)).toEqual(['POST /deployments/{deployment-id}/chat/completions']);
     });
 
     it('reaches a compatible server at its base_url with the model it was given', async () => {

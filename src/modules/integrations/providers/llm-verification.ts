@@ -43,7 +43,7 @@ function verifyModels(provider: 'openai' | 'openai_compatible') {
  * Azure OpenAI: the data plane has no read that proves both the key and the deployment, so the
  * smallest chat completion on the deployment is made (`POST
  * {endpoint}/openai/deployments/{deployment}/chat/completions?api-version=…` with the `api-key`
- * header, one token at most). 401/403 are a refused key, 404 (DeploymentNotFound) a deployment the
+ * header, a one-word prompt). 401/403 are a refused key, 404 (DeploymentNotFound) a deployment the
  * resource does not have, 400 a deployment that cannot take chat completions (an embeddings
  * model): each a refusal in Azure's words.
  */
@@ -59,7 +59,8 @@ async function verifyAzureOpenai(credentials: Record<string, string>, settings: 
       method: 'POST',
       url: `${endpoint.url}/openai/deployments/${encodeURIComponent(deployment)}/chat/completions?api-version=${AZURE_OPENAI_API_VERSION}`,
       headers: { 'api-key': credentials.api_key, 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 }),
+      // No token limit: o-series deployments refuse max_tokens, and some others max_completion_tokens, though Azure's 2024-10-21 document lists both.
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'ping' }] }),
     },
     options,
     secrets,
