@@ -22,6 +22,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { format, resolveConfig } from 'prettier';
 import { parse as parseYaml } from 'yaml';
+import { csdlToOpenApi } from './graph-csdl-openapi';
 
 export interface SpecSource {
   /** The excerpt's file name beside SOURCES.json. */
@@ -146,7 +147,8 @@ async function documentText(source: SpecSource, commit: string, sourceDir: strin
   const url = `https://raw.githubusercontent.com/${source.repo}/${commit}/${source.path.split('/').map(encodeURIComponent).join('/')}`;
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-  return response.text();
+  // As published, byte for byte: text() would drop a byte-order mark (Graph's metadata starts with one) and the hash with it.
+  return Buffer.from(await response.arrayBuffer()).toString('utf8');
 }
 
 async function refresh(provider: string, pin: string | undefined, sourceDir: string | undefined): Promise<void> {
@@ -162,7 +164,10 @@ async function refresh(provider: string, pin: string | undefined, sourceDir: str
       throw new Error(`${source.path} at ${commit} is not the document pinned (sha256 ${sha256}, recorded ${source.sha256})`);
     Object.assign(source, { commit, sha256 });
     // OpenAI publishes its document as YAML.
-    const document = (/\.ya?ml$/.test(source.path) ? parseYaml(text) : JSON.parse(text)) as JsonObject;
+    // Microsoft Graph publishes its metadata as CSDL (XML): rendered as OpenAPI for the operations we call (graph-csdl-openapi.ts).
+    const document = (
+      /\.xml$/.test(source.path) ? csdlToOpenApi(text, source.operations) : /\.ya?ml$/.test(source.path) ? parseYaml(text) : JSON.parse(text)
+    ) as JsonObject;
     const written = excerpt(document, source.operations);
     for (const erratum of source.errata ?? []) correct(written, erratum.pointer, erratum.value);
     writeFileSync(path.join(dir, source.file), await format(JSON.stringify(written), prettier));
