@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ACTION_PROPERTY_ID } from '../../src/modules/integrations/providers/m365-client';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { ACTION_PROPERTY_ID, TASK_EXTENSION_NAME } from '../../src/modules/integrations/providers/m365-client';
 import { startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { FakeCrms, startFakeCrms } from '../helpers/fakes';
 import { DEFAULT_PERMISSIONS } from '../helpers/fakes/fake-microsoft';
@@ -11,7 +13,9 @@ import { waitFor } from '../helpers/wait';
  * task, through the sync engine's outbound side (owed rows, runs, links), and the item's Graph id
  * shows on the run. Our service, database, agent runner and sync worker are the real ones; only
  * Microsoft is played (test/helpers/fakes/fake-microsoft.ts and fake-microsoft-mailbox.ts), on a
- * clock the agent runner reads, so deals go idle without waiting days.
+ * clock the agent runner reads, so deals go idle without waiting days. Every Graph request and
+ * answer of these tests conforms to Graph's v1.0 metadata (the fake's `conformance`, checked after
+ * each), and every call is one Graph allows an app-only token (issue 66).
  */
 
 const DAY_MS = 86_400_000;
@@ -151,6 +155,9 @@ describe('Microsoft 365 delivers agents’ follow-ups', () => {
     app.syncWorker!.start();
     owner = await app.createAccount();
   });
+  afterEach(() => {
+    expect(crms.microsoft.conformance.violations).toEqual([]);
+  });
   afterAll(async () => {
     await app.close();
     await crms.close();
@@ -219,7 +226,7 @@ describe('Microsoft 365 delivers agents’ follow-ups', () => {
     expect(await owedRows()).toEqual([]);
   });
 
-  it('todo_task: one task in the default To Do list, linked to the deal, its id on the run', async () => {
+  it('todo_task: one task in the default To Do list, the action’s id and the deal’s address in its open extension, its id on the run', async () => {
     const credentials = registered();
     const integrationId = await connect(credentials);
     const deal = await idleDeal('Northwind expansion');
@@ -242,16 +249,68 @@ describe('Microsoft 365 delivers agents’ follow-ups', () => {
     expect(task.title).toBe('Follow up: Northwind expansion (idle 4 days in proposal)');
     expect(task.body.content).toContain('Value: USD 12,500.50');
     expect(task.body.content).toContain(`Contact: Grace Hopper <${deal.lead!.contact_email}> at Northwind expansion Inc`);
-    expect(task.linkedResources).toEqual([
+    expect(task.body.content).toContain(`Deal: ${app.config.publicUrl}/v1/deals/${deal.id}`);
+    // An open extension, which an application may create in a new task; not a linked resource, which it may not.
+    expect(task.extensions).toEqual([
       {
-        id: expect.any(String),
-        webUrl: `${app.config.publicUrl}/v1/deals/${deal.id}`,
-        applicationName: 'Sales Pipeline API',
-        displayName: 'Northwind expansion',
-        externalId: `${run.id}:0`,
+        '@odata.type': '#microsoft.graph.openTypeExtension',
+        id: `microsoft.graph.openTypeExtension.${TASK_EXTENSION_NAME}`,
+        extensionName: TASK_EXTENSION_NAME,
+        actionId: `${run.id}:0`,
+        dealUrl: `${app.config.publicUrl}/v1/deals/${deal.id}`,
+        dealName: 'Northwind expansion',
       },
     ]);
+    expect(task.linkedResources).toEqual([]);
     expect(crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox)).toEqual([]);
+    // Looked for among the list's tasks with their extensions, then written; no filter Graph does not document.
+    const calls = graphCalls(credentials).map((call) => {
+      const path = call.path.replace(/^.*\/v1\.0\/users\/[^/]+/, '').replace(/lists\/[^/?]+\//, 'lists/{id}/');
+      return `${call.method} ${decodeURIComponent(path)}`;
+    });
+    expect(calls).toEqual(['GET /todo/lists', 'GET /todo/lists/{id}/tasks?$expand=extensions', 'POST /todo/lists/{id}/tasks']);
+  });
+
+  it('finds its task on any page of a full list, by its own extension, after a crash: still one task', async () => {
+    const credentials = registered();
+    const integrationId = await connect(credentials);
+    for (let index = 0; index < 12; index++) crms.microsoft.userAddTask(credentials.tenant_id, credentials.mailbox, `Someone’s task ${index}`);
+    await idleDeal('Paged deal');
+    const agentId = await followUpAgent('todo_task');
+    const run = await scanIdle(agentId);
+    const [delivery] = await delivered(agentId, run.id, 1);
+    await settled(integrationId);
+    // Later tasks push ours to the middle page; another app's task, listed first, has an extension with the same property.
+    for (let index = 0; index < 12; index++) crms.microsoft.userAddTask(credentials.tenant_id, credentials.mailbox, `Later task ${index}`);
+    crms.microsoft.userAddTask(credentials.tenant_id, credentials.mailbox, 'Another app’s task', {
+      extensions: [{ extensionName: 'com.contoso.crm', actionId: `${run.id}:0` }],
+      first: true,
+    });
+
+    await app.syncWorker!.stop();
+    await sql(`delete from integration_links where object_type = 'action'`);
+    await sql(
+      `insert into integration_pending_changes (integration_id, object_type, object_id, account_id, livemode, changed_at)
+       values (?, 'action', ?, ?, false, now())`,
+      [integrationId, `${run.id}:0`, owner.account.id],
+    );
+    const creates = () => graphCalls(credentials).filter((call) => call.method === 'POST').length;
+    const before = creates();
+    const reads = graphCalls(credentials).length;
+    app.syncWorker!.start();
+    await waitFor('the owed action settled', async () => (await owedRows()).length === 0);
+
+    expect(creates()).toBe(before);
+    expect((await deliveriesOf(agentId, run.id))[0].graphId).toBe(delivery.graphId);
+    const [link] = await sql<{ fields: { found: boolean } }>(`select fields from integration_links where object_type = 'action'`);
+    expect(link.fields.found).toBe(true);
+    expect(crms.microsoft.tasks(credentials.tenant_id, credentials.mailbox)).toHaveLength(26);
+    // Pages of ten, followed by their next links until ours was on one.
+    const pages = graphCalls(credentials)
+      .slice(reads)
+      .filter((call) => call.method === 'GET' && call.path.includes('/tasks'))
+      .map((call) => new URL(call.path, crms.microsoft.url).searchParams.get('$skip'));
+    expect(pages).toEqual([null, '10']);
   });
 
   it('none: the follow-up stays an agent.action event, and nothing reaches Graph', async () => {
@@ -422,6 +481,69 @@ describe('Microsoft 365 delivers agents’ follow-ups', () => {
     expect(drafts[2].id).toBe(delivery.graphId);
     await waitFor('the integration connected again', async () => (await api('GET', `/v1/integrations/${integrationId}`)).body.status === 'connected');
     expect((await api('GET', '/v1/events?type=integration.error')).body.data).toHaveLength(1);
+  });
+
+  it('the fake Graph refuses what an app-only token may not do, and what Graph’s metadata does not allow', async () => {
+    const credentials = registered();
+    const tokenFor = async () => {
+      const grant = await fetch(`${crms.microsoft.url}/${credentials.tenant_id}/oauth2/v2.0/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          client_id: credentials.client_id,
+          client_secret: credentials.client_secret,
+          scope: 'https://graph.microsoft.com/.default',
+          grant_type: 'client_credentials',
+        }).toString(),
+      });
+      return ((await grant.json()) as { access_token: string }).access_token;
+    };
+    const token = await tokenFor();
+    crms.microsoft.setPermissions(credentials.tenant_id, credentials.client_id, ['User.Read.All', 'Mail.ReadWrite', 'Tasks.Read.All']);
+    const readOnly = await tokenFor();
+    crms.microsoft.setPermissions(credentials.tenant_id, credentials.client_id, DEFAULT_PERMISSIONS);
+    const graph = async (method: string, path: string, body?: unknown, bearer = token) => {
+      const res = await fetch(`${crms.microsoft.url}/v1.0/users/${credentials.mailbox}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const answer = (await res.json()) as { error?: { code: string; message: string }; value?: Array<{ id: string; wellknownListName: string }> };
+      return { status: res.status, error: answer.error, value: answer.value };
+    };
+    const listId = (await graph('GET', '/todo/lists')).value!.find((list) => list.wellknownListName === 'defaultList')!.id;
+    const tasks = `/todo/lists/${encodeURIComponent(listId)}/tasks`;
+
+    // "Create linkedResource": Application, not supported; and no filter on a task's linked resources is documented.
+    const withLink = { title: 'x', linkedResources: [{ webUrl: 'https://example.test', applicationName: 'App', displayName: 'x', externalId: 'e' }] };
+    expect(await graph('POST', tasks, withLink)).toMatchObject({ status: 403, error: { code: 'ErrorAccessDenied' } });
+    expect(await graph('GET', `${tasks}?$filter=${encodeURIComponent("linkedResources/any(r:r/externalId eq 'e')")}`)).toMatchObject({
+      status: 400,
+      error: { code: 'ErrorInvalidUrlQueryFilter' },
+    });
+    // A task's extensions take Tasks.ReadWrite.All ("Get open extension"); Tasks.Read.All lists the tasks only.
+    expect(await graph('GET', `${tasks}?$expand=extensions`, undefined, readOnly)).toMatchObject({ status: 403, error: { code: 'ErrorAccessDenied' } });
+    expect(await graph('GET', tasks, undefined, readOnly)).toMatchObject({ status: 200, value: [] });
+    // What the metadata refuses (when its excerpt is here: scripts/refresh-provider-specs.ts writes it; without it the fake
+    // checks nothing): an importance that is not one, a property the user does not have, a message body type.
+    const metadata = existsSync(path.join(__dirname, '../fixtures/provider-specs/microsoft-graph/graph-v1.0.json'));
+    if (metadata) {
+      const badImportance = await graph('POST', tasks, { title: 'x', importance: 'urgent' });
+      expect(badImportance).toMatchObject({ status: 400, error: { code: 'BadRequest' } });
+      expect(badImportance.error!.message).toContain('/requestBody/importance must be equal to one of the allowed values');
+      expect(await graph('GET', '?$select=favouriteColour')).toMatchObject({ status: 400, error: { code: 'BadRequest' } });
+      expect(await graph('POST', '/messages', { subject: 'x', body: { contentType: 'rtf', content: 'x' } })).toMatchObject({ status: 400 });
+    }
+    // A call the metadata does not describe, as Graph answers an unknown segment.
+    expect(await graph('POST', '/sendMail', { message: { subject: 'x' } })).toMatchObject({ status: 400, error: { code: 'BadRequest' } });
+    expect(crms.microsoft.tasks(credentials.tenant_id, credentials.mailbox)).toEqual([]);
+    expect(crms.microsoft.drafts(credentials.tenant_id, credentials.mailbox)).toEqual([]);
+    // Each refusal of the metadata is logged; the afterEach check is for the tests above and below.
+    expect(crms.microsoft.conformance.violations.map((violation) => violation.operation)).toEqual([
+      ...(metadata ? ['POST /users/{user-id}/todo/lists/{todoTaskList-id}/tasks', 'GET /users/{user-id}', 'POST /users/{user-id}/messages'] : []),
+      null,
+    ]);
+    crms.microsoft.conformance.violations.splice(0);
   });
 
   it('never writes to another tenant’s mailbox: another account, or the other mode, delivers only to its own', async () => {

@@ -23,7 +23,15 @@ export interface FakeGraphLinkedResource {
   externalId?: string;
 }
 
-/** A To Do task, as Graph keeps it. */
+/** An open extension ("openTypeExtension resource type"): its name, Graph's id for it, and the app's own name-value pairs. */
+export interface FakeGraphExtension {
+  '@odata.type': '#microsoft.graph.openTypeExtension';
+  id: string;
+  extensionName: string;
+  [property: string]: unknown;
+}
+
+/** A To Do task, as Graph keeps it; `linkedResources` and `extensions` are shown only when expanded. */
 export interface FakeGraphTask {
   id: string;
   title: string;
@@ -34,6 +42,7 @@ export interface FakeGraphTask {
   createdDateTime: string;
   lastModifiedDateTime: string;
   linkedResources: FakeGraphLinkedResource[];
+  extensions: FakeGraphExtension[];
 }
 
 export interface FakeGraphTaskList {
@@ -49,6 +58,8 @@ export interface FakeGraphTaskList {
 export interface MailboxAccess {
   /** The mailbox's key (tenant and user id): its items. */
   key: string;
+  /** The application permissions (roles) of the request's token. */
+  permissions: readonly string[];
 }
 
 /** Settles a request's token, permissions and mailbox: the access, or Graph's refusal. */
@@ -57,18 +68,26 @@ export type Authorize = (request: SeenRequest, user: string, permissions: readon
 /** Application permissions that read or write messages ("Create message", "List messages": Permissions). */
 const READ_MAIL = ['Mail.ReadBasic.All', 'Mail.ReadBasic', 'Mail.Read', 'Mail.ReadWrite'];
 const WRITE_MAIL = ['Mail.ReadWrite'];
-/** Application permissions of To Do ("List todoTaskLists", "Create todoTask": Permissions). */
+/** Application permissions of To Do ("List todoTaskLists", "List tasks", "Create todoTask": Permissions). */
 const READ_TASKS = ['Tasks.Read.All', 'Tasks.ReadWrite.All'];
 const WRITE_TASKS = ['Tasks.ReadWrite.All'];
+/** Reading a task's open extensions takes Tasks.ReadWrite.All ("Get open extension", todoTask: Application). */
+const READ_TASK_EXTENSIONS = ['Tasks.ReadWrite.All'];
+/** Navigation properties, in an answer only when `$expand` names them. */
+const MESSAGE_NAVIGATION = ['singleValueExtendedProperties'];
+const TASK_NAVIGATION = ['linkedResources', 'extensions'];
+/** Tasks in a page of "List tasks" unless `$top` says fewer; then `@odata.nextLink`. */
+const TASK_PAGE_SIZE = 10;
 
 const MESSAGES = /^\/v1\.0\/users\/([^/]+)\/messages$/;
 const LISTS = /^\/v1\.0\/users\/([^/]+)\/todo\/lists$/;
 const TASKS = /^\/v1\.0\/users\/([^/]+)\/todo\/lists\/([^/]+)\/tasks$/;
 /** Graph's own form of a string extended property's id ("Outlook extended properties overview"): `String {GUID} Name name`. */
 const PROPERTY_ID = /^String \{[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\} Name \S+$/i;
-/** The filters this fake understands: a string extended property by id and value; a linked resource by externalId. */
+/** The filter this fake understands on messages: a string extended property by id and value ("Get singleValueLegacyExtendedProperty"). */
 const PROPERTY_FILTER = /^singleValueExtendedProperties\/any\(\s*(\w+)\s*:\s*\1\/id eq '((?:[^']|'')*)' and \1\/value eq '((?:[^']|'')*)'\s*\)$/i;
-const LINKED_FILTER = /^linkedResources\/any\(\s*(\w+)\s*:\s*\1\/externalId eq '((?:[^']|'')*)'\s*\)$/i;
+/** An open extension's type, as a body names it ("Create open extension": `@odata.type`). */
+const OPEN_EXTENSION = /^#?microsoft\.graph\.openTypeExtension$/;
 
 const unquote = (literal: string) => literal.replace(/''/g, "'");
 const now = () => new Date().toISOString().replace(/(\.\d{3})Z$/, '$10000Z');
@@ -76,7 +95,8 @@ const now = () => new Date().toISOString().replace(/(\.\d{3})Z$/, '$10000Z');
 const itemId = (prefix: string) => `${prefix}${randomBytes(30).toString('base64')}`;
 
 /**
- * The Outlook mail and To Do parts of Microsoft Graph that the service calls, per mailbox:
+ * The Outlook mail and To Do parts of Microsoft Graph that the service calls, per mailbox, for the
+ * app-only tokens of the client-credentials grant (every Graph token this fake issues is one):
  * - POST /v1.0/users/{id | userPrincipalName}/messages ("Create message"): a draft in the mailbox's
  *   Drafts folder (never sent), 201 with the message; its singleValueExtendedProperties are kept.
  * - GET …/messages?$filter=singleValueExtendedProperties/Any(ep: ep/id eq '…' and ep/value eq '…')
@@ -84,11 +104,17 @@ const itemId = (prefix: string) => `${prefix}${randomBytes(30).toString('base64'
  *   value case-insensitively, across every folder; `$select` picks properties.
  * - GET …/todo/lists ("List todoTaskLists"): the built-in Tasks list (wellknownListName
  *   `defaultList`) and Flagged Emails (`flaggedEmails`) of every mailbox.
- * - POST …/todo/lists/{id}/tasks ("Create todoTask"), with linkedResources, 201 with the task; GET
- *   …/tasks ("List tasks") with `$filter=linkedResources/any(r:r/externalId eq '…')`.
+ * - POST …/todo/lists/{id}/tasks ("Create todoTask"), 201 with the task, with the open extensions
+ *   of its body created in it ("Create open extension": in a new todoTask). Linked resources in
+ *   the body are refused 403: "Create linkedResource" lists Application as not supported (what
+ *   Graph answers is not documented; this fake answers ErrorAccessDenied).
+ * - GET …/tasks ("List tasks"), TASK_PAGE_SIZE a page (`$top` fewer, `$skip` on, `@odata.nextLink`
+ *   to the next), `$expand=extensions` ("Get open extension": Tasks.ReadWrite.All) or
+ *   `linkedResources`; no `$filter` (Graph documents none that finds a task by what an app put in it).
  * Refusals are Graph's: 403 ErrorAccessDenied without the application permission, 404
  * ResourceNotFound for a user without a mailbox here, 404 ErrorItemNotFound for an unknown list,
  * 400 ErrorInvalidUrlQueryFilter for a filter it cannot read, 400 for a body it cannot take.
+ * What Graph's metadata says of a request or an answer is checked before (fake-microsoft.ts).
  */
 export class FakeGraphMailboxes {
   private readonly messages = new Map<string, FakeGraphMessage[]>();
@@ -96,7 +122,11 @@ export class FakeGraphMailboxes {
   /** Creates still to be carried out and then answered with a broken connection. */
   dropCreates = 0;
 
-  constructor(private readonly authorize: Authorize) {}
+  /** `graphUrl` is where next links point (this fake's own address). */
+  constructor(
+    private readonly authorize: Authorize,
+    private readonly graphUrl: () => string,
+  ) {}
 
   /** The answer to a mail or To Do request, or undefined for a path that is neither. */
   answer(request: SeenRequest, path: string, query: URLSearchParams): FakeAnswer | undefined {
@@ -110,7 +140,7 @@ export class FakeGraphMailboxes {
       return this.withAccess(request, tasks[1], WRITE_TASKS, (access) => this.createTask(access, decodeURIComponent(tasks[2]), request));
     }
     if (tasks && request.method === 'GET') {
-      return this.withAccess(request, tasks[1], READ_TASKS, (access) => this.listTasks(access, decodeURIComponent(tasks[2]), query));
+      return this.withAccess(request, tasks[1], READ_TASKS, (access) => this.listTasks(access, tasks[1], decodeURIComponent(tasks[2]), query));
     }
     return undefined;
   }
@@ -122,7 +152,23 @@ export class FakeGraphMailboxes {
 
   /** The tasks of a mailbox's default To Do list, oldest first. */
   tasks(key: string): FakeGraphTask[] {
-    return structuredClone(this.listsOf(key).find((list) => list.wellknownListName === 'defaultList')!.tasks);
+    return structuredClone(this.defaultListOf(key).tasks);
+  }
+
+  /**
+   * Someone (or another app, with its own open extensions) adds a task to the mailbox's default
+   * list; Graph documents no order of "List tasks", and `first` lists it before the others.
+   */
+  addTask(
+    key: string,
+    title: string,
+    options: { extensions?: Array<Record<string, unknown> & { extensionName: string }>; first?: boolean } = {},
+  ): FakeGraphTask {
+    const task = this.newTask({ title, body: { contentType: 'text', content: '' }, importance: 'normal' }, (options.extensions ?? []).map(openExtension));
+    const tasks = this.defaultListOf(key).tasks;
+    if (options.first) tasks.unshift(task);
+    else tasks.push(task);
+    return structuredClone(task);
   }
 
   private withAccess(request: SeenRequest, user: string, permissions: readonly string[], then: (access: MailboxAccess) => FakeAnswer): FakeAnswer {
@@ -174,7 +220,7 @@ export class FakeGraphMailboxes {
       const [id, value] = [unquote(match[2]), unquote(match[3]).toLowerCase()];
       found = found.filter((message) => message.singleValueExtendedProperties.some((property) => property.id === id && property.value.toLowerCase() === value));
     }
-    return { status: 200, body: { value: found.map((message) => selected(message, query)) } };
+    return { status: 200, body: { value: found.map((message) => shown(message, query, MESSAGE_NAVIGATION)) } };
   }
 
   private listLists(access: MailboxAccess): FakeAnswer {
@@ -188,45 +234,55 @@ export class FakeGraphMailboxes {
     const body = parseBody(request);
     if (!body) return graphError(400, 'RequestBodyRead', 'Invalid JSON in the request body.');
     if (typeof body.title !== 'string') return graphError(400, 'invalidRequest', 'Invalid request: title is required.');
-    const linked = Array.isArray(body.linkedResources) ? (body.linkedResources as Array<Partial<FakeGraphLinkedResource>>) : [];
-    if (linked.some((resource) => typeof resource.applicationName !== 'string' || typeof resource.displayName !== 'string')) {
-      return graphError(400, 'invalidRequest', 'Invalid request: a linked resource needs applicationName and displayName.');
+    if (Array.isArray(body.linkedResources) && body.linkedResources.length > 0) {
+      return graphError(403, 'ErrorAccessDenied', 'Access is denied. Creating a linkedResource is not supported with application permissions.');
     }
+    const extensions = Array.isArray(body.extensions) ? (body.extensions as unknown[]) : [];
+    const refused = extensions.map(extensionRefusal).find((reason) => reason !== undefined);
+    if (refused) return graphError(400, 'invalidRequest', `Invalid request: ${refused}`);
+    const task = this.newTask(body, (extensions as Array<Record<string, unknown> & { extensionName: string }>).map(openExtension));
+    list.tasks.push(task);
+    const { extensions: _extensions, linkedResources: _linked, ...shown } = task;
+    return this.created({ '@odata.context': "https://graph.microsoft.com/v1.0/$metadata#users('…')/todo/lists('…')/tasks/$entity", ...shown });
+  }
+
+  private newTask(body: Record<string, unknown>, extensions: FakeGraphExtension[]): FakeGraphTask {
     const itemBody = body.body as { contentType?: unknown; content?: unknown } | undefined;
     const created = now();
-    const task: FakeGraphTask = {
+    return {
       id: itemId('AAkALgAAAAAAHYQDEapmEc2byACqAC-EWg0A'),
-      title: body.title,
+      title: String(body.title),
       body: { contentType: String(itemBody?.contentType ?? 'text').toLowerCase() === 'html' ? 'html' : 'text', content: String(itemBody?.content ?? '') },
       importance: body.importance === 'low' || body.importance === 'high' ? body.importance : 'normal',
       status: 'notStarted',
       isReminderOn: false,
       createdDateTime: created,
       lastModifiedDateTime: created,
-      linkedResources: linked.map((resource) => ({
-        id: randomUUID(),
-        webUrl: resource.webUrl,
-        applicationName: resource.applicationName!,
-        displayName: resource.displayName!,
-        externalId: resource.externalId,
-      })),
+      linkedResources: [],
+      extensions,
     };
-    list.tasks.push(task);
-    return this.created({ '@odata.context': "https://graph.microsoft.com/v1.0/$metadata#users('…')/todo/lists('…')/tasks/$entity", ...task });
   }
 
-  private listTasks(access: MailboxAccess, listId: string, query: URLSearchParams): FakeAnswer {
+  private listTasks(access: MailboxAccess, user: string, listId: string, query: URLSearchParams): FakeAnswer {
     const list = this.listsOf(access.key).find((candidate) => candidate.id === listId);
     if (!list) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
-    const filter = query.get('$filter');
-    let found = list.tasks;
-    if (filter !== null) {
-      const match = LINKED_FILTER.exec(filter.trim());
-      if (!match) return graphError(400, 'ErrorInvalidUrlQueryFilter', 'The query filter contains one or more invalid nodes.');
-      const externalId = unquote(match[2]);
-      found = found.filter((task) => task.linkedResources.some((resource) => resource.externalId === externalId));
+    if (query.has('$filter')) return graphError(400, 'ErrorInvalidUrlQueryFilter', 'Invalid filter clause: this fake plays no $filter on To Do tasks.');
+    if (expanded(query).has('extensions') && !access.permissions.some((permission) => READ_TASK_EXTENSIONS.includes(permission))) {
+      return graphError(403, 'ErrorAccessDenied', 'Access is denied. Check credentials and try again.');
     }
-    return { status: 200, body: { value: found.map((task) => selected(task, query)) } };
+    const skip = Number(query.get('$skip') ?? 0);
+    const top = Math.min(Number(query.get('$top') ?? TASK_PAGE_SIZE), TASK_PAGE_SIZE);
+    const page = list.tasks.slice(skip, skip + top);
+    const body: Record<string, unknown> = {
+      '@odata.context': "https://graph.microsoft.com/v1.0/$metadata#users('…')/todo/lists('…')/tasks",
+      value: page.map((task) => shown(task, query, TASK_NAVIGATION)),
+    };
+    if (skip + top < list.tasks.length) {
+      const next = new URLSearchParams(query);
+      next.set('$skip', String(skip + top));
+      body['@odata.nextLink'] = `${this.graphUrl()}/v1.0/users/${user}/todo/lists/${encodeURIComponent(listId)}/tasks?${next.toString()}`;
+    }
+    return { status: 200, body };
   }
 
   /** 201, unless a broken connection was asked for: then the item exists and the caller hears nothing. */
@@ -236,6 +292,10 @@ export class FakeGraphMailboxes {
       return { status: 201, dropConnection: true };
     }
     return { status: 201, body };
+  }
+
+  private defaultListOf(key: string): FakeGraphTaskList {
+    return this.listsOf(key).find((list) => list.wellknownListName === 'defaultList')!;
   }
 
   private listsOf(key: string): FakeGraphTaskList[] {
@@ -261,12 +321,47 @@ function parseBody(request: SeenRequest): Record<string, unknown> | undefined {
   }
 }
 
-/** The item with only the properties `$select` names (and its id), or all of them; never the extended properties. */
-function selected(item: object, query: URLSearchParams): Record<string, unknown> {
-  const { singleValueExtendedProperties: _hidden, ...shown } = item as Record<string, unknown>;
+/** The navigation properties `$expand` names. */
+function expanded(query: URLSearchParams): Set<string> {
+  return new Set(
+    (query.get('$expand') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+  );
+}
+
+/** The item as an answer shows it: its navigation properties only when expanded, and only the properties `$select` names (and its id) when it names any. */
+function shown(item: object, query: URLSearchParams, navigation: readonly string[]): Record<string, unknown> {
+  const expand = expanded(query);
+  const visible = Object.entries(item as Record<string, unknown>).filter(([name]) => !navigation.includes(name) || expand.has(name) || expand.has('*'));
   const select = query.get('$select');
-  if (!select) return shown;
-  return Object.fromEntries(['id', ...select.split(',')].map((name) => [name.trim(), shown[name.trim()] ?? null]));
+  if (!select) return Object.fromEntries(visible);
+  const named = new Set(['id', ...select.split(',').map((name) => name.trim()), ...expand]);
+  return Object.fromEntries(visible.filter(([name]) => named.has(name)));
+}
+
+/** Why an open extension in a body cannot be created (`@odata.type` openTypeExtension, an extensionName, primitive values or arrays of them), or undefined. */
+function extensionRefusal(extension: unknown): string | undefined {
+  if (typeof extension !== 'object' || extension === null || Array.isArray(extension)) return 'an extension must be an object';
+  const fields = extension as Record<string, unknown>;
+  if (typeof fields['@odata.type'] !== 'string' || !OPEN_EXTENSION.test(fields['@odata.type']))
+    return 'an extension needs @odata.type microsoft.graph.openTypeExtension';
+  if (typeof fields.extensionName !== 'string' || fields.extensionName === '') return 'an open extension needs an extensionName';
+  const primitive = (value: unknown) => value === null || ['string', 'number', 'boolean'].includes(typeof value);
+  const bad = Object.entries(fields).find(([, value]) => !primitive(value) && !(Array.isArray(value) && value.every(primitive)));
+  return bad ? `the extension's ${bad[0]} is neither a primitive nor an array of primitives` : undefined;
+}
+
+/** An open extension as Graph keeps it: its id is its fully qualified name. */
+function openExtension(fields: Record<string, unknown> & { extensionName: string }): FakeGraphExtension {
+  const { '@odata.type': _type, id: _id, ...data } = fields;
+  return {
+    '@odata.type': '#microsoft.graph.openTypeExtension',
+    id: `microsoft.graph.openTypeExtension.${fields.extensionName}`,
+    ...data,
+    extensionName: fields.extensionName,
+  };
 }
 
 /** Graph's error body ("Microsoft Graph error responses and resource types"). */

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { FakeGraphMailboxes, FakeGraphMessage, FakeGraphTask, graphError, MailboxAccess } from './fake-microsoft-mailbox';
 import { bearerOf, FakeAnswer, FakeProvider, SeenRequest } from './fake-provider';
+import { ConformanceLog, DocumentedOperation, OpenApiConformance } from './openapi-conformance';
 
 /** An Entra ID app registration: its tenant, client id, one client secret, and the Graph application permissions an admin consented to. */
 export interface FakeMicrosoftApp {
@@ -37,6 +38,11 @@ const GRAPH_SCOPE = 'https://graph.microsoft.com/.default';
 export const PARTNER_CENTER_AUDIENCE = 'https://api.partner.microsoft.com';
 const PARTNER_CENTER_SCOPES = [`${PARTNER_CENTER_AUDIENCE}/user_impersonation`, `${PARTNER_CENTER_AUDIENCE}/.default`];
 
+/** An answer of the fake that Graph's metadata refuses: the fake is wrong, and the test that saw it fails. */
+export class GraphAnswerViolation extends Error {
+  override readonly name = 'GraphAnswerViolation';
+}
+
 /** A user's delegated grant to an app: what a refresh token stands for. */
 interface RefreshGrant {
   tenantId: string;
@@ -70,6 +76,13 @@ export interface DelegatedToken extends RefreshGrant {
  *   throttling is 429 TooManyRequests with Retry-After ("Microsoft Graph throttling guidance").
  * - The mailbox's Outlook drafts and To Do tasks (fake-microsoft-mailbox.ts), with the same tokens,
  *   permissions and errors; `drafts()` and `tasks()` read what a mailbox holds.
+ * - Every Graph request is checked against Graph's v1.0 metadata as vendored in
+ *   test/fixtures/provider-specs/microsoft-graph (openapi-conformance.ts) once its token is known:
+ *   one the document refuses is answered 400 BadRequest with what it refused, one no document
+ *   describes 400 BadRequest as Graph answers an unknown segment; every answer is checked against
+ *   the operation's response schema, and one that violates it fails the test that caused it
+ *   (GraphAnswerViolation, thrown outside the exchange, which gets a 500). `conformance` keeps
+ *   every call and every violation.
  * - The refresh-token grant of a user's delegated consent (grant_type=refresh_token, client_id,
  *   client_secret, refresh_token, scope), as Partner Center's app+user authentication uses it
  *   ("Microsoft identity platform and OAuth 2.0 authorization code flow", Refresh the access
@@ -89,7 +102,13 @@ export class FakeMicrosoft extends FakeProvider {
   private readonly tenants = new Set<string>();
   private readonly users = new Map<string, Map<string, FakeMicrosoftUser>>();
   private readonly tokens = new Map<string, { tenantId: string; clientId: string; permissions: string[] }>();
-  private readonly mailboxes = new FakeGraphMailboxes((request, user, permissions) => this.mailboxAccess(request, user, permissions));
+  private readonly mailboxes = new FakeGraphMailboxes(
+    (request, user, permissions) => this.mailboxAccess(request, user, permissions),
+    () => this.url,
+  );
+  /** Every Graph request by the documented operation it was for, and what the metadata refused (`requests` has the raw requests). */
+  readonly conformance: ConformanceLog = { calls: [], violations: [] };
+  private documents?: OpenApiConformance;
   /** Graph requests (not token grants) still to be answered 429, or a 5xx, before normal answers resume. */
   private scripted: Array<{ count: number; method?: string; answer: () => FakeAnswer }> = [];
   private readonly refreshGrants = new Map<string, RefreshGrant>();
@@ -99,6 +118,11 @@ export class FakeMicrosoft extends FakeProvider {
 
   constructor(private readonly options: { acceptAny?: boolean } = {}) {
     super();
+  }
+
+  override async start(): Promise<this> {
+    this.documents = await OpenApiConformance.load('microsoft-graph');
+    return super.start();
   }
 
   /** An app registration in a tenant (which then exists), with admin-consented permissions (DEFAULT_PERMISSIONS unless given). */
@@ -201,6 +225,16 @@ export class FakeMicrosoft extends FakeProvider {
     return this.mailboxes.tasks(this.mailboxKey(tenantId, userPrincipalName));
   }
 
+  /** Someone adds a task to the mailbox's default To Do list (with another app's open extensions, listed first, when asked). */
+  userAddTask(
+    tenantId: string,
+    userPrincipalName: string,
+    title: string,
+    options: { extensions?: Array<Record<string, unknown> & { extensionName: string }>; first?: boolean } = {},
+  ): FakeGraphTask {
+    return this.mailboxes.addTask(this.mailboxKey(tenantId, userPrincipalName), title, options);
+  }
+
   override recover(): void {
     super.recover();
     this.scripted = [];
@@ -216,14 +250,60 @@ export class FakeMicrosoft extends FakeProvider {
     const path = request.path.split('?')[0];
     const token = TOKEN_PATH.exec(path);
     if (token && request.method === 'POST') return this.token(request, decodeURIComponent(token[1]));
-    const script = path.startsWith('/v1.0/') ? this.scripted.find((step) => step.count > 0 && (!step.method || step.method === request.method)) : undefined;
+    if (!path.startsWith('/v1.0/')) return graphError(400, 'BadRequest', `Resource not found for the segment '${path.split('/')[1] ?? ''}'.`);
+    const relative = request.path.slice('/v1.0'.length);
+    const documented = this.documents!.match(request.method, relative);
+    const answer = this.graphAnswer(request, relative, documented);
+    this.conformance.calls.push({ method: request.method, path, operation: documented?.name ?? null, status: answer.status });
+    if (!documented || answer.dropConnection) return answer;
+    const errors = this.documents!.checkAnswer(documented, answer.status, answer.body);
+    if (errors.length === 0) return answer;
+    this.conformance.violations.push({ side: 'answer', method: request.method, path, operation: documented.name, status: answer.status, errors });
+    const violation = new GraphAnswerViolation(`the fake Graph's ${answer.status} to ${documented.name} violates the metadata: ${errors.join('; ')}`);
+    // Thrown outside the exchange, so the test fails on it (jest's uncaught-error handling) while the client gets an answer.
+    setImmediate(() => {
+      throw violation;
+    });
+    return graphError(500, 'generalException', violation.message);
+  }
+
+  /** A Graph request's answer: scripted throttling or failure first, then its token, what the metadata says of it, and the mailbox or user it is for. */
+  private graphAnswer(request: SeenRequest, relative: string, documented: DocumentedOperation | undefined): FakeAnswer {
+    const path = relative.split('?')[0];
+    const script = this.scripted.find((step) => step.count > 0 && (!step.method || step.method === request.method));
     if (script) {
       script.count -= 1;
       return script.answer();
     }
-    const mailbox = this.mailboxes.answer(request, path, new URLSearchParams(request.path.split('?')[1] ?? ''));
+    const token = bearerOf(request);
+    if (token === null) return graphError(401, 'InvalidAuthenticationToken', 'Access token is empty.');
+    if (!this.tokens.has(token)) return graphError(401, 'InvalidAuthenticationToken', 'Lifetime validation failed, the token is expired.');
+    if (!documented) {
+      this.conformance.violations.push({
+        side: 'request',
+        method: request.method,
+        path: `/v1.0${path}`,
+        operation: null,
+        errors: ['no vendored Graph document describes this operation'],
+      });
+      return graphError(400, 'BadRequest', `Resource not found for the segment '${path.split('/')[2] ?? ''}'.`);
+    }
+    let body: unknown;
+    if (request.method === 'POST') {
+      try {
+        body = JSON.parse(request.body);
+      } catch {
+        return graphError(400, 'RequestBodyRead', 'Invalid JSON in the request body.');
+      }
+    }
+    const refused = this.documents!.checkRequest(documented, { method: request.method, path: relative, headers: request.headers, body });
+    if (refused.length > 0) {
+      this.conformance.violations.push({ side: 'request', method: request.method, path: `/v1.0${path}`, operation: documented.name, errors: refused });
+      return graphError(400, 'BadRequest', `Invalid request: ${refused.join('; ')}`);
+    }
+    const mailbox = this.mailboxes.answer(request, `/v1.0${path}`, new URLSearchParams(relative.split('?')[1] ?? ''));
     if (mailbox) return mailbox;
-    const user = USER_PATH.exec(path);
+    const user = USER_PATH.exec(`/v1.0${path}`);
     if (user && request.method === 'GET') return this.user(request, decodeURIComponent(user[1]));
     return graphError(400, 'BadRequest', `Resource not found for the segment '${path.split('/')[2] ?? ''}'.`);
   }
@@ -387,7 +467,7 @@ export class FakeMicrosoft extends FakeProvider {
     let user = this.findUser(issued.tenantId, idOrPrincipalName);
     if (!user && this.options.acceptAny) user = this.addMailbox(issued.tenantId, idOrPrincipalName);
     if (!user) return graphError(404, 'ResourceNotFound', 'Resource could not be discovered.');
-    return { key: `${issued.tenantId.toLowerCase()}/${user.id}` };
+    return { key: `${issued.tenantId.toLowerCase()}/${user.id}`, permissions: issued.permissions };
   }
 
   private findUser(tenantId: string, idOrPrincipalName: string): FakeMicrosoftUser | undefined {

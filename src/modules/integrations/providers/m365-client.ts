@@ -11,8 +11,13 @@ import { jsonOf, ProviderResponse } from './provider-http';
  * `String {GUID} Name name`). It is how a draft written before a crash is found instead of written twice.
  */
 export const ACTION_PROPERTY_ID = 'String {8d621c2e-fee3-4ced-97c4-0d08d5050ac4} Name SalesPipelineActionId';
-/** linkedResource.applicationName of our To Do tasks (their externalId holds the action's id). */
-export const APPLICATION_NAME = 'Sales Pipeline API';
+/**
+ * The open extension every To Do task we write carries, holding the action's id (`actionId`) and
+ * the deal's address and name (`dealUrl`, `dealName`): created with the task ("Create open extension", todoTask:
+ * Application Tasks.ReadWrite.All), read back expanded ("Get open extension"). Not a linkedResource:
+ * Graph does not let an application create those ("Create linkedResource", Application: Not supported).
+ */
+export const TASK_EXTENSION_NAME = 'com.salespipelineapi.followUp';
 
 const DEFAULT_MAX_WAIT_MS = 30_000;
 
@@ -30,7 +35,7 @@ export interface OutboundTask {
   actionId: string;
   title: string;
   text: string;
-  /** The linkedResource: where the deal is, and its name. */
+  /** Where the deal is (also in `text`, which is what a person reads in To Do), and its name: kept in the task's extension. */
   webUrl: string;
   displayName: string;
 }
@@ -63,26 +68,37 @@ export function mailboxClientFactory(settings: ProviderSettings, options: CrmCli
 
 /** An OData string literal: single quotes doubled. */
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
+/** Pages of one listing read before giving up on it (a loop of next links, or a list beyond any mailbox's). */
+const MAX_PAGES = 1_000;
+
+type Listed = { id?: unknown; [property: string]: unknown };
 
 /**
- * A mailbox through Microsoft Graph, app-only (the mailbox is the integration's `mailbox`, a user
- * principal name; the app needs Mail.ReadWrite for drafts, Tasks.ReadWrite.All for tasks):
- * - a draft is `POST /users/{mailbox}/messages` ("Create message": made in Drafts, never sent),
- *   carrying the action's id in ACTION_PROPERTY_ID; it is first looked for with
- *   `$filter=singleValueExtendedProperties/Any(ep: ep/id eq '…' and ep/value eq '…')`;
- * - a task goes to the list whose wellknownListName is `defaultList` (`GET /users/{mailbox}/todo/lists`),
- *   `POST …/todo/lists/{id}/tasks` with a linkedResource to the deal whose externalId is the
- *   action's id; it is first looked for with `$filter=linkedResources/any(r:r/externalId eq '…')`.
+ * A mailbox through Microsoft Graph, with the app-only token of the client-credentials grant (the
+ * mailbox is the integration's `mailbox`, a user principal name). Each call is one Graph documents
+ * for application permissions (docs/DESIGN.md, "Agents' follow-ups in Microsoft 365"):
+ * - a draft is `POST /users/{mailbox}/messages` ("Create message": made in Drafts, never sent;
+ *   Mail.ReadWrite), carrying the action's id in ACTION_PROPERTY_ID ("Create single-value extended
+ *   property", in a new message); it is first looked for with
+ *   `$filter=singleValueExtendedProperties/Any(ep: ep/id eq '…' and ep/value eq '…')` ("Get
+ *   singleValueLegacyExtendedProperty": string properties by `eq` on value; Mail.Read);
+ * - a task goes to the list whose wellknownListName is `defaultList` (`GET /users/{mailbox}/todo/lists`,
+ *   "List todoTaskLists": Tasks.Read.All), `POST …/todo/lists/{id}/tasks` ("Create todoTask":
+ *   Tasks.ReadWrite.All) with TASK_EXTENSION_NAME created in it; it is first looked for among
+ *   the list's tasks, read with `$expand=extensions` ("List tasks", "Get open extension"), every
+ *   page (`@odata.nextLink`): Graph documents no filter on a task's extensions or linked resources.
  * Looking before writing makes a write repeated after a lost answer, or a run repeated after a
  * crash between Graph's answer and our link, find the item rather than make a second one.
  */
 class GraphMailboxClient implements MailboxClient {
   private readonly session: GraphSession;
   private readonly user: string;
+  private readonly graphUrl: string;
   private defaultList?: string;
 
   constructor(credentials: Record<string, string>, settings: ProviderSettings, maxWaitMs: number) {
     this.session = new GraphSession(credentials, settings, { maxWaitMs });
+    this.graphUrl = settings.microsoftGraphUrl;
     // A user principal name in Graph's path: percent-encoded (a guest's #EXT# included), its @ as written.
     this.user = `/v1.0/users/${encodeURIComponent(credentials.mailbox).replace(/%40/g, '@')}`;
   }
@@ -126,10 +142,8 @@ class GraphMailboxClient implements MailboxClient {
   async addTask(task: OutboundTask): Promise<DeliveredItem> {
     const list = await this.defaultTaskList();
     const tasks = `${this.user}/todo/lists/${encodeURIComponent(list)}/tasks`;
-    const filter = `linkedResources/any(r:r/externalId eq ${literal(task.actionId)})`;
     return this.once(
-      async () =>
-        this.firstId(await this.session.call({ method: 'GET', path: `${tasks}?$filter=${encodeURIComponent(filter)}&$select=id` }), 'looking for the task'),
+      () => this.findTask(tasks, task.actionId),
       async () =>
         this.idOf(
           await this.session.call({
@@ -139,13 +153,55 @@ class GraphMailboxClient implements MailboxClient {
               title: task.title,
               body: { contentType: 'text', content: task.text },
               importance: 'normal',
-              linkedResources: [{ webUrl: task.webUrl, applicationName: APPLICATION_NAME, displayName: task.displayName, externalId: task.actionId }],
+              extensions: [
+                {
+                  '@odata.type': 'microsoft.graph.openTypeExtension',
+                  extensionName: TASK_EXTENSION_NAME,
+                  actionId: task.actionId,
+                  dealUrl: task.webUrl,
+                  dealName: task.displayName,
+                },
+              ],
             },
           }),
           'writing the task',
         ),
       (id) => ({ todoTask: id, todoTaskList: list }),
     );
+  }
+
+  /** The id of the list's task whose extension holds the action's id, or null. */
+  private async findTask(tasks: string, actionId: string): Promise<string | null> {
+    for await (const item of this.listing(`${tasks}?$expand=extensions`, 'looking for the task')) {
+      const extensions = Array.isArray(item.extensions) ? (item.extensions as Listed[]) : [];
+      const ours = extensions.some(
+        (extension) =>
+          (extension.extensionName === TASK_EXTENSION_NAME || (typeof extension.id === 'string' && extension.id.endsWith(`.${TASK_EXTENSION_NAME}`))) &&
+          extension.actionId === actionId,
+      );
+      if (ours && typeof item.id === 'string') return item.id;
+    }
+    return null;
+  }
+
+  /**
+   * Every item of a listing, page after page (Graph's paging: `@odata.nextLink`, a full URL on Graph's
+   * host). A next link elsewhere is not followed: the token goes to Graph only.
+   */
+  private async *listing(path: string, doing: string): AsyncGenerator<Listed> {
+    let next: string | undefined = path;
+    for (let pages = 0; next !== undefined; pages++) {
+      if (pages === MAX_PAGES) throw new CrmUnavailable(`Microsoft Graph's answer to ${doing} went on past ${MAX_PAGES} pages`);
+      const page = jsonOf(this.expect(await this.session.call({ method: 'GET', path: next }), doing)) as
+        { value?: unknown; '@odata.nextLink'?: unknown } | undefined;
+      if (!Array.isArray(page?.value)) throw new CrmUnavailable(`Microsoft Graph's answer to ${doing} had no value list`);
+      yield* page.value.filter((item): item is Listed => typeof item === 'object' && item !== null);
+      const link = page['@odata.nextLink'];
+      if (link === undefined || link === null) return;
+      if (typeof link !== 'string' || !link.startsWith(`${this.graphUrl}/`))
+        throw new CrmUnavailable(`Microsoft Graph's answer to ${doing} had a next link off its host`);
+      next = link.slice(this.graphUrl.length);
+    }
   }
 
   /**
@@ -170,12 +226,10 @@ class GraphMailboxClient implements MailboxClient {
   /** The id of the mailbox's default To Do list ("Tasks"), read once per client. */
   private async defaultTaskList(): Promise<string> {
     if (this.defaultList) return this.defaultList;
-    const answer = this.expect(await this.session.call({ method: 'GET', path: `${this.user}/todo/lists` }), 'reading the To Do lists');
-    const lists = (jsonOf(answer) as { value?: Array<{ id?: unknown; wellknownListName?: unknown }> } | undefined)?.value ?? [];
-    const found = lists.find((list) => list.wellknownListName === 'defaultList' && typeof list.id === 'string');
-    if (!found)
-      throw new CrmSetupIncomplete('the mailbox has no default To Do list (wellknownListName defaultList); open Microsoft To Do once for this mailbox');
-    return (this.defaultList = found.id as string);
+    for await (const list of this.listing(`${this.user}/todo/lists`, 'reading the To Do lists')) {
+      if (list.wellknownListName === 'defaultList' && typeof list.id === 'string') return (this.defaultList = list.id);
+    }
+    throw new CrmSetupIncomplete('the mailbox has no default To Do list (wellknownListName defaultList); open Microsoft To Do once for this mailbox');
   }
 
   private firstId(response: ProviderResponse, doing: string): string | null {
