@@ -11,6 +11,7 @@ import {
 import type { ProviderSettings } from '../../src/modules/integrations/providers/provider-settings';
 import { createHubSpotClient } from '../../src/modules/integrations/providers/hubspot-client';
 import { FakeHubSpot } from '../helpers/fakes';
+import { documentsPresent } from '../helpers/fakes/openapi-conformance';
 import { waitFor } from '../helpers/wait';
 import { providerSettings } from '../helpers/provider-settings';
 
@@ -199,32 +200,38 @@ describe('the HubSpot CrmClient', () => {
     expect(fake.requests.filter((request) => request.path.endsWith('/batch/read'))).toEqual([]);
   });
 
-  it('is answered as HubSpot answers what its document refuses: a search with object sorts and no after is 400 VALIDATION_ERROR, and recorded', async () => {
-    const search = await fetch(`${fake.url}/crm/v3/objects/contacts/search`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ filterGroups: [], sorts: [{ propertyName: 'lastmodifieddate', direction: 'ASCENDING' }], properties: ['email'], limit: 100 }),
-    });
-    expect(search.status).toBe(400);
-    const body = (await search.json()) as { status: string; category: string; correlationId: string; errors: Array<{ message: string }> };
-    expect(body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR', correlationId: expect.any(String) });
-    expect(body.errors.map((error) => error.message)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/after/), expect.stringMatching(/^\/requestBody\/sorts\/0 must be string/)]),
-    );
-    expect(fake.conformance.violations).toEqual([
-      expect.objectContaining({ side: 'request', path: '/crm/v3/objects/contacts/search', operation: 'POST /crm/v3/objects/{objectType}/search' }),
-    ]);
+  // Needs HubSpot's documents on this machine (scripts/refresh-provider-specs.ts); without them the fake checks nothing.
+  (documentsPresent('hubspot') ? it : it.skip)(
+    'is answered as HubSpot answers what its document refuses: a search with object sorts and no after is 400 VALIDATION_ERROR, and recorded',
+    async () => {
+      const search = await fetch(`${fake.url}/crm/v3/objects/contacts/search`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ filterGroups: [], sorts: [{ propertyName: 'lastmodifieddate', direction: 'ASCENDING' }], properties: ['email'], limit: 100 }),
+      });
+      expect(search.status).toBe(400);
+      const body = (await search.json()) as { status: string; category: string; correlationId: string; errors: Array<{ message: string }> };
+      expect(body).toMatchObject({ status: 'error', category: 'VALIDATION_ERROR', correlationId: expect.any(String) });
+      expect(body.errors.map((error) => error.message)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/after/), expect.stringMatching(/^\/requestBody\/sorts\/0 must be string/)]),
+      );
+      expect(fake.conformance.violations).toEqual([
+        expect.objectContaining({ side: 'request', path: '/crm/v3/objects/contacts/search', operation: 'POST /crm/v3/objects/{objectType}/search' }),
+      ]);
 
-    // What our client sends is what the document describes.
-    await client().changedLeads(null);
-    expect(fake.conformance.violations).toHaveLength(1);
-    expect(fake.conformance.calls.at(-1)).toEqual({
-      method: 'POST',
-      path: '/crm/v3/objects/contacts/search',
-      operation: 'POST /crm/v3/objects/{objectType}/search',
-      status: 200,
-    });
-  });
+      // What our client sends is what the document describes.
+      await client().changedLeads(null);
+      expect(fake.conformance.violations).toHaveLength(1);
+      expect(fake.conformance.calls.at(-1)).toEqual({
+        method: 'POST',
+        path: '/crm/v3/objects/contacts/search',
+        operation: 'POST /crm/v3/objects/{objectType}/search',
+        status: 200,
+      });
+      // Asserted: not one for `npm run test:providers` to report.
+      fake.conformance.violations.splice(0);
+    },
+  );
 
   it("gives HubSpot's reason for the leads it refuses and writes the rest", async () => {
     const hubspot = client();

@@ -80,7 +80,7 @@ export class FakeChatCompletions extends FakeProvider {
   /** Azure deployments that exist, and the model each runs. */
   readonly deployments = new Map<string, string>([['gpt-4o-mini', 'gpt-4o-mini-2024-07-18']]);
   /** Every request by the documented operation it was for, and what the documents refused (`requests` has the raw requests). */
-  readonly conformance: ConformanceLog = { calls: [], violations: [] };
+  override readonly conformance: ConformanceLog = { calls: [], violations: [] };
   private documents?: OpenApiConformance;
   private readonly script: ChatScript[] = [];
   private readonly acceptAny: boolean;

@@ -69,7 +69,7 @@ export class FakeHubSpot extends FakeProvider {
    */
   upsertEchoesProperties = false;
   /** Every request by the documented operation it was for, and what the documents refused (fake-provider's `requests` has the raw requests). */
-  readonly conformance: ConformanceLog = { calls: [], violations: [] };
+  override readonly conformance: ConformanceLog = { calls: [], violations: [] };
   private documents?: OpenApiConformance;
 
   constructor(private readonly options: { acceptAny?: boolean } = {}) {

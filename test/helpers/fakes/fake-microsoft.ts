@@ -107,7 +107,7 @@ export class FakeMicrosoft extends FakeProvider {
     () => this.url,
   );
   /** Every Graph request by the documented operation it was for, and what the metadata refused (`requests` has the raw requests). */
-  readonly conformance: ConformanceLog = { calls: [], violations: [] };
+  override readonly conformance: ConformanceLog = { calls: [], violations: [] };
   private documents?: OpenApiConformance;
   /** Graph requests (not token grants) still to be answered 429, or a 5xx, before normal answers resume. */
   private scripted: Array<{ count: number; method?: string; answer: () => FakeAnswer }> = [];

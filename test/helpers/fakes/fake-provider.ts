@@ -1,6 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import http, { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { ConformanceLog } from './openapi-conformance';
+
+/** Where `npm run test:providers` gathers what every fake answered (scripts/test-providers.js); unset in other runs. */
+const REPORT_DIR = process.env.PROVIDER_CONFORMANCE_DIR;
+
+/** What a fake leaves for `npm run test:providers`: every answer's route and status, and its document's log when it has one. */
+export interface FakeReport {
+  fake: string;
+  answered: Array<{ method: string; path: string; status: number }>;
+  conformance?: ConformanceLog;
+}
 
 /** One request a fake received, as it arrived (tests check what our service sent). */
 export interface SeenRequest {
@@ -28,6 +41,10 @@ export interface FakeAnswer {
  */
 export abstract class FakeProvider {
   readonly requests: SeenRequest[] = [];
+  /** Every answer given (a hang or a dropped connection is none), for the provider report. */
+  private readonly answered: FakeReport['answered'] = [];
+  /** Set by a fake that checks its provider's published document (openapi-conformance.ts). */
+  readonly conformance?: ConformanceLog;
   private mode: FakeMode = { kind: 'normal' };
   /** How long every answer takes (0: at once); widens the window in which overlapping calls would show. */
   latencyMs = 0;
@@ -57,6 +74,10 @@ export abstract class FakeProvider {
     this.server = undefined;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (REPORT_DIR) {
+      const report: FakeReport = { fake: this.constructor.name, answered: this.answered, conformance: this.conformance };
+      writeFileSync(path.join(REPORT_DIR, `${this.constructor.name}-${process.pid}-${randomUUID()}.json`), JSON.stringify(report));
+    }
   }
 
   rateLimit(retryAfterS = 7): void {
@@ -120,6 +141,7 @@ export abstract class FakeProvider {
           res.socket?.destroy();
           return;
         }
+        this.answered.push({ method: request.method, path: request.path.split('?')[0], status: answer.status });
         res.writeHead(answer.status, { 'content-type': 'application/json;charset=UTF-8', ...answer.headers });
         res.end(text);
       };
