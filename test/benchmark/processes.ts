@@ -220,6 +220,11 @@ export async function startServer(name: string, script: string, env: Record<stri
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const url = `http://127.0.0.1:${port}`;
+  let stopping = false;
+  // A server that dies in the middle of a run says why: the bench's next request only sees "fetch failed".
+  child.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`[bench] ${name} (${url}) exited with ${signal ?? code}; its last output:\n${output}\n`);
+  });
   await waitReady(url, child, () => output);
   return {
     name,
@@ -242,6 +247,7 @@ export async function startServer(name: string, script: string, env: Record<stri
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
     },
     async stop() {
+      stopping = true;
       if (child.exitCode !== null) return;
       // A paused server would not act on SIGTERM until resumed.
       child.kill('SIGCONT');
