@@ -38,6 +38,7 @@ import { sessionGraphQLAuth } from './web/session-graphql';
 import { webNotFound } from './web/web-errors';
 import { createWebRouter } from './web/web.router';
 import { createAccountRouter } from './web/account.router';
+import { createMailer } from './mail/mailer';
 
 export interface App {
   app: Express;
@@ -73,7 +74,9 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   const proposalPdfs = new ProposalPdfService(pdfPool, metrics);
   const routes = new RouteLabels(ROUTES);
   const schema = await createSchema();
-  const servicesFor = createServiceFactory({ config, scorer: deps.scorer, resolveHost: deps.resolveHost, proposalPdfs }, schema);
+  // One mailer: the web app's links and the members' invitations.
+  const mailer = deps.mailer ?? createMailer(config.mail, logger, config.isProduction);
+  const servicesFor = createServiceFactory({ config, scorer: deps.scorer, resolveHost: deps.resolveHost, proposalPdfs, mailer, logger }, schema);
   // What one account may hold of this instance at once: requests after authentication, root fields in execution.
   // Alone on the instance, an account may use the whole database pool.
   const poolSize = orm.config.get('pool')?.max ?? config.accountGate.rootFields;
@@ -186,7 +189,7 @@ export async function createApp(deps: AppDependencies): Promise<App> {
   for (const path of ['/healthz', '/readyz', '/metrics']) app.all(path, methodNotAllowed(['GET', 'HEAD']));
 
   // The web app's pages after the API, so an API request does not walk every page's route first.
-  app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger }));
+  app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger, mailer }));
   app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger, servicesFor, events: EVENTS }));
   // A browser asking for a page that does not exist gets the web app's 404 page; API clients (and
   // /v1, /graphql, /healthz…, whatever they accept) keep the JSON one.

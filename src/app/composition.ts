@@ -9,7 +9,8 @@ import type { AccountGate } from '../limits/account-gate';
 import type { Counters } from '../limits/counters';
 import { OperationLimiter, type OperationLimits } from '../limits/operation-limit';
 import type { QuotaSettings } from '../limits/quota';
-import type { Logger } from '../logger';
+import { createLogger, type Logger } from '../logger';
+import { createMailer, type Mailer } from '../mail/mailer';
 import { EVENTS, MODULES } from './modules';
 import type { ServiceFactory, ServiceScope, Services, ServiceSettings } from '../modules/module';
 import { PdfPoolBounds, ProposalPdfPool } from '../modules/proposals/proposal-pdf.pool';
@@ -46,6 +47,8 @@ export interface AppDependencies {
   requestLogs?: RequestLogBounds;
   /** What one account may hold of this instance at once; config.accountGate's bounds when not given. */
   accountGate?: AccountGate;
+  /** The app's mailer; by default one over config.mail (SMTP_URL, or the development log). */
+  mailer?: Mailer;
 }
 
 /**
@@ -67,7 +70,7 @@ for (const module of MODULES) {
  * other for what they need through `scope.services`.
  */
 export function createServiceFactory(
-  settings: Pick<ServiceSettings, 'config' | 'scorer'> & Partial<Pick<ServiceSettings, 'resolveHost' | 'proposalPdfs'>>,
+  settings: Pick<ServiceSettings, 'config' | 'scorer'> & Partial<Pick<ServiceSettings, 'resolveHost' | 'proposalPdfs' | 'mailer' | 'logger'>>,
   schema: GraphQLSchema,
 ): ServiceFactory {
   // Checked once at start: a missing key would otherwise surface as a 500 on the first connect.
@@ -84,6 +87,8 @@ export function createServiceFactory(
     events: EVENTS,
     // Callers outside the app (the command line's seed) render no PDF; the pool starts no thread until one does.
     proposalPdfs: settings.proposalPdfs ?? new ProposalPdfService(new ProposalPdfPool()),
+    // Callers outside the app (the command line) get one over the configuration: SMTP_URL, or the development log.
+    mailer: settings.mailer ?? createMailer(settings.config.mail, settings.logger ?? createLogger('silent'), settings.config.isProduction),
   };
   // Each service is a getter on one prototype, made once (not a property defined on every
   // request's object): built on first use, then kept in the object's own `built`.

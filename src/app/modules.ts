@@ -1,4 +1,4 @@
-import { TenantEntity, TimestampedEntity } from '../db/base.entity';
+import { AccountScopedEntity, TenantEntity, TimestampedEntity } from '../db/base.entity';
 import { EventCatalog } from '../events/event-catalog';
 import { eventsModule } from '../events/events.module';
 import { idempotencyModule } from '../idempotency/idempotency.module';
@@ -9,6 +9,7 @@ import { dealsModule } from '../modules/deals/deals.module';
 import { healthModule } from '../modules/health/health.module';
 import { integrationsModule } from '../modules/integrations/integrations.module';
 import { leadsModule } from '../modules/leads/leads.module';
+import { membersModule } from '../modules/members/members.module';
 import type { ConflictMeaning } from '../db/database-errors';
 import type { ModuleDefinition } from '../modules/module';
 import type { RestRoute } from '../rest/routes';
@@ -32,6 +33,7 @@ export const MODULES: readonly ModuleDefinition[] = [
   webhooksModule,
   eventsModule,
   requestLogsModule,
+  membersModule,
   scoringModule,
   accountsModule,
   idempotencyModule,
@@ -39,7 +41,7 @@ export const MODULES: readonly ModuleDefinition[] = [
 ];
 
 /** Every entity: the base classes, then each module's. */
-export const ENTITIES = [TimestampedEntity, TenantEntity, ...MODULES.flatMap((module) => module.entities ?? [])];
+export const ENTITIES = [TimestampedEntity, TenantEntity, AccountScopedEntity, ...MODULES.flatMap((module) => module.entities ?? [])];
 
 /** The entities the tenant filter scopes: every one that extends TenantEntity, known from the class itself. */
 export const TENANT_ENTITIES = ENTITIES.filter((entity) => entity.prototype instanceof TenantEntity);

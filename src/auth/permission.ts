@@ -30,7 +30,7 @@ import { Extensions, MiddlewareFn } from 'type-graphql';
 import { ApiError } from '../common/api-error';
 import { isPlainObject } from '../common/objects';
 import type { RequestContext } from '../graphql/context';
-import type { Authenticated } from '../modules/accounts/api-key.service';
+import { type Authenticated, callerPermissions } from '../modules/accounts/api-key.service';
 import { allows, KeyPermissions, RequiredPermission } from '../modules/accounts/key-permissions';
 
 const PERMISSION_EXTENSION = 'permission';
@@ -76,7 +76,7 @@ function refusal(permissions: KeyPermissions, field: GraphQLField<unknown, unkno
  * middlewares (operation limits). Unrestricted keys and the web app's session pass at once.
  */
 export const permissionCheck: MiddlewareFn<RequestContext> = ({ info, context }, next) => {
-  const permissions = context.auth.key?.permissions;
+  const permissions = callerPermissions(context.auth);
   if (!permissions) return next();
   const parent = info.parentType;
   const isRoot = parent === info.schema.getQueryType() || parent === info.schema.getMutationType();
@@ -205,7 +205,7 @@ export function refusalsOf(
  */
 export function graphqlRequestRefusal(schema: GraphQLSchema, maxTokens: number) {
   return (req: Request, res: Response): ApiError | undefined => {
-    const permissions = (res.locals.auth as Authenticated | undefined)?.key?.permissions;
+    const permissions = callerPermissions(res.locals.auth as Authenticated | undefined);
     const body: unknown = req.body;
     if (!permissions || !isPlainObject(body) || typeof body.query !== 'string') return undefined;
     const { operationName, variables } = body;
@@ -239,7 +239,7 @@ export function permissionPlugin(): ApolloServerPlugin<RequestContext> {
       let refused = new Map<string, RefusedField>();
       return {
         async didResolveOperation(request) {
-          const permissions = request.contextValue.auth.key?.permissions;
+          const permissions = callerPermissions(request.contextValue.auth);
           const root = request.operation && request.schema.getRootType(request.operation.operation);
           if (!permissions || !root) return;
           refused = refusalsOf(request.schema, request.document, request.operationName, request.request.variables, permissions);

@@ -4,6 +4,12 @@ import { KeyType } from '../modules/accounts/api-key.entity';
 import { ApiKeyService, MAX_ROLL_EXPIRY_HOURS } from '../modules/accounts/api-key.service';
 import { describePermissions, KeyPermissions, parsePermissions } from '../modules/accounts/key-permissions';
 import { isPlan, Plan } from '../modules/accounts/plan';
+import { isRole, ROLES } from '../modules/accounts/key-permissions';
+import { MemberService } from '../modules/members/member.service';
+import { loadConfig } from '../config';
+import { tenantFork } from '../db/tenant';
+import { createLogger } from '../logger';
+import { createMailer } from '../mail/mailer';
 import { seedAccount } from './seed';
 
 /** A mistake in the command line: printed as one line, exit code 2. */
@@ -53,6 +59,29 @@ function restricted(value: string | boolean | undefined): KeyPermissions | null 
 function limitsText(perMinute: number, perDay: number | null): string {
   return `${perMinute}/min, ${perDay === null ? 'no daily cap' : `${perDay}/day`}`;
 }
+
+function role(value: string): (typeof ROLES)[number] {
+  if (!isRole(value)) throw new UsageError(`--role must be ${ROLES.join(', ')}, got "${value}"`);
+  return value;
+}
+
+/**
+ * The members of the account with --account-email, as the operator (who may make and change
+ * owners): invitations go out through SMTP_URL (outside production without it, the log), and the
+ * command also prints the link, for an operator who hands it over another way.
+ */
+async function membersOf(em: EntityManager, options: Options): Promise<{ members: MemberService; accountEmail: string }> {
+  const account = await new AccountService(em).byEmail(required(options, 'account-email'));
+  const config = loadConfig();
+  const logger = createLogger('warn');
+  const mailer = createMailer(config.mail, logger, config.isProduction);
+  return {
+    members: new MemberService(tenantFork(em, { accountId: account.id, livemode: false }), { mailer, publicUrl: config.publicUrl, logger }),
+    accountEmail: account.email,
+  };
+}
+
+const OPERATOR = { kind: 'operator' } as const;
 
 /** The operator commands of CONTRACT §14, keyed by "group verb". */
 export const COMMANDS: Record<string, CommandSpec> = {
@@ -175,6 +204,57 @@ export const COMMANDS: Record<string, CommandSpec> = {
     async run(em, options, output) {
       const key = await new ApiKeyService(em).revoke(required(options, 'id'));
       output.info(`revoked ${key.id} "${key.name}" at ${key.revokedAt?.toISOString()}`);
+    },
+  },
+  'members invite': {
+    usage: `members invite --email person@acme.test --account-email owner@acme.test [--role ${ROLES.join('|')}] [--name "Ada"]   # default role: member`,
+    options: { email: { type: 'string' }, 'account-email': { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } },
+    async run(em, options, output) {
+      const chosen = typeof options.role === 'string' ? role(options.role) : 'member';
+      const { members, accountEmail } = await membersOf(em, options);
+      const { member, link } = await members.invite(
+        { email: required(options, 'email'), role: chosen, name: typeof options.name === 'string' ? options.name : undefined },
+        OPERATOR,
+      );
+      output.out(member.userId);
+      output.info(`invited ${member.email} to ${accountEmail} as ${member.role}; the e-mailed link works for 7 days, once: ${link}`);
+    },
+  },
+  'members list': {
+    usage: 'members list --account-email owner@acme.test',
+    options: { 'account-email': { type: 'string' } },
+    async run(em, options, output) {
+      const { members } = await membersOf(em, options);
+      output.out(['ID', 'EMAIL', 'NAME', 'ROLE', 'STATUS', 'LAST SEEN'].join('\t'));
+      let cursor: string | undefined;
+      do {
+        const page = await members.list({ limit: 100, cursor });
+        for (const member of page.data) {
+          output.out([member.userId, member.email, member.name, member.role, member.status, member.lastSeenAt?.toISOString() ?? '-'].join('\t'));
+        }
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+    },
+  },
+  'members set-role': {
+    usage: `members set-role --email person@acme.test --account-email owner@acme.test --role ${ROLES.join('|')}`,
+    options: { email: { type: 'string' }, 'account-email': { type: 'string' }, role: { type: 'string' } },
+    async run(em, options, output) {
+      const chosen = role(required(options, 'role'));
+      const { members, accountEmail } = await membersOf(em, options);
+      const found = await members.byEmail(required(options, 'email'));
+      const member = await members.update(found.userId, { role: chosen }, OPERATOR);
+      output.info(`${member.email} is now ${member.role} of ${accountEmail}`);
+    },
+  },
+  'members remove': {
+    usage: 'members remove --email person@acme.test --account-email owner@acme.test   # deactivates: their sessions end at once',
+    options: { email: { type: 'string' }, 'account-email': { type: 'string' } },
+    async run(em, options, output) {
+      const { members, accountEmail } = await membersOf(em, options);
+      const found = await members.byEmail(required(options, 'email'));
+      const member = await members.deactivate(found.userId, OPERATOR);
+      output.info(`${member.email} is deactivated in ${accountEmail}; their sessions there have ended`);
     },
   },
 };

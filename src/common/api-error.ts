@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   invalid_status_transition: { status: 409, type: 'invalid_request_error', graphql: 'CONFLICT' },
   invalid_stage_transition: { status: 409, type: 'invalid_request_error', graphql: 'CONFLICT' },
   already_registered: { status: 409, type: 'invalid_request_error', graphql: 'CONFLICT' },
+  seat_limit_reached: { status: 409, type: 'invalid_request_error', graphql: 'CONFLICT' },
   request_too_large: { status: 413, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },
   request_headers_too_large: { status: 431, type: 'invalid_request_error', graphql: 'BAD_USER_INPUT' },

@@ -40,3 +40,14 @@ export abstract class TenantEntity<Optional = never> extends TimestampedEntity<O
   @Property({ type: 'boolean' })
   livemode!: boolean;
 }
+
+/**
+ * A row of an account shared by both modes (its members): the `account` filter, fed by the same
+ * tenant scope as the `tenant` filter, scopes every query of these entities by account alone.
+ */
+@ObjectType({ simpleResolvers: true })
+@Entity({ abstract: true })
+export abstract class AccountScopedEntity<Optional = never> extends TimestampedEntity<Optional> {
+  @ManyToOne(TENANT_ACCOUNT_ENTITY, { ref: true, deleteRule: 'cascade', index: false })
+  account!: Ref<TenantAccount>;
+}

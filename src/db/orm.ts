@@ -1,10 +1,10 @@
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, EntityClass, EventSubscriber, MikroORM, Options } from '@mikro-orm/postgresql';
-import { TenantEntity } from './base.entity';
+import { AccountScopedEntity, TenantEntity } from './base.entity';
 import { migrations } from './migrations';
 import { contextsOnlyWhileRunning } from './async-context';
 import { withoutPreparedStatements } from './lean';
-import { tenantFilter } from './tenant';
+import { accountFilter, tenantFilter } from './tenant';
 import type { DatabaseTimeouts } from './database-timeouts';
 
 export type { DatabaseTimeouts };
@@ -54,6 +54,10 @@ export function ormConfig(options: OrmOptions): Options {
       [tenantFilter.name]: {
         ...tenantFilter,
         entity: options.entities.filter((entity) => entity.prototype instanceof TenantEntity).map((entity) => entity.name),
+      },
+      [accountFilter.name]: {
+        ...accountFilter,
+        entity: options.entities.filter((entity) => entity.prototype instanceof AccountScopedEntity).map((entity) => entity.name),
       },
     },
     pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },

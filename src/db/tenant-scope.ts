@@ -20,8 +20,18 @@ export const tenantFilter = {
   default: true,
 };
 
+export const ACCOUNT_FILTER = 'account';
+
+/** The same mechanism for rows both modes share (AccountScopedEntity: an account's members): the account alone. */
+export const accountFilter = {
+  name: ACCOUNT_FILTER,
+  cond: (args: TenantScope) => ({ account: args.accountId }),
+  default: true,
+};
+
 export function scopeTo<E extends EntityManager>(em: E, scope: TenantScope): E {
   em.setFilterParams(TENANT_FILTER, scope);
+  em.setFilterParams(ACCOUNT_FILTER, scope);
   return em;
 }
 

@@ -3,7 +3,7 @@ import { TENANT_ACCOUNT_ENTITY, TenantAccount, TenantEntity } from './base.entit
 import { createLean, LeanReference } from './lean';
 import { tenantOf } from './tenant-scope';
 
-export { scopeTo, TENANT_FILTER, tenantFilter, tenantFork, tenantOf, type TenantScope } from './tenant-scope';
+export { ACCOUNT_FILTER, accountFilter, scopeTo, TENANT_FILTER, tenantFilter, tenantFork, tenantOf, type TenantScope } from './tenant-scope';
 
 /**
  * Creates a tenant row stamped with the EntityManager's account and mode, persisted on the next

@@ -7,6 +7,7 @@ import { isPlainObject } from '../common/objects';
 import { RequestContext, RequestInfo, requestInfoOf } from './context';
 import { OperationCheck, runChecks } from './operation-checks';
 import type { FormatError } from './prepared-operation';
+import { callerPermissions } from '../modules/accounts/api-key.service';
 
 type Gateway = ApolloServerOptionsWithGateway<never>['gateway'];
 type Executor = NonNullable<Awaited<ReturnType<Gateway['load']>>['executor']>;
@@ -200,7 +201,7 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
     const query = operation ? compiledFor(document, operationName) : undefined;
     if (query) {
       // Apollo's own document (a restricted key's may be rewritten): later sendings can skip Apollo.
-      if (typeof request.query === 'string' && request.query.length <= KNOWN_TEXT_LENGTH && !(context as RequestContext).auth?.key?.permissions) {
+      if (typeof request.query === 'string' && request.query.length <= KNOWN_TEXT_LENGTH && !callerPermissions((context as RequestContext).auth)) {
         remember(request.query, operationName, { document, operationName: operation?.name?.value ?? null, query });
       }
       return executeCompiled(query, document, operationName, context, variables);
@@ -243,7 +244,7 @@ export function compiledExecution(schema: GraphQLSchema): CompiledExecution {
       if ((variables !== null && !isPlainObject(variables)) || (operationName !== null && typeof operationName !== 'string')) return next();
       const entry = known.get(body.query)?.get(operationName ?? '');
       const auth = res.locals.auth as RequestInfo['auth'] | undefined;
-      if (!entry || !auth || auth.key?.permissions) return next();
+      if (!entry || !auth || callerPermissions(auth)) return next();
       // Apollo's choice of answer type; what it would refuse (406) or answer otherwise, it answers itself.
       const type = req.headers.accept ? req.accepts(ANSWER_TYPES) : APPLICATION_JSON;
       if (type !== APPLICATION_JSON && type !== GRAPHQL_RESPONSE_JSON) return next();

@@ -7,6 +7,7 @@ import type { EventRecorder } from '../events/event-recorder';
 import type { FanOutConsumer } from '../events/outbox-fan-out';
 import type { Metrics } from '../http/metrics';
 import type { Logger } from '../logger';
+import type { Mailer } from '../mail/mailer';
 import type { RestSerializer } from '../rest/serialize';
 import type { RestRoute } from '../rest/routes';
 import type { ProviderSettings } from './integrations/providers/provider-settings';
@@ -34,6 +35,10 @@ export interface ServiceSettings {
   providers: ProviderSettings;
   /** The event types every module emits (what subscriptions and filters may name). */
   events: EventCatalog;
+  /** The app's one mailer (invitations; the web app's links use the same). */
+  mailer: Mailer;
+  /** For what a service does off the request path (an e-mail that could not be delivered). */
+  logger?: Logger;
 }
 
 /** What a module's service factory gets: one EntityManager, its event recorder, and the other services (built on first use). */

@@ -19,7 +19,7 @@ import { isPlainObject } from '../common/objects';
 import { RequestContext, RequestInfo, requestInfoOf } from '../graphql/context';
 import { PreparedChecks, PreparedOperation, prepareOperation } from '../graphql/prepared-operation';
 import { methodNotAllowed } from '../http/error-handler';
-import type { Authenticated } from '../modules/accounts/api-key.service';
+import { type Authenticated, callerPermissions } from '../modules/accounts/api-key.service';
 import type { KeyPermissions } from '../modules/accounts/key-permissions';
 import { bodyNotAnObject } from '../http/json-body';
 import { sendError } from '../http/send-error';
@@ -264,7 +264,7 @@ export function createRestRouter(routes: readonly RestRoute[], deps: RestAdapter
       }
       req.params = params;
       // Refused before anything else looks at the request: its body, its Idempotency-Key.
-      const permissions = (res.locals.auth as Authenticated).key?.permissions;
+      const permissions = callerPermissions(res.locals.auth as Authenticated);
       const refused = permissions ? entry.compiled.refusal(permissions) : undefined;
       if (refused) return sendError(res, refused, 'rest', 'rest');
       const run = () => void entry.handle(req, res).catch(next);

@@ -103,3 +103,27 @@ export const changePasswordPage = (who: SignedIn, state: PasswordFormState = {})
   <p><button type="submit">Change password</button></p>
 </form>`,
   });
+
+/** An invitation's form: a person without a password chooses one; one who signs in already confirms with theirs. */
+export const acceptInvitationPage = (invitation: { token: string; accountName: string; email: string; hasPassword: boolean }, error?: string) =>
+  page({
+    title: `Join ${invitation.accountName}`,
+    body: html`<form method="post" action="/invitations/accept" class="card">
+  <p>You were invited to <strong>${invitation.accountName}</strong> as <strong>${invitation.email}</strong>.</p>
+  <input type="hidden" name="token" value="${invitation.token}">
+  ${
+    invitation.hasPassword
+      ? passwordField('password', 'Your password', 'current-password', error, 'You sign in here already: confirm with your password.')
+      : passwordField('password', 'Choose a password', 'new-password', error, 'At least 10 characters.')
+  }
+  <p><button type="submit">Join ${invitation.accountName}</button></p>
+</form>`,
+  });
+
+/** Why an invitation link does nothing (the reasons a person can act on). */
+export const invitationBrokenPage = (reason: string) =>
+  page({
+    title: 'This invitation no longer works',
+    body: html`<section class="card"><p role="alert">${reason}</p><p>Ask an owner or admin of the account to invite you again.</p></section>
+<p><a href="/login">Log in</a></p>`,
+  });

@@ -8,6 +8,7 @@ import type { Quota } from '../limits/quota';
 import type { Logger } from '../logger';
 import { createMailer, Mailer } from '../mail/mailer';
 import { AccountEmailService } from '../modules/accounts/account-email.service';
+import { InvitationService } from '../modules/members/invitation.service';
 import {
   changePasswordPage,
   forgotPasswordPage,
@@ -15,6 +16,8 @@ import {
   mailUnavailablePage,
   resetLinkBrokenPage,
   resetPasswordPage,
+  acceptInvitationPage,
+  invitationBrokenPage,
   signUpSentPage,
   verifiedPage,
 } from './account-pages';
@@ -40,7 +43,7 @@ export interface AccountRouterDependencies {
  */
 export const ACCOUNT_MAIL_LIMITS = { perEmail: 3, perAddress: 20, windowS: 3600 };
 
-const PAGES = ['/signup', '/verify-email', '/forgot-password', '/reset-password', '/settings/password'];
+const PAGES = ['/signup', '/verify-email', '/forgot-password', '/reset-password', '/settings/password', '/invitations'];
 
 /**
  * The account's e-mail flows: sign-up that answers the same for a taken address as for a new one,
@@ -136,19 +139,48 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
   router.post('/reset-password', sameOrigin, forms, async (req, res) => {
     const { token = '', password = '' } = req.body as Record<string, string>;
     const em = deps.orm.em.fork();
-    let account;
+    let user;
     try {
-      account = await emailService(em).resetPassword(token, password);
+      user = await emailService(em).resetPassword(token, password);
     } catch (error) {
       if (error instanceof ApiError && error.param === 'password') {
         return void res.status(400).send(resetPasswordPage(token, 'Choose a password of at least 10 characters.'));
       }
       throw error;
     }
-    if (!account) return void res.status(400).send(resetLinkBrokenPage());
+    if (!user) return void res.status(400).send(resetLinkBrokenPage());
     // Whoever knew the old password is logged out everywhere; this browser is signed in afresh.
-    await em.nativeDelete(WebSession, { account });
-    const { token: sessionToken } = await new WebSessionService(em).start(account);
+    await em.nativeDelete(WebSession, { user });
+    const sessions = new WebSessionService(em);
+    const [membership] = await sessions.accountsOf(user.id);
+    if (!membership) return void res.redirect(303, '/login');
+    const { token: sessionToken } = await sessions.start(user, membership.account.id);
+    setSessionCookie(req, res, deps.config, sessionToken);
+    res.redirect(303, '/dashboard');
+  });
+
+  // An invitation (POST /v1/members, the Members page, the CLI): choose a password, or confirm yours, and join.
+  router.get('/invitations/accept', async (req, res) => {
+    const token = typeof req.query.token === 'string' ? req.query.token : '';
+    const opened = await new InvitationService(deps.orm.em.fork()).open(token);
+    if ('refused' in opened) return void res.status(400).send(invitationBrokenPage(opened.refused));
+    res.send(acceptInvitationPage({ token, ...opened }));
+  });
+  router.post('/invitations/accept', sameOrigin, forms, async (req, res) => {
+    const { token = '', password = '' } = req.body as Record<string, string>;
+    const em = deps.orm.em.fork();
+    const invitations = new InvitationService(em);
+    let accepted;
+    try {
+      accepted = await invitations.accept(token, password);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.param !== 'password') throw error;
+      const opened = await invitations.open(token);
+      if ('refused' in opened) return void res.status(400).send(invitationBrokenPage(opened.refused));
+      return void res.status(400).send(acceptInvitationPage({ token, ...opened }, error.message));
+    }
+    if ('refused' in accepted) return void res.status(400).send(invitationBrokenPage(accepted.refused));
+    const { token: sessionToken } = await new WebSessionService(em).start(accepted.user, accepted.accountId);
     setSessionCookie(req, res, deps.config, sessionToken);
     res.redirect(303, '/dashboard');
   });
@@ -173,7 +205,7 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
     }
     const em = deps.orm.em.fork();
     try {
-      await emailService(em).changePassword(who.account.id, current, next);
+      await emailService(em).changePassword(who.user.id, current, next);
     } catch (error) {
       if (error instanceof ApiError && (error.param === 'current_password' || error.param === 'new_password')) {
         const message = error.param === 'current_password' ? 'The current password is incorrect.' : 'Choose a new password of at least 10 characters.';
@@ -182,7 +214,7 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
       throw error;
     }
     // Every other browser signed in to this account is logged out; this one stays.
-    await em.nativeDelete(WebSession, { account: who.account.id, tokenHash: { $ne: who.session.tokenHash } });
+    await em.nativeDelete(WebSession, { user: who.user.id, tokenHash: { $ne: who.session.tokenHash } });
     res.redirect(303, '/settings/password?changed=1');
   });
 

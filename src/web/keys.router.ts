@@ -19,6 +19,9 @@ export const originOf = (req: Request) => `${req.protocol}://${req.get('host')}`
  * Developers → API keys: generate (secret or restricted), roll, revoke. Served to a signed-in person
  * only, as pages: keys are never managed with a key.
  */
+/** Who may see and change the account's API keys. */
+const KEY_ROLES = ['owner', 'admin'] as const;
+
 export function createKeysRouter(deps: { orm: MikroORM; encryptionKey: Buffer; guards: Guards }): Router {
   const router = Router();
   const { orm, encryptionKey, guards } = deps;
@@ -37,7 +40,7 @@ export function createKeysRouter(deps: { orm: MikroORM; encryptionKey: Buffer; g
 
   router.get('/settings/api-keys', async (req, res) => {
     const who = await guards.withSession(req, res);
-    if (!who) return;
+    if (!who || !guards.allowedRole(res, who, KEY_ROLES, 'Managing API keys')) return;
     const created = await new WebSessionService(orm.em.fork()).takeNewKey(who.session, encryptionKey);
     res.send(await showKeys(req, who, { created }));
   });
@@ -45,7 +48,7 @@ export function createKeysRouter(deps: { orm: MikroORM; encryptionKey: Buffer; g
     const resend = (fresh: SignedIn, body: Record<string, string>) =>
       keyForm(fresh.session.csrfToken, body.type === 'live' ? 'live' : 'test', keyFormValues(body));
     const who = await guards.checkedPost(req, res, resend);
-    if (!who) return;
+    if (!who || !guards.allowedRole(res, who, KEY_ROLES, 'Managing API keys')) return;
     const body = req.body as Record<string, string>;
     const error = await generateFromForm(orm.em.fork(), who, body, encryptionKey);
     if (!error) return void res.redirect(303, '/settings/api-keys');
@@ -54,7 +57,7 @@ export function createKeysRouter(deps: { orm: MikroORM; encryptionKey: Buffer; g
 
   router.get('/settings/api-keys/:id/roll', async (req, res) => {
     const who = await guards.withSession(req, res);
-    if (!who) return;
+    if (!who || !guards.allowedRole(res, who, KEY_ROLES, 'Managing API keys')) return;
     const key = await ownKey(res, who, String(req.params.id));
     if (!key) return;
     if (key.revokedAt) return void res.redirect(303, '/settings/api-keys');
@@ -63,7 +66,7 @@ export function createKeysRouter(deps: { orm: MikroORM; encryptionKey: Buffer; g
   router.post('/settings/api-keys/:id/roll', sameOrigin, forms, async (req, res) => {
     const id = String(req.params.id);
     const who = await guards.checkedPost(req, res, (fresh, body) => rollForm(fresh.session.csrfToken, { id, name: 'the key' }, body.expires_in_hours));
-    if (!who) return;
+    if (!who || !guards.allowedRole(res, who, KEY_ROLES, 'Managing API keys')) return;
     const key = await ownKey(res, who, id);
     if (!key) return;
     const body = req.body as Record<string, string>;
@@ -75,7 +78,7 @@ export function createKeysRouter(deps: { orm: MikroORM; encryptionKey: Buffer; g
   router.post('/settings/api-keys/:id/revoke', sameOrigin, forms, async (req, res) => {
     const action = `/settings/api-keys/${encodeURIComponent(String(req.params.id))}/revoke`;
     const who = await guards.checkedPost(req, res, guards.resendButton(action, 'Revoke the key', [], 'Revoke this key? Requests using it will fail at once.'));
-    if (!who) return;
+    if (!who || !guards.allowedRole(res, who, KEY_ROLES, 'Managing API keys')) return;
     try {
       await new ApiKeyService(orm.em.fork()).revoke(String(req.params.id), who.account);
     } catch (error) {

@@ -22,7 +22,7 @@ export function sessionGraphQLAuth(orm: MikroORM, quota: Quota, onError: (res: R
       if (!sameToken(req.get('x-csrf-token'), who.session.csrfToken)) {
         return onError(res, new ApiError('permission_denied', 'Session requests to /graphql need the X-CSRF-Token of the page that sends them.'));
       }
-      res.locals.auth = { account: who.account, key: null, livemode: who.session.livemode };
+      res.locals.auth = { account: who.account, key: null, livemode: who.session.livemode, member: { id: who.user.id, role: who.member.role } };
       const decision = await quota.consume(res.locals.auth);
       setRateLimitHeaders(res, decision);
       if (!decision.allowed) return refuse(res, decision, 'plan_quota', onError, onRejected);

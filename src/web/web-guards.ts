@@ -4,6 +4,7 @@ import { html, SafeHtml } from './html';
 import { navFor } from './keys-page';
 import { sameToken, signedIn } from './web-auth';
 import { sendPage } from './web-errors';
+import type { Role } from '../modules/accounts/key-permissions';
 import type { SignedIn } from './web-session.service';
 
 /** What a signed-in page's form re-renders when its token was stale: the form again, filled in. */
@@ -46,7 +47,21 @@ ${resend(who, body)}`,
   ${fields.map((name) => (typeof body[name] === 'string' ? html`<input type="hidden" name="${name}" value="${body[name]}">` : ''))}
   <p><button type="submit">${label}</button></p>
 </form>`;
-  return { withSession, checkedPost, resendButton };
+  /**
+   * Whether the signed-in member's role may use a page (API keys: owners and admins); when not, a
+   * 403 page that says what is missing and who can help, instead of an error.
+   */
+  const allowedRole = (res: Response, who: SignedIn, roles: readonly Role[], what: string): boolean => {
+    if (roles.includes(who.member.role)) return true;
+    sendPage(res, 403, {
+      title: 'Not available to your role',
+      nav: navFor(who, ''),
+      body: html`<section class="card"><p role="alert">${what} needs the ${roles.join(' or ')} role. You are a${/^[aeiou]/.test(who.member.role) ? 'n' : ''} ${who.member.role} of ${who.account.name}.</p>
+<p>Ask an owner or admin of the account to do it for you, or to change your role (Settings, Members).</p></section>`,
+    });
+    return false;
+  };
+  return { withSession, checkedPost, resendButton, allowedRole };
 }
 
 export type Guards = ReturnType<typeof createGuards>;

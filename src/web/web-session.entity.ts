@@ -1,5 +1,6 @@
 import { Entity, Index, ManyToOne, PrimaryKey, Property, Ref } from '@mikro-orm/core';
 import { Account } from '../modules/accounts/account.entity';
+import { User } from '../modules/accounts/user.entity';
 
 /**
  * A signed-in browser. Only a SHA-256 of the cookie's random token is stored (like API keys), so a
@@ -8,10 +9,16 @@ import { Account } from '../modules/accounts/account.entity';
  */
 @Entity({ tableName: 'web_sessions' })
 @Index({ name: 'web_sessions_account', properties: ['account'] })
+@Index({ name: 'web_sessions_user', properties: ['user'] })
 export class WebSession {
   @PrimaryKey({ type: 'text' })
   tokenHash!: string;
 
+  /** Who signed in. */
+  @ManyToOne(() => User, { ref: true, deleteRule: 'cascade', index: false })
+  user!: Ref<User>;
+
+  /** The account the person works in now (one they are an active member of; they switch between them). */
   @ManyToOne(() => Account, { ref: true, deleteRule: 'cascade', index: false })
   account!: Ref<Account>;
 

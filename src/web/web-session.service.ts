@@ -2,26 +2,36 @@ import { createHash, randomBytes } from 'node:crypto';
 import { EntityManager } from '@mikro-orm/postgresql';
 import { decryptJson, encryptJson } from '../common/crypto';
 import { Account } from '../modules/accounts/account.entity';
+import type { User } from '../modules/accounts/user.entity';
+import { Member, MemberStatus } from '../modules/members/member.entity';
 import type { ShownKey } from './key-views';
 import { WebSession } from './web-session.entity';
 
 export const SESSION_DAYS = 14;
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
 
+/** last_seen_at is a hint for people: written at most once a minute per member. */
+const LAST_SEEN_RESOLUTION_MS = 60_000;
+
 export interface SignedIn {
   session: WebSession;
+  /** The account the session works in now. */
   account: Account;
+  /** Who signed in, and their place in that account (always active: a deactivated member's session is no session). */
+  user: User;
+  member: Member;
 }
 
 export class WebSessionService {
   constructor(private readonly em: EntityManager) {}
 
-  /** A new session; the token goes into the cookie and is never stored. */
-  async start(account: Account): Promise<{ token: string; session: WebSession }> {
+  /** A new session of `user` in `account` (one they are an active member of); the token goes into the cookie and is never stored. */
+  async start(user: User, account: Account | string): Promise<{ token: string; session: WebSession }> {
     const token = randomBytes(32).toString('base64url');
     const session = this.em.create(WebSession, {
       tokenHash: hash(token),
-      account,
+      user,
+      account: typeof account === 'string' ? this.em.getReference(Account, account) : account,
       csrfToken: randomBytes(24).toString('base64url'),
       livemode: false,
       createdAt: new Date(),
@@ -33,8 +43,39 @@ export class WebSessionService {
 
   async resolve(token: string | undefined): Promise<SignedIn | null> {
     if (!token || token.length > 100) return null;
-    const session = await this.em.findOne(WebSession, { tokenHash: hash(token), expiresAt: { $gt: new Date() } }, { populate: ['account'] });
-    return session ? { session, account: session.account.getEntity() } : null;
+    const session = await this.em.findOne(WebSession, { tokenHash: hash(token), expiresAt: { $gt: new Date() } }, { populate: ['account', 'user'] });
+    if (!session) return null;
+    const member = await this.em.findOne(
+      Member,
+      { account: session.account.id, user: session.user.id, status: MemberStatus.active },
+      { filters: false, populate: ['user'] },
+    );
+    if (!member) return null;
+    if (!member.lastSeenAt || Date.now() - member.lastSeenAt.getTime() > LAST_SEEN_RESOLUTION_MS) {
+      member.lastSeenAt = new Date();
+      await this.em.nativeUpdate(Member, { id: member.id }, { lastSeenAt: member.lastSeenAt }, { filters: false });
+    }
+    return { session, account: session.account.getEntity(), user: session.user.getEntity(), member };
+  }
+
+  /**
+   * The accounts `user` may work in (active memberships), the one they used last first: where a
+   * sign-in lands, and what the account switcher offers.
+   */
+  async accountsOf(userId: string): Promise<Member[]> {
+    return this.em.find(
+      Member,
+      { user: userId, status: MemberStatus.active },
+      { filters: false, populate: ['account'], orderBy: { lastSeenAt: 'desc nulls last', createdAt: 'asc' } },
+    );
+  }
+
+  /** Moves the session to another account of its person (an active membership), in test mode. */
+  async switchAccount(session: WebSession, accountId: string): Promise<boolean> {
+    const member = await this.em.findOne(Member, { user: session.user.id, account: accountId, status: MemberStatus.active }, { filters: false });
+    if (!member) return false;
+    await this.em.nativeUpdate(WebSession, { tokenHash: session.tokenHash }, { account: accountId, livemode: false, newKeyEncrypted: null });
+    return true;
   }
 
   async end(token: string | undefined): Promise<void> {

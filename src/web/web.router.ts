@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import express, { Router } from 'express';
 import { clientAddress } from '../http/client-address';
 import { consume, peek } from '../limits/counters';
-import { Account } from '../modules/accounts/account.entity';
+import type { Account } from '../modules/accounts/account.entity';
+import { User } from '../modules/accounts/user.entity';
 import { verifyPassword } from '../modules/accounts/password';
 import { TEST_MODE_LIMITS } from '../modules/accounts/plan';
 import { html, page, RETURN_PAGES } from './html';
@@ -72,20 +73,22 @@ export function createWebRouter(deps: WebDependencies): Router {
       return void res.status(429).send(authPage('login', error, { email }));
     }
     const em = deps.orm.em.fork();
-    const account = await em.findOne(Account, { email: normalized }, { populate: ['passwordHash'] });
-    // Verify even without an account, so the answer takes as long either way.
-    const ok = await verifyPassword(
-      password,
-      account?.passwordHash ?? 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=',
-    );
-    // An unverified account cannot sign in yet, with the same answer: otherwise whoever signed up with
-    // someone else's address could tell (by signing in) whether it was new or taken.
-    if (!account || !account.passwordHash || !ok || !account.emailVerifiedAt) {
+    const user = await em.findOne(User, { email: normalized }, { populate: ['passwordHash'] });
+    // Verify even without a person, so the answer takes as long either way.
+    const ok = await verifyPassword(password, user?.passwordHash ?? 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=');
+    const sessions = new WebSessionService(em);
+    // The account used last, among those the person is an active member of.
+    const [membership] = user && ok ? await sessions.accountsOf(user.id) : [];
+    // An unverified address cannot sign in yet, with the same answer: otherwise whoever signed up with
+    // someone else's address could tell (by signing in) whether it was new or taken. Nor can a person
+    // with no active membership left (deactivated everywhere).
+    if (!user || !user.passwordHash || !ok || !user.emailVerifiedAt || !membership) {
       await Promise.all(limits.map(({ limiter, key, limit }) => consume(limiter, key, limit)));
       // The message names no field (that would tell which part was right); both are tied to it.
       return void res.status(401).send(authPage('login', { message: BAD_LOGIN, fields: ['email', 'password'] }, { email }));
     }
-    const { token } = await new WebSessionService(em).start(account);
+    const account = membership.account.getEntity() as Account;
+    const { token } = await sessions.start(user, account);
     setSessionCookie(req, res, deps.config, token);
     // A first sign-in (no key, no data yet) lands on the getting-started steps; later ones on the dashboard.
     res.redirect(303, (await isNewAccount(em, account)) ? '/welcome' : '/dashboard');

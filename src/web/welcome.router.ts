@@ -35,7 +35,7 @@ export function createWelcomeRouter(deps: { orm: MikroORM; encryptionKey: Buffer
     const resend = (fresh: SignedIn, body: Record<string, string>) =>
       keyForm(fresh.session.csrfToken, 'test', keyFormValues(body), undefined, { action: '/welcome/key', heading: null, restrictable: false });
     const who = await guards.checkedPost(req, res, resend);
-    if (!who) return;
+    if (!who || !guards.allowedRole(res, who, ['owner', 'admin'], 'Making an API key')) return;
     const body = { ...(req.body as Record<string, string>), type: 'test', kind: 'secret' };
     const error = await generateFromForm(orm.em.fork(), who, body, encryptionKey);
     if (!error) return void res.redirect(303, '/welcome');
@@ -44,7 +44,7 @@ export function createWelcomeRouter(deps: { orm: MikroORM; encryptionKey: Buffer
 
   router.post('/welcome/demo-data', sameOrigin, forms, async (req, res) => {
     const who = await guards.checkedPost(req, res, guards.resendButton('/welcome/demo-data', 'Load demo data'));
-    if (!who) return;
+    if (!who || !guards.allowedRole(res, who, ['owner', 'admin', 'member'], 'Loading demo data')) return;
     const result = await loadDemoData(orm, deps.servicesFor, who.account);
     if (result.loaded) return void res.redirect(303, '/welcome?demo=loaded');
     const text = `Nothing was added: your test data already has ${result.leads.toLocaleString('en-US')} leads and ${result.deals.toLocaleString(

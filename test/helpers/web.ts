@@ -1,4 +1,4 @@
-import { Account } from '../../src/modules/accounts/account.entity';
+import { User } from '../../src/modules/accounts/user.entity';
 import os from 'node:os';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -84,7 +84,7 @@ export const uniqueEmail = (who = 'user') => `${who}-${Date.now()}-${++emailCoun
  * link is web-account.test.ts's subject, so here the address is marked verified directly.
  */
 export async function markVerified(app: TestApp, email: string): Promise<void> {
-  await app.orm.em.fork().nativeUpdate(Account, { email }, { emailVerifiedAt: new Date() });
+  await app.orm.em.fork().nativeUpdate(User, { email }, { emailVerifiedAt: new Date() });
 }
 
 /** Signs up, verifies and logs in over HTTP; returns the session cookie and the session's CSRF token. */

@@ -32,13 +32,16 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
       expect(row).toMatchObject({ id: result.stdout.trim(), email: email.toLowerCase(), name: 'Acme Inc', plan: 'professional', custom_limits: null });
     });
 
-    it('defaults to the starter plan and stores a password only as a scrypt hash', async () => {
+    it("defaults to the starter plan and stores its owner's password only as a scrypt hash", async () => {
       const email = uniqueEmail('pw');
       createAccount(email, '--password', 'correct horse battery');
       const row = await accountRow(email);
       expect(row?.plan).toBe('starter');
-      expect(row?.password_hash).toMatch(/^scrypt\$/);
-      expect(String(row?.password_hash)).not.toContain('correct horse');
+      const owner = (await db.query('select u.password_hash, m.role from users u join members m on m.user_id = u.id where u.email = $1', [email.toLowerCase()]))
+        .rows[0];
+      expect(owner.role).toBe('owner');
+      expect(owner.password_hash).toMatch(/^scrypt\$/);
+      expect(String(owner.password_hash)).not.toContain('correct horse');
     });
 
     it('refuses a duplicate email with a one-line reason and no SQL', async () => {
@@ -212,6 +215,42 @@ describe('operator CLI (node dist/src/cli/main.js)', () => {
     it('refuses an unknown mode or a missing account with one line', () => {
       expectRefused(run('demo', 'seed', '--email', 'nobody-seed@acme.test'), /No account with email/, 1);
       expectRefused(run('demo', 'seed', '--email', 'x@acme.test', '--mode', 'prod'), /--mode must be test or live/, 2);
+    });
+  });
+
+  describe('members', () => {
+    const person = () => uniqueEmail('person');
+    let account: string;
+    beforeAll(() => {
+      account = uniqueEmail('team');
+      createAccount(account);
+    });
+
+    it('members invite prints the id and the link; list, set-role and remove change what the API shows', async () => {
+      const email = person();
+      const invited = run('members', 'invite', '--email', email, '--account-email', account, '--role', 'admin', '--name', 'Ada');
+      expect(invited.status).toBe(0);
+      expect(invited.stdout).toMatch(/^usr_[0-9A-HJKMNP-TV-Z]{26}\n$/);
+      expect(invited.stderr).toMatch(/invited .* as admin; .*\/invitations\/accept\?token=[A-Za-z0-9_-]{43}/);
+
+      const [header, ...rows] = run('members', 'list', '--account-email', account).stdout.trimEnd().split('\n');
+      expect(header.split('\t')).toEqual(['ID', 'EMAIL', 'NAME', 'ROLE', 'STATUS', 'LAST SEEN']);
+      const byEmail = Object.fromEntries(rows.map((row) => row.split('\t')).map((cells) => [cells[1], cells]));
+      expect(byEmail[email.toLowerCase()]).toEqual([invited.stdout.trim(), email.toLowerCase(), 'Ada', 'admin', 'invited', '-']);
+      expect(byEmail[account.toLowerCase()].slice(3, 5)).toEqual(['owner', 'active']);
+
+      // The operator may make owners, which a key may not.
+      expect(run('members', 'set-role', '--email', email, '--account-email', account, '--role', 'owner').status).toBe(0);
+      expect(run('members', 'remove', '--email', email, '--account-email', account).status).toBe(0);
+      const row = (await db.query('select m.role, m.status from members m join users u on u.id = m.user_id where u.email = $1', [email.toLowerCase()])).rows[0];
+      expect(row).toEqual({ role: 'owner', status: 'deactivated' });
+    });
+
+    it('refuses with one line: an unknown role, an unknown member, the last owner', () => {
+      expectRefused(run('members', 'invite', '--email', person(), '--account-email', account, '--role', 'boss'), /--role must be owner, admin, member, viewer/);
+      expectRefused(run('members', 'remove', '--email', person(), '--account-email', account), /No member of this account signs in with/, 1);
+      expectRefused(run('members', 'remove', '--email', account, '--account-email', account), /at least one active owner/, 1);
+      expectRefused(run('members', 'list', '--account-email', 'nobody@acme.test'), /No account with email/, 1);
     });
   });
 

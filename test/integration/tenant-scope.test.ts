@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { GraphQLSchema } from 'graphql';
-import { TENANT_ENTITIES } from '../../src/app/modules';
+import { ENTITIES, TENANT_ENTITIES } from '../../src/app/modules';
+import { AccountScopedEntity } from '../../src/db/base.entity';
 import { createSchema } from '../../src/app/schema';
 import { ROUTES } from '../../src/app/modules';
 import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
@@ -15,17 +16,22 @@ import { schemaOperations } from '../reliability/fuzz-schema';
  * run while the statements are recorded, so a new read is checked too.
  */
 
-/** The statements among `sql` that read a tenant table more often than they scope by tenant. */
-function unscopedReads(statements: readonly string[], tables: readonly string[]): string[] {
-  const named = new RegExp(`\\b(?:from|join)\\s+"?(?:${tables.join('|')})"?(?![\\w"])`, 'gi');
+/**
+ * The statements among `sql` that read a tenant table more often than they scope by tenant, or an
+ * account table (rows both modes share: members) more often than they scope by account.
+ */
+function unscopedReads(statements: readonly string[], tables: readonly string[], accountTables: readonly string[] = []): string[] {
+  const namedIn = (names: readonly string[]) => new RegExp(`\\b(?:from|join)\\s+"?(?:${names.join('|')})"?(?![\\w"])`, 'gi');
+  const named = namedIn(tables);
   const count = (sql: string, pattern: RegExp) => sql.match(pattern)?.length ?? 0;
   return statements.filter((sql) => {
     if (!/^\s*(select|with)\b/i.test(sql)) return false; // inserts carry the tenant in their values; writes follow scoped reads
     const reads = count(sql, named);
+    const accountReads = accountTables.length ? count(sql, namedIn(accountTables)) : 0;
     // Values are bound (?, $1, :name) or, as MikroORM runs its statements, inlined ('acct_…', false).
     const value = String.raw`(?:\?|\$\d+|:\w+|'[^']*'|true|false)`;
     const scoped = (column: string) => count(sql, new RegExp(String.raw`"?${column}"?\s*=\s*${value}`, 'gi'));
-    return reads > Math.min(scoped('account_id'), scoped('livemode'));
+    return reads > Math.min(scoped('account_id'), scoped('livemode')) || reads + accountReads > scoped('account_id');
   });
 }
 
@@ -34,6 +40,7 @@ describe('tenant scope of every read a request makes', () => {
   let owner: TestAccount;
   let schema: GraphQLSchema;
   let tables: string[];
+  let accountTables: string[];
   const statements: string[] = [];
   const fixtures: Record<string, string> = {};
 
@@ -41,6 +48,9 @@ describe('tenant scope of every read a request makes', () => {
     app = await startTestApp({ env: LOCAL_RECEIVERS });
     schema = await createSchema();
     tables = TENANT_ENTITIES.map((entity) => app.orm.getMetadata().get(entity.name).tableName);
+    accountTables = ENTITIES.filter((entity) => entity.prototype instanceof AccountScopedEntity).map(
+      (entity) => app.orm.getMetadata().get(entity.name).tableName,
+    );
     owner = await app.createAccount();
     const made = async (path: string, body: unknown) => {
       const response = await app.request('POST', path, { key: owner.testKey, body });
@@ -56,11 +66,13 @@ describe('tenant scope of every read a request makes', () => {
     fixtures.integrations = await made('/v1/integrations', { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-00000000-scoped' } });
     fixtures.webhooks = await made('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
     fixtures.events = (await app.request('GET', '/v1/events?limit=1', { key: owner.testKey })).body.data[0].id;
+    fixtures.members = (await app.request('GET', '/v1/members', { key: owner.testKey })).body.data[0].id;
     app.orm.em.getKnex().on('query', (query: { sql: string }) => statements.push(query.sql));
   });
   afterAll(() => app.close());
 
   it('names tenant tables from the entities themselves', () => {
+    expect(accountTables).toEqual(['members']);
     expect(tables).toEqual(
       expect.arrayContaining(['leads', 'deals', 'proposals', 'agents', 'agent_runs', 'integrations', 'webhooks', 'events', 'webhook_attempts']),
     );
@@ -72,6 +84,8 @@ describe('tenant scope of every read a request makes', () => {
       unscopedReads(['select 1 from "agent_runs" where "account_id" = ? and "livemode" = ? and exists (select 1 from deals where deals.lead_id = ?)'], tables),
     ).toHaveLength(1);
     expect(unscopedReads(['select * from "leads" as "l0" where "l0"."account_id" = ? and "l0"."livemode" = ?'], tables)).toEqual([]);
+    expect(unscopedReads(['select * from "members" as "m0" where "m0"."role" = ?'], tables, ['members'])).toHaveLength(1);
+    expect(unscopedReads(['select * from "members" as "m0" where "m0"."account_id" = ?'], tables, ['members'])).toEqual([]);
   });
 
   it('every GET route and every GraphQL query reads tenant tables only within the tenant', async () => {
@@ -88,6 +102,6 @@ describe('tenant scope of every read a request makes', () => {
       }
     }
     expect(statements.length).toBeGreaterThan(queries.length);
-    expect(unscopedReads(statements, tables)).toEqual([]);
+    expect(unscopedReads(statements, tables, accountTables)).toEqual([]);
   });
 });

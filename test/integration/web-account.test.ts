@@ -8,6 +8,7 @@ import { ReceivedMail, SmtpInbox, startSmtpInbox } from '../helpers/fakes/smtp-i
 import { BROWSER_STEP_TIMEOUT_MS } from '../helpers/timeouts';
 import { waitFor } from '../helpers/wait';
 import { Account } from '../../src/modules/accounts/account.entity';
+import { User } from '../../src/modules/accounts/user.entity';
 import { createMailer } from '../../src/mail/mailer';
 import { createLogger } from '../../src/logger';
 
@@ -115,7 +116,7 @@ describe('account e-mail', () => {
       // Only the token's SHA-256 is stored, with a 7-day expiry.
       const connection = app.orm.em.fork().getConnection();
       const [row] = await connection.execute<Array<{ token_hash: string; purpose: string; expires_at: Date; created_at: Date }>>(
-        'select t.token_hash, t.purpose, t.expires_at, t.created_at from account_email_tokens t join accounts a on a.id = t.account_id where a.email = ?',
+        'select t.token_hash, t.purpose, t.expires_at, t.created_at from account_email_tokens t join users u on u.id = t.user_id where u.email = ?',
         [email],
       );
       expect(row.token_hash).toBe(createHash('sha256').update(token).digest('hex'));
@@ -132,8 +133,8 @@ describe('account e-mail', () => {
       expect(verified.status).toBe(200);
       expect(verified.text).toContain('Your e-mail address is verified.');
       expect(verified.headers.get('referrer-policy')).toBe('same-origin');
-      const account = await app.orm.em.fork().findOneOrFail(Account, { email });
-      expect(account.emailVerifiedAt).toBeInstanceOf(Date);
+      const user = await app.orm.em.fork().findOneOrFail(User, { email });
+      expect(user.emailVerifiedAt).toBeInstanceOf(Date);
 
       const again = await http(app, 'GET', local);
       expect(again.status).toBe(400);
@@ -181,7 +182,7 @@ describe('account e-mail', () => {
       expect((await http(app, 'GET', local)).status).toBe(400);
       expect((await http(app, 'GET', '/verify-email?token=not-a-token')).status).toBe(400);
       expect((await http(app, 'GET', '/verify-email')).status).toBe(400);
-      expect((await app.orm.em.fork().findOneOrFail(Account, { email })).emailVerifiedAt).toBeNull();
+      expect((await app.orm.em.fork().findOneOrFail(User, { email })).emailVerifiedAt).toBeNull();
     });
 
     it('limits sign-ups per e-mail: the 4th in an hour is 429 with Retry-After, for a taken address as for a new one', async () => {

@@ -416,10 +416,10 @@ describe('web application', () => {
 
       const token = decodeURIComponent(sessionCookie(res).slice('spa_session='.length));
       const connection = app.orm.em.fork().getConnection();
-      const [account] = await connection.execute<{ id: string; password_hash: string }[]>('select id, password_hash from accounts where email = ?', [email]);
-      expect(account.password_hash).toMatch(/^scrypt\$16384\$8\$1\$/);
-      expect(account.password_hash).not.toContain(PASSWORD);
-      const sessions = await connection.execute<{ token_hash: string }[]>('select token_hash from web_sessions where account_id = ?', [account.id]);
+      const [user] = await connection.execute<{ id: string; password_hash: string }[]>('select id, password_hash from users where email = ?', [email]);
+      expect(user.password_hash).toMatch(/^scrypt\$16384\$8\$1\$/);
+      expect(user.password_hash).not.toContain(PASSWORD);
+      const sessions = await connection.execute<{ token_hash: string }[]>('select token_hash from web_sessions where user_id = ?', [user.id]);
       expect(sessions).toHaveLength(1);
       expect(sessions[0].token_hash).not.toBe(token);
     });

@@ -6,16 +6,51 @@ import type { Mailer, MailMessage } from '../../mail/mailer';
 import { AccountEmailToken, EmailTokenPurpose } from './account-email-token.entity';
 import { Account } from './account.entity';
 import { AccountService } from './account.service';
+import { User } from './user.entity';
 import { hashPassword, verifyPassword } from './password';
 
 /** How long each link works: a verification link a week, a reset link an hour (it opens the account). */
 export const TOKEN_LIFETIME_MS: Record<EmailTokenPurpose, number> = {
   [EmailTokenPurpose.verifyEmail]: 7 * 86_400_000,
   [EmailTokenPurpose.resetPassword]: 3_600_000,
+  [EmailTokenPurpose.invitation]: 7 * 86_400_000,
 };
 export const MIN_PASSWORD_LENGTH = 10;
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/**
+ * A new single-use link for a person (an invitation's also names its account); only the token's
+ * SHA-256 is stored. Flushed by the caller.
+ */
+export function newEmailLink(em: EntityManager, publicUrl: string, to: { user: User; purpose: EmailTokenPurpose; path: string; accountId?: string }): string {
+  const token = randomBytes(32).toString('base64url');
+  const now = new Date();
+  em.create(AccountEmailToken, {
+    tokenHash: hash(token),
+    user: to.user,
+    account: to.accountId ? em.getReference(Account, to.accountId) : null,
+    purpose: to.purpose,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + TOKEN_LIFETIME_MS[to.purpose]),
+  });
+  return `${publicUrl}${to.path}?token=${token}`;
+}
+
+/** The stored row of a link that still works (not used, not expired), with its user; it is not used up by looking. */
+export async function usableEmailLink(em: EntityManager, token: string | undefined, purpose: EmailTokenPurpose): Promise<AccountEmailToken | null> {
+  if (typeof token !== 'string' || token.length === 0 || token.length > 100) return null;
+  const row = await em.findOne(AccountEmailToken, { tokenHash: hash(token), purpose }, { populate: ['user', 'user.passwordHash'] });
+  return row && !row.usedAt && row.expiresAt.getTime() > Date.now() ? row : null;
+}
+
+/** Uses a link up; of two requests with the same link at once, only one gets it. */
+export async function consumeEmailLink(em: EntityManager, token: string | undefined, purpose: EmailTokenPurpose): Promise<AccountEmailToken | null> {
+  const row = await usableEmailLink(em, token, purpose);
+  if (!row) return null;
+  const taken = await em.nativeUpdate(AccountEmailToken, { tokenHash: row.tokenHash, usedAt: null, expiresAt: { $gt: new Date() } }, { usedAt: new Date() });
+  return taken === 1 ? row : null;
+}
 
 export interface AccountEmailContext {
   mailer: Mailer;
@@ -46,128 +81,103 @@ export class AccountEmailService {
     if (input.password.length < MIN_PASSWORD_LENGTH) {
       throw new ApiError('parameter_invalid', `password must be at least ${MIN_PASSWORD_LENGTH} characters`, { param: 'password' });
     }
-    const existing = await this.em.findOne(Account, { email });
-    if (existing) return this.tellOwnerOfSignUp(existing, input.password);
-    let account: Account;
+    // A person with a sign-in, or an account's contact address: taken either way.
+    const existing = (await this.em.findOne(User, { email })) ?? (await this.em.findOne(Account, { email }));
+    if (existing) return this.tellOwnerOfSignUp(existing.email, input.password);
+    let user: User;
     try {
-      account = await new AccountService(this.em).create({ name: input.name, email, password: input.password, emailVerified: false });
+      ({ owner: user } = await new AccountService(this.em).createWithOwner({ name: input.name, email, password: input.password, emailVerified: false }));
     } catch (error) {
       // Taken between the look-up and the insert: the same as found taken.
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
       this.em.clear();
-      const raced = await this.em.findOne(Account, { email });
-      if (raced) await this.tellOwnerOfSignUp(raced, input.password);
-      return;
+      return this.tellOwnerOfSignUp(email, input.password);
     }
-    const link = await this.link(account, EmailTokenPurpose.verifyEmail, '/verify-email');
+    const link = await this.link(user, EmailTokenPurpose.verifyEmail, '/verify-email');
     this.deliver({
-      to: account.email,
+      to: user.email,
       subject: 'Verify your e-mail address',
       link,
-      text: `Welcome to Sales Pipeline, ${account.name}.\n\nTo finish creating your account, verify your address by opening this link (it works for 7 days, once):\n\n${link}\n\nIf you did not sign up, ignore this message: the account cannot be used until the address is verified.\n`,
+      text: `Welcome to Sales Pipeline, ${user.name}.\n\nTo finish creating your account, verify your address by opening this link (it works for 7 days, once):\n\n${link}\n\nIf you did not sign up, ignore this message: the account cannot be used until the address is verified.\n`,
     });
   }
 
-  private async tellOwnerOfSignUp(account: Account, password: string): Promise<void> {
+  private async tellOwnerOfSignUp(email: string, password: string): Promise<void> {
     // The same work as creating an account (a password hash), so the answer takes as long.
     await hashPassword(password);
-    const link = await this.link(account, EmailTokenPurpose.resetPassword, '/reset-password');
+    const user = await this.em.findOne(User, { email });
+    // An account's contact address that nobody signs in with: there is no one to reset.
+    if (!user) return;
+    const link = await this.link(user, EmailTokenPurpose.resetPassword, '/reset-password');
     this.deliver({
-      to: account.email,
+      to: user.email,
       subject: 'Someone tried to sign up with your address',
       link,
-      text: `Someone (perhaps you) tried to create a Sales Pipeline account with ${account.email}, which already has one. Nothing was changed.\n\nIf it was you and you forgot your password, choose a new one here (the link works for 1 hour, once):\n\n${link}\n\nIf it was not you, ignore this message.\n`,
+      text: `Someone (perhaps you) tried to create a Sales Pipeline account with ${user.email}, which already has one. Nothing was changed.\n\nIf it was you and you forgot your password, choose a new one here (the link works for 1 hour, once):\n\n${link}\n\nIf it was not you, ignore this message.\n`,
     });
   }
 
-  /** Sends a reset link when the address has an account; does nothing else either way. */
+  /** Sends a reset link when the address signs in here; does nothing else either way. */
   async requestPasswordReset(email: string): Promise<void> {
-    const account = await this.em.findOne(Account, { email: email.trim().toLowerCase() });
-    if (!account) return;
-    const link = await this.link(account, EmailTokenPurpose.resetPassword, '/reset-password');
+    const user = await this.em.findOne(User, { email: email.trim().toLowerCase() });
+    if (!user) return;
+    const link = await this.link(user, EmailTokenPurpose.resetPassword, '/reset-password');
     this.deliver({
-      to: account.email,
+      to: user.email,
       subject: 'Reset your password',
       link,
-      text: `Someone (perhaps you) asked to reset the password of the Sales Pipeline account ${account.email}.\n\nChoose a new password here (the link works for 1 hour, once):\n\n${link}\n\nIf it was not you, ignore this message: your password stays as it is.\n`,
+      text: `Someone (perhaps you) asked to reset the password of the Sales Pipeline sign-in ${user.email}.\n\nChoose a new password here (the link works for 1 hour, once):\n\n${link}\n\nIf it was not you, ignore this message: your password stays as it is.\n`,
     });
   }
 
-  /** Marks the account's address verified; false when the link is unknown, expired or used. */
+  /** Marks the person's address verified; false when the link is unknown, expired or used. */
   async verifyEmail(token: string | undefined): Promise<boolean> {
-    const account = await this.consume(token, EmailTokenPurpose.verifyEmail);
-    if (!account) return false;
-    account.emailVerifiedAt ??= new Date();
+    const user = (await consumeEmailLink(this.em, token, EmailTokenPurpose.verifyEmail))?.user.getEntity();
+    if (!user) return false;
+    user.emailVerifiedAt ??= new Date();
     await this.em.flush();
     return true;
   }
 
   /** Whether a reset link still works (the form is shown only then); it is not used up by looking. */
   async resetLinkWorks(token: string | undefined): Promise<boolean> {
-    return (await this.usable(token, EmailTokenPurpose.resetPassword)) !== null;
+    return (await usableEmailLink(this.em, token, EmailTokenPurpose.resetPassword)) !== null;
   }
 
   /**
    * Sets a new password through a reset link, which also proves the address (so it counts as
-   * verified) and uses up every other reset link of the account. The caller ends its sessions.
+   * verified) and uses up every other reset link of the person. The caller ends their sessions.
    */
-  async resetPassword(token: string | undefined, password: string): Promise<Account | null> {
+  async resetPassword(token: string | undefined, password: string): Promise<User | null> {
     if (password.length < MIN_PASSWORD_LENGTH) {
       throw new ApiError('parameter_invalid', `password must be at least ${MIN_PASSWORD_LENGTH} characters`, { param: 'password' });
     }
-    const account = await this.consume(token, EmailTokenPurpose.resetPassword);
-    if (!account) return null;
-    account.passwordHash = await hashPassword(password);
-    account.emailVerifiedAt ??= new Date();
+    const user = (await consumeEmailLink(this.em, token, EmailTokenPurpose.resetPassword))?.user.getEntity();
+    if (!user) return null;
+    user.passwordHash = await hashPassword(password);
+    user.emailVerifiedAt ??= new Date();
     await this.em.flush();
-    await this.em.nativeUpdate(AccountEmailToken, { account, purpose: EmailTokenPurpose.resetPassword, usedAt: null }, { usedAt: new Date() });
-    return account;
+    await this.em.nativeUpdate(AccountEmailToken, { user, purpose: EmailTokenPurpose.resetPassword, usedAt: null }, { usedAt: new Date() });
+    return user;
   }
 
-  /** Changes the password of a signed-in account, which must give its current one. */
-  async changePassword(accountId: string, current: string, next: string): Promise<void> {
-    const account = await this.em.findOneOrFail(Account, { id: accountId }, { populate: ['passwordHash'] });
-    if (!account.passwordHash || !(await verifyPassword(current, account.passwordHash))) {
+  /** Changes the password of a signed-in person, who must give their current one. */
+  async changePassword(userId: string, current: string, next: string): Promise<void> {
+    const user = await this.em.findOneOrFail(User, { id: userId }, { populate: ['passwordHash'] });
+    if (!user.passwordHash || !(await verifyPassword(current, user.passwordHash))) {
       throw new ApiError('parameter_invalid', 'current password is incorrect', { param: 'current_password' });
     }
     if (next.length < MIN_PASSWORD_LENGTH) {
       throw new ApiError('parameter_invalid', `new password must be at least ${MIN_PASSWORD_LENGTH} characters`, { param: 'new_password' });
     }
-    account.passwordHash = await hashPassword(next);
+    user.passwordHash = await hashPassword(next);
     await this.em.flush();
   }
 
-  /** A new single-use link; only the token's SHA-256 is stored. */
-  private async link(account: Account, purpose: EmailTokenPurpose, path: string): Promise<string> {
-    const token = randomBytes(32).toString('base64url');
-    const now = new Date();
-    this.em.create(AccountEmailToken, {
-      tokenHash: hash(token),
-      account,
-      purpose,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + TOKEN_LIFETIME_MS[purpose]),
-    });
+  private async link(user: User, purpose: EmailTokenPurpose, path: string): Promise<string> {
+    const link = newEmailLink(this.em, this.context.publicUrl, { user, purpose, path });
     await this.em.flush();
-    return `${this.context.publicUrl}${path}?token=${token}`;
-  }
-
-  private async usable(token: string | undefined, purpose: EmailTokenPurpose): Promise<AccountEmailToken | null> {
-    if (typeof token !== 'string' || token.length === 0 || token.length > 100) return null;
-    const row = await this.em.findOne(AccountEmailToken, { tokenHash: hash(token), purpose }, { populate: ['account'] });
-    return row && !row.usedAt && row.expiresAt.getTime() > Date.now() ? row : null;
-  }
-
-  /** Uses the link up; of two requests with the same link at once, only one gets the account. */
-  private async consume(token: string | undefined, purpose: EmailTokenPurpose): Promise<Account | null> {
-    const row = await this.usable(token, purpose);
-    if (!row) return null;
-    const taken = await this.em.nativeUpdate(
-      AccountEmailToken,
-      { tokenHash: row.tokenHash, usedAt: null, expiresAt: { $gt: new Date() } },
-      { usedAt: new Date() },
-    );
-    return taken === 1 ? row.account.getEntity() : null;
+    return link;
   }
 
   /**

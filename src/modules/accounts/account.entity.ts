@@ -19,6 +19,7 @@ export class Account {
   @Property({ type: 'text' })
   name!: string;
 
+  /** The account's contact address (its first owner's sign-in when it was made); people sign in as users (user.entity.ts). */
   @Unique({ name: 'accounts_email_unique' })
   @Property({ type: 'text' })
   email!: string;
@@ -28,14 +29,6 @@ export class Account {
 
   @Property({ type: 'json', nullable: true })
   customLimits?: CustomLimits | null;
-
-  /** scrypt hash for the web app's sign-in; null for accounts made without a password. */
-  @Property({ type: 'text', nullable: true, hidden: true, lazy: true })
-  passwordHash?: string | null;
-
-  /** When the owner followed the verification link (or a reset link); the web app's sign-in waits for it. */
-  @Property({ type: 'datetime', length: 3, nullable: true })
-  emailVerifiedAt?: Date | null;
 
   @Property({ type: 'datetime', length: 3 })
   createdAt: Date = new Date();

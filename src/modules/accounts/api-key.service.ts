@@ -4,7 +4,7 @@ import { ApiError } from '../../common/api-error';
 import { hydrateLean, Lean, selectRows } from '../../db/lean';
 import { Account } from './account.entity';
 import { ApiKey, KeyType } from './api-key.entity';
-import type { KeyPermissions } from './key-permissions';
+import { type KeyPermissions, type Role, ROLE_PERMISSIONS } from './key-permissions';
 import { bearerToken } from '../../http/bearer';
 
 const KEY_SHAPE = /^[sr]k_(test|live)_[A-Za-z0-9]{32}$/;
@@ -19,11 +19,22 @@ export interface Authenticated {
   account: Lean<Account>;
   /** null when the web app's session cookie signed the request in. */
   key: Lean<ApiKey> | null;
+  /** The signed-in member (user id and role) when the web app's session signed the request in. */
+  member?: { id: string; role: Role };
   livemode: boolean;
   /** When the value used expires: set only for the old value of a rolled key. */
   expiresAt?: Date;
   /** The SHA-256 (hashKey) of the value the key was found by; the gate remembers keys by it for a database outage. */
   keyHash?: string;
+}
+
+/**
+ * What the caller may do: a restricted key's permissions, a session member's role's (ROLE_PERMISSIONS),
+ * or null for full access (a secret key, an owner or admin).
+ */
+export function callerPermissions(auth: Pick<Authenticated, 'key' | 'member'> | undefined): KeyPermissions | null {
+  if (auth?.key) return auth.key.permissions ?? null;
+  return auth?.member ? ROLE_PERMISSIONS[auth.member.role] : null;
 }
 
 /** 32 base62 characters: about 190 bits, so a plain SHA-256 of the key is a safe stored form. */

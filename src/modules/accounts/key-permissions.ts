@@ -2,7 +2,7 @@
  * What a restricted key (`rk_test_…`, `rk_live_…`) may do: a level per resource. Write implies
  * read. A key without permissions (`sk_…`) has full access.
  */
-export const RESOURCES = ['leads', 'deals', 'proposals', 'agents', 'integrations', 'webhooks', 'events'] as const;
+export const RESOURCES = ['leads', 'deals', 'proposals', 'agents', 'integrations', 'webhooks', 'events', 'members'] as const;
 export type Resource = (typeof RESOURCES)[number];
 
 export const LEVELS = ['none', 'read', 'write'] as const;
@@ -51,3 +51,26 @@ export function describePermissions(permissions: KeyPermissions | null | undefin
   const granted = RESOURCES.filter((resource) => permissions[resource] !== 'none').map((resource) => `${resource}=${permissions[resource]}`);
   return granted.length ? granted.join(',') : 'no access';
 }
+
+/**
+ * What a member of an account may do, by role: one table with restricted keys' permissions, so the
+ * web session and GraphQL through it pass the same `@RequiresPermission` check as a key. null:
+ * every resource (owner, admin). What only an owner may do (the plan, owners' roles, deleting the
+ * account) is no resource of the schema: the members service and the web app check the role itself.
+ * Accepting an agent's suggestion is `agents:write`, so a member may also change agents.
+ */
+export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+export const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
+
+const levels = (granted: Partial<KeyPermissions>): KeyPermissions => ({
+  ...(Object.fromEntries(RESOURCES.map((r) => [r, 'none'])) as KeyPermissions),
+  ...granted,
+});
+
+export const ROLE_PERMISSIONS: Record<Role, KeyPermissions | null> = {
+  owner: null,
+  admin: null,
+  member: levels({ leads: 'write', deals: 'write', proposals: 'write', agents: 'write', events: 'read' }),
+  viewer: levels({ leads: 'read', deals: 'read', proposals: 'read', agents: 'read', events: 'read' }),
+};

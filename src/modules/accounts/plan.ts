@@ -27,3 +27,10 @@ export const TEST_MODE_LIMITS: RateLimits = { perMinute: 100, perDay: null };
 export function isPlan(value: string): value is Plan {
   return Object.values(Plan).includes(value as Plan);
 }
+
+/** Members (invited or active) an account may have, per plan; null: no cap. Test mode shares the account's members. */
+export const PLAN_SEATS: Record<Plan, number | null> = {
+  starter: 3,
+  professional: 25,
+  enterprise: null,
+};

@@ -1,0 +1,36 @@
+import { Entity, OptionalProps, PrimaryKey, Property, Unique } from '@mikro-orm/core';
+import { newId } from '../../common/ids';
+
+/**
+ * A person who signs in to the web app: one e-mail and one password (or single sign-on) for every
+ * account they are a member of (src/modules/members). Not tenant data: an account sees its people
+ * only through its members.
+ */
+@Entity({ tableName: 'users' })
+export class User {
+  [OptionalProps]?: 'createdAt' | 'updatedAt';
+
+  @PrimaryKey({ type: 'text' })
+  id: string = newId('usr');
+
+  @Unique({ name: 'users_email_unique' })
+  @Property({ type: 'text' })
+  email!: string;
+
+  @Property({ type: 'text' })
+  name!: string;
+
+  /** scrypt hash; null for a person who has not chosen one (invited, not yet accepted). */
+  @Property({ type: 'text', nullable: true, hidden: true, lazy: true })
+  passwordHash?: string | null;
+
+  /** When the person followed a verification, reset or invitation link; sign-in waits for it. */
+  @Property({ type: 'datetime', length: 3, nullable: true })
+  emailVerifiedAt?: Date | null;
+
+  @Property({ type: 'datetime', length: 3 })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'datetime', length: 3, onUpdate: () => new Date() })
+  updatedAt: Date = new Date();
+}

@@ -1,0 +1,243 @@
+import { startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { ReceivedMail, SmtpInbox, startSmtpInbox } from '../helpers/fakes/smtp-inbox';
+import { waitFor } from '../helpers/wait';
+import { csrfOf, http, PASSWORD, sessionCookie } from '../helpers/web';
+import { hashPassword } from '../../src/modules/accounts/password';
+import { User } from '../../src/modules/accounts/user.entity';
+import { Plan } from '../../src/modules/accounts/plan';
+
+/**
+ * Members (issue 67): an account's first owner is its login; admins and owners invite people by
+ * e-mail (a single-use link, 7 days), who join by choosing a password; roles limit what the web
+ * session may do through the same permission check as restricted keys; the account keeps an
+ * owner and its plan's seats. Through the API (keys with the `members` permission) and the web app,
+ * with the app's mail delivered to a loopback SMTP server.
+ */
+const PUBLIC_URL = 'https://app.example.test';
+let counter = 0;
+const uniqueEmail = (who: string) => `${who}-${Date.now()}-${++counter}@members.test`;
+
+describe('members', () => {
+  let inbox: SmtpInbox;
+  let app: TestApp;
+
+  const mailFor = (address: string, count = 1) =>
+    waitFor(`${count} message(s) for ${address}`, () => inbox.for(address).length >= count && inbox.for(address)[count - 1]);
+  const linkIn = (mail: ReceivedMail): string => {
+    const match = new RegExp(`${PUBLIC_URL.replace(/\./g, '\\.')}(/invitations/accept\\?token=[A-Za-z0-9_-]{43})\\b`).exec(mail.text);
+    if (!match) throw new Error(`no invitation link in: ${mail.text}`);
+    return match[1];
+  };
+
+  /** The account's owner signed in to the web app (the helper's accounts have no password: one is set here, as set-up). */
+  async function ownerSession(owner: TestAccount): Promise<{ cookie: string; csrf: string }> {
+    await app.orm.em.fork().nativeUpdate(User, { email: owner.account.email }, { passwordHash: await hashPassword(PASSWORD), emailVerifiedAt: new Date() });
+    const login = await http(app, 'POST', '/login', { form: { email: owner.account.email, password: PASSWORD } });
+    expect(login.status).toBe(303);
+    const cookie = sessionCookie(login);
+    return { cookie, csrf: csrfOf((await http(app, 'GET', '/settings/password', { cookie })).text) };
+  }
+
+  /** Invites `email` with the owner's key, follows the e-mailed link and chooses a password: a signed-in session of the new member. */
+  async function join(owner: TestAccount, email: string, role: string): Promise<{ id: string; cookie: string; csrf: string }> {
+    const before = inbox.for(email).length;
+    const invited = await app.request('POST', '/v1/members', { key: owner.testKey, body: { email, role } });
+    expect(invited.status).toBe(201);
+    const link = linkIn(await mailFor(email, before + 1));
+    const accepted = await http(app, 'POST', '/invitations/accept', {
+      form: { token: new URL(link, PUBLIC_URL).searchParams.get('token')!, password: PASSWORD },
+    });
+    expect(accepted.status).toBe(303);
+    const cookie = sessionCookie(accepted);
+    return { id: invited.body.id, cookie, csrf: csrfOf((await http(app, 'GET', '/settings/password', { cookie })).text) };
+  }
+
+  const sessionGraphql = (session: { cookie: string; csrf: string }, query: string, variables?: Record<string, unknown>) =>
+    fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: session.cookie, 'x-csrf-token': session.csrf },
+      body: JSON.stringify({ query, variables }),
+    }).then(async (response) => ({
+      status: response.status,
+      body: (await response.json()) as { data?: Record<string, unknown> | null; errors?: Array<{ message: string; extensions: { code: string } }> },
+    }));
+
+  beforeAll(async () => {
+    inbox = await startSmtpInbox();
+    app = await startTestApp({ env: { SMTP_URL: inbox.url, MAIL_FROM: 'Sales Pipeline <accounts@example.test>', PUBLIC_URL } });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await inbox?.close();
+  });
+
+  it("an account's login is its first owner: listed with a usr_ id, both modes alike", async () => {
+    const owner = await app.createAccount();
+    for (const key of [owner.testKey, owner.liveKey]) {
+      const listed = await app.request('GET', '/v1/members', { key });
+      expect(listed.status).toBe(200);
+      expect(listed.body).toMatchObject({ object: 'list', has_more: false });
+      expect(listed.body.data).toEqual([
+        expect.objectContaining({
+          object: 'member',
+          email: owner.account.email,
+          role: 'owner',
+          status: 'active',
+          last_seen_at: null,
+          id: expect.stringMatching(/^usr_[0-9A-Z]{26}$/),
+        }),
+      ]);
+    }
+    const [{ id }] = (await app.request('GET', '/v1/members', { key: owner.testKey })).body.data;
+    expect((await app.request('GET', `/v1/members/${id}`, { key: owner.liveKey })).body).toMatchObject({ id, role: 'owner' });
+  });
+
+  it('an invitation is e-mailed, accepted once with a new password, and the member signs in to the account', async () => {
+    const owner = await app.createAccount();
+    const email = uniqueEmail('ada');
+    const invited = await app.request('POST', '/v1/members', { key: owner.testKey, body: { email, role: 'member', name: 'Ada' } });
+    expect(invited.status).toBe(201);
+    expect(invited.body).toMatchObject({ email, name: 'Ada', role: 'member', status: 'invited', object: 'member' });
+    expect(JSON.stringify(invited.body)).not.toMatch(/token/);
+    const mail = await mailFor(email);
+    expect(mail.subject).toContain(owner.account.name);
+    const link = linkIn(mail);
+    const token = new URL(link, PUBLIC_URL).searchParams.get('token')!;
+
+    const form = await http(app, 'GET', link);
+    expect(form.status).toBe(200);
+    expect(form.text).toContain(`You were invited to <strong>${owner.account.name}</strong>`);
+    // Too short: refused with the form again, the link still good.
+    const short = await http(app, 'POST', '/invitations/accept', { form: { token, password: 'short' } });
+    expect(short.status).toBe(400);
+    expect(short.text).toContain('at least 10 characters');
+    const accepted = await http(app, 'POST', '/invitations/accept', { form: { token, password: PASSWORD } });
+    expect(accepted.status).toBe(303);
+    expect(accepted.headers.get('location')).toBe('/dashboard');
+    // Used: the same link does nothing more.
+    const again = await http(app, 'POST', '/invitations/accept', { form: { token, password: PASSWORD } });
+    expect(again.status).toBe(400);
+    expect(again.text).toContain('no longer works');
+    expect((await http(app, 'GET', link)).status).toBe(400);
+
+    expect((await app.request('GET', `/v1/members/${invited.body.id}`, { key: owner.testKey })).body).toMatchObject({ status: 'active', last_seen_at: null });
+    const login = await http(app, 'POST', '/login', { form: { email, password: PASSWORD } });
+    expect(login.status).toBe(303);
+    expect((await http(app, 'GET', '/dashboard', { cookie: sessionCookie(login) })).text).toContain(owner.account.name);
+    expect((await app.request('GET', `/v1/members/${invited.body.id}`, { key: owner.testKey })).body.last_seen_at).toEqual(expect.any(String));
+  });
+
+  it('a refused invitation link says why', async () => {
+    const broken = await http(app, 'GET', '/invitations/accept?token=not-a-token');
+    expect(broken.status).toBe(400);
+    expect(broken.text).toContain('invite you again');
+    const owner = await app.createAccount();
+    const email = uniqueEmail('late');
+    await app.request('POST', '/v1/members', { key: owner.testKey, body: { email, role: 'viewer' } });
+    const link = linkIn(await mailFor(email));
+    await app.orm.em.getConnection().execute(`update account_email_tokens set expires_at = now() - interval '1 second' where purpose = 'invitation'`);
+    expect((await http(app, 'GET', link)).status).toBe(400);
+  });
+
+  it('conflicts: an active member again, past the seats of the plan; an invited one gets a fresh link', async () => {
+    const owner = await app.createAccount({ plan: Plan.starter });
+    const again = await app.request('POST', '/v1/members', { key: owner.testKey, body: { email: owner.account.email, role: 'admin' } });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: 'resource_conflict', param: 'email' });
+
+    const second = uniqueEmail('second');
+    expect((await app.request('POST', '/v1/members', { key: owner.testKey, body: { email: second, role: 'member' } })).status).toBe(201);
+    // Invited again: a second link, still one seat.
+    expect((await app.request('POST', '/v1/members', { key: owner.testKey, body: { email: second, role: 'viewer' } })).body).toMatchObject({
+      role: 'viewer',
+      status: 'invited',
+    });
+    await mailFor(second, 2);
+    expect((await app.request('POST', '/v1/members', { key: owner.testKey, body: { email: uniqueEmail('third'), role: 'member' } })).status).toBe(201);
+    const fourth = await app.request('POST', '/v1/members', { key: owner.liveKey, body: { email: uniqueEmail('fourth'), role: 'member' } });
+    expect(fourth.status).toBe(409);
+    expect(fourth.body.error.code).toBe('seat_limit_reached');
+    expect(fourth.body.error.message).toContain('3 seats');
+    expect((await app.request('GET', '/v1/members?limit=10', { key: owner.testKey })).body.data).toHaveLength(3);
+  });
+
+  it('bad input is a 400 in the contract shape, and nothing is written', async () => {
+    const owner = await app.createAccount();
+    const bad = await app.request('POST', '/v1/members', { key: owner.testKey, body: { email: 'not-an-address', role: 'member' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'parameter_invalid', param: 'email' });
+    const role = await app.request('POST', '/v1/members', { key: owner.testKey, body: { email: uniqueEmail('x'), role: 'superuser' } });
+    expect(role.status).toBe(400);
+    expect((await app.request('GET', '/v1/members', { key: owner.testKey })).body.data).toHaveLength(1);
+    expect((await app.request('GET', '/v1/members/usr_nope', { key: owner.testKey })).status).toBe(404);
+  });
+
+  it('owners stay: a key cannot make or change an owner, the last owner cannot be demoted or removed', async () => {
+    const owner = await app.createAccount();
+    const [{ id: ownerId }] = (await app.request('GET', '/v1/members', { key: owner.testKey })).body.data;
+    const made = await app.request('POST', '/v1/members', { key: owner.testKey, body: { email: uniqueEmail('boss'), role: 'owner' } });
+    expect(made.status).toBe(403);
+    expect(made.body.error.code).toBe('permission_denied');
+    expect((await app.request('PUT', `/v1/members/${ownerId}`, { key: owner.testKey, body: { role: 'admin' } })).status).toBe(403);
+
+    // As the owner in the web app: demoting or removing the last owner is 409; with a second owner it works.
+    const session = await ownerSession(owner);
+    const demote = await sessionGraphql(session, 'mutation($id: ID!) { updateMember(id: $id, input: {role: admin}) { role } }', { id: ownerId });
+    expect(demote.body.errors?.[0]).toMatchObject({ extensions: { code: 'CONFLICT' } });
+    expect(demote.body.errors?.[0].message).toContain('at least one active owner');
+    const remove = await sessionGraphql(session, 'mutation($id: ID!) { deactivateMember(id: $id) { status } }', { id: ownerId });
+    expect(remove.body.errors?.[0].extensions.code).toBe('CONFLICT');
+
+    const other = await join(owner, uniqueEmail('co-owner'), 'admin');
+    const promoted = await sessionGraphql(session, 'mutation($id: ID!) { updateMember(id: $id, input: {role: owner}) { role } }', { id: other.id });
+    expect(promoted.body.data).toEqual({ updateMember: { role: 'owner' } });
+    const demoted = await sessionGraphql(session, 'mutation($id: ID!) { updateMember(id: $id, input: {role: viewer}) { role } }', { id: ownerId });
+    expect(demoted.body.data).toEqual({ updateMember: { role: 'viewer' } });
+  });
+
+  it('roles limit the session as permissions limit a key: a member writes leads, not webhooks; a viewer only reads', async () => {
+    const owner = await app.createAccount();
+    const member = await join(owner, uniqueEmail('rep'), 'member');
+    const created = await sessionGraphql(member, 'mutation { createLead(input: {company: "Rep Co", contactEmail: "rep@co.test"}) { id } }');
+    expect(created.body.data?.createLead).toEqual({ id: expect.stringMatching(/^lead_/) });
+    const hook = await sessionGraphql(member, 'mutation { createWebhook(input: {url: "https://example.com/h", events: ["*"]}) { id } }');
+    expect(hook.body.errors?.[0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+    expect(hook.body.errors?.[0].message).toContain('webhooks:write');
+    expect((await sessionGraphql(member, '{ members { data { id } } }')).body.errors?.[0].message).toContain('members:read');
+    // The keys page says what is missing instead of an error.
+    const keys = await http(app, 'GET', '/settings/api-keys', { cookie: member.cookie });
+    expect(keys.status).toBe(403);
+    expect(keys.text).toContain('Managing API keys needs the owner or admin role');
+
+    const viewer = await join(owner, uniqueEmail('auditor'), 'viewer');
+    expect((await sessionGraphql(viewer, '{ leads { data { company } } }')).body.data).toEqual({ leads: { data: [{ company: 'Rep Co' }] } });
+    const write = await sessionGraphql(viewer, 'mutation { createLead(input: {company: "No", contactEmail: "no@co.test"}) { id } }');
+    expect(write.body.errors?.[0].message).toContain('leads:write');
+  });
+
+  it("a deactivated member's sessions end at once, and they cannot sign in to the account", async () => {
+    const owner = await app.createAccount();
+    const email = uniqueEmail('leaver');
+    const leaver = await join(owner, email, 'admin');
+    expect((await http(app, 'GET', '/dashboard', { cookie: leaver.cookie })).status).toBe(200);
+    const removed = await app.request('DELETE', `/v1/members/${leaver.id}`, { key: owner.testKey });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ id: leaver.id, status: 'deactivated' });
+    const after = await http(app, 'GET', '/dashboard', { cookie: leaver.cookie });
+    expect(after.status).toBe(303);
+    expect(after.headers.get('location')).toBe('/login');
+    expect((await http(app, 'POST', '/login', { form: { email, password: PASSWORD } })).status).toBe(401);
+    // Invited again, they come back.
+    const back = await app.request('POST', '/v1/members', { key: owner.testKey, body: { email, role: 'member' } });
+    expect(back.body).toMatchObject({ id: leaver.id, status: 'invited', role: 'member' });
+  });
+
+  it('a key needs the members permission; another account reads none of these members', async () => {
+    const owner = await app.createAccount();
+    const other = await app.createAccount();
+    const [{ id }] = (await app.request('GET', '/v1/members', { key: owner.testKey })).body.data;
+    expect((await app.request('GET', `/v1/members/${id}`, { key: other.testKey })).status).toBe(404);
+    expect((await app.request('PUT', `/v1/members/${id}`, { key: other.testKey, body: { name: 'x' } })).status).toBe(404);
+    expect((await app.request('DELETE', `/v1/members/${id}`, { key: other.testKey })).status).toBe(404);
+  });
+});
