@@ -248,13 +248,17 @@ export const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   'members remove': {
-    usage: 'members remove --email person@acme.test --account-email owner@acme.test   # deactivates: their sessions end at once',
-    options: { email: { type: 'string' }, 'account-email': { type: 'string' } },
+    usage:
+      'members remove --email person@acme.test --account-email owner@acme.test [--transfer-to other@acme.test]   # deactivates; their sessions end at once',
+    options: { email: { type: 'string' }, 'account-email': { type: 'string' }, 'transfer-to': { type: 'string' } },
     async run(em, options, output) {
       const { members, accountEmail } = await membersOf(em, options);
       const found = await members.byEmail(required(options, 'email'));
-      const member = await members.deactivate(found.userId, OPERATOR);
-      output.info(`${member.email} is deactivated in ${accountEmail}; their sessions there have ended`);
+      const heir = typeof options['transfer-to'] === 'string' ? await members.byEmail(options['transfer-to']) : undefined;
+      const member = await members.deactivate(found.userId, OPERATOR, heir?.userId);
+      output.info(
+        `${member.email} is deactivated in ${accountEmail}; their sessions there have ended${heir ? `, and ${heir.email} owns their leads and deals` : ''}`,
+      );
     },
   },
 };

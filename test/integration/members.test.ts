@@ -240,4 +240,79 @@ describe('members', () => {
     expect((await app.request('PUT', `/v1/members/${id}`, { key: other.testKey, body: { name: 'x' } })).status).toBe(404);
     expect((await app.request('DELETE', `/v1/members/${id}`, { key: other.testKey })).status).toBe(404);
   });
+
+  describe('owners of leads and deals', () => {
+    it('an active member may own a lead or deal; lists filter by owner (and none), deals sort by it; events carry it', async () => {
+      const owner = await app.createAccount();
+      const [{ id: ownerId }] = (await app.request('GET', '/v1/members', { key: owner.testKey })).body.data;
+      const rep = await join(owner, uniqueEmail('rep'), 'member');
+      const mine = await app.request('POST', '/v1/leads', { key: owner.testKey, body: { company: 'Mine', contact_email: 'mine@co.test', owner_id: rep.id } });
+      expect(mine.status).toBe(201);
+      expect(mine.body.owner_id).toBe(rep.id);
+      const nobody = await app.request('POST', '/v1/leads', { key: owner.testKey, body: { company: 'Nobody', contact_email: 'nobody@co.test' } });
+      expect(nobody.body.owner_id).toBeNull();
+      const boss = await app.request('POST', '/v1/leads', { key: owner.testKey, body: { company: 'Boss', contact_email: 'boss@co.test', owner_id: ownerId } });
+
+      const companies = async (query: string) =>
+        (await app.request('GET', `/v1/leads?${query}`, { key: owner.testKey })).body.data.map((lead: { company: string }) => lead.company).sort();
+      expect(await companies(`owner_id=${rep.id}`)).toEqual(['Mine']);
+      expect(await companies('owner_id=none')).toEqual(['Nobody']);
+      expect(await companies(`owner_id=${rep.id},none`)).toEqual(['Mine', 'Nobody']);
+      expect((await app.request('GET', '/v1/leads?owner_id=someone', { key: owner.testKey })).body.error).toMatchObject({
+        code: 'parameter_invalid',
+        param: 'owner_id',
+      });
+      // The other mode has none of them.
+      expect((await app.request('GET', `/v1/leads?owner_id=${rep.id}`, { key: owner.liveKey })).body.data).toEqual([]);
+
+      // Changed and cleared; the event carries the owner, before and after.
+      expect((await app.request('PUT', `/v1/leads/${boss.body.id}`, { key: owner.testKey, body: { owner_id: null } })).body.owner_id).toBeNull();
+      const events = await app.request('GET', `/v1/events?type=lead.updated&object_id=${boss.body.id}`, { key: owner.testKey });
+      expect(events.body.data[0].data).toMatchObject({ object: { owner_id: null }, previous_attributes: { owner_id: ownerId } });
+
+      const deal = (name: string, ownerOf?: string) =>
+        app.request('POST', '/v1/deals', { key: owner.testKey, body: { name, value: 100, ...(ownerOf ? { owner_id: ownerOf } : {}) } });
+      expect((await deal('Rep deal', rep.id)).body.owner_id).toBe(rep.id);
+      await deal('Boss deal', ownerId);
+      await deal('Open deal');
+      const sorted = (await app.request('GET', '/v1/deals?sort=owner_id', { key: owner.testKey })).body.data.map(
+        (d: { owner_id: string | null }) => d.owner_id,
+      );
+      expect(sorted).toEqual([...[ownerId, rep.id].sort(), null]);
+    });
+
+    it('refuses an owner who is not an active member of the account: another account, invited, deactivated', async () => {
+      const owner = await app.createAccount();
+      const other = await app.createAccount();
+      const [{ id: stranger }] = (await app.request('GET', '/v1/members', { key: other.testKey })).body.data;
+      const invited = (await app.request('POST', '/v1/members', { key: owner.testKey, body: { email: uniqueEmail('pending'), role: 'member' } })).body.id;
+      for (const ownerId of [stranger, invited, 'usr_00000000000000000000000000', 'not-an-id']) {
+        const refused = await app.request('POST', '/v1/leads', {
+          key: owner.testKey,
+          body: { company: 'X', contact_email: `x-${ownerId}@co.test`, owner_id: ownerId },
+        });
+        expect({ ownerId, status: refused.status, param: refused.body.error?.param }).toEqual({ ownerId, status: 400, param: 'owner_id' });
+      }
+      expect((await app.request('GET', '/v1/leads', { key: owner.testKey })).body.data).toEqual([]);
+    });
+
+    it('deactivating a member who owns records requires a member to hand them to, in both modes', async () => {
+      const owner = await app.createAccount();
+      const [{ id: ownerId }] = (await app.request('GET', '/v1/members', { key: owner.testKey })).body.data;
+      const leaver = await join(owner, uniqueEmail('leaving'), 'member');
+      const testLead = await app.request('POST', '/v1/leads', { key: owner.testKey, body: { company: 'T', contact_email: 't@co.test', owner_id: leaver.id } });
+      const liveDeal = await app.request('POST', '/v1/deals', { key: owner.liveKey, body: { name: 'L', value: 1, owner_id: leaver.id } });
+
+      const refused = await app.request('DELETE', `/v1/members/${leaver.id}`, { key: owner.testKey });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.message).toMatch(/owns 1 lead and 1 deal: name an active member to hand them to/);
+      expect((await app.request('GET', `/v1/members/${leaver.id}`, { key: owner.testKey })).body.status).toBe('active');
+      expect((await app.request('DELETE', `/v1/members/${leaver.id}?transfer_to=${leaver.id}`, { key: owner.testKey })).status).toBe(400);
+
+      const done = await app.request('DELETE', `/v1/members/${leaver.id}?transfer_to=${ownerId}`, { key: owner.testKey });
+      expect(done.body).toMatchObject({ status: 'deactivated' });
+      expect((await app.request('GET', `/v1/leads/${testLead.body.id}`, { key: owner.testKey })).body.owner_id).toBe(ownerId);
+      expect((await app.request('GET', `/v1/deals/${liveDeal.body.id}`, { key: owner.liveKey })).body.owner_id).toBe(ownerId);
+    });
+  });
 });

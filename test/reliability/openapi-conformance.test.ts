@@ -29,6 +29,15 @@ const METHODS = ['get', 'post', 'put', 'delete'];
  * request the document calls valid; each is said in the document's text. Anything else is a
  * mismatch between the validators and the document.
  */
+/**
+ * 403s a full-access key gets by a rule about who acts, which a schema cannot state (the field
+ * descriptions say it): an API key acts as an admin, so it may not make or change owners.
+ */
+const UNSTATABLE_403: Array<{ operation: string; message: RegExp; why: string }> = [
+  { operation: 'inviteMember', message: /Only an owner can invite an owner/, why: 'role owner, from a key (keys act as admins)' },
+  { operation: 'updateMember', message: /Only an owner can change an owner's role or make an owner/, why: 'role owner, from a key (keys act as admins)' },
+];
+
 const UNSTATABLE_400: Array<{ operation: string; message: RegExp; why: string }> = [
   { operation: 'createProposal', message: /would exceed/, why: 'quantity × unit_price (and their sum) over the largest amount' },
   { operation: 'createAgent', message: /disqualify_below must not be above qualify_at/, why: 'one setting bounded by another' },
@@ -217,6 +226,7 @@ describe(`requests generated from GET /v1/openapi.json (seed ${SEED}, ${RUNS} va
         if ([404, 409, 422].includes(response.status)) continue;
         const message = String((response.json as Json)?.error?.message);
         if (response.status === 400 && UNSTATABLE_400.some((rule) => rule.operation === operation.op.operationId && rule.message.test(message))) continue;
+        if (response.status === 403 && UNSTATABLE_403.some((rule) => rule.operation === operation.op.operationId && rule.message.test(message))) continue;
         report('a request valid by the document was refused');
       }
     }

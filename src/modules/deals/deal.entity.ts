@@ -94,7 +94,8 @@ export class ExternalRecord {
 @Index({ name: 'deals_value_keyset', properties: ['account', 'livemode', 'valueMinor', 'id'] })
 @Index({ name: 'deals_close_date_keyset', properties: ['account', 'livemode', 'expectedCloseDate', 'id'] })
 @Index({ name: 'deals_stage', properties: ['account', 'livemode', 'stage', 'createdAt', 'id'] })
-export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value' | 'externalIds'> {
+@Index({ name: 'deals_owner_keyset', properties: ['account', 'livemode', 'ownerId', 'id'] })
+export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value' | 'externalIds' | 'ownerId'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('deal');
@@ -142,9 +143,13 @@ export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' 
   @Property({ type: 'date', nullable: true })
   expectedCloseDate?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'Deprecated: free text kept for compatibility; owner_id names the member who owns the deal.' })
   @Property({ type: 'text', nullable: true })
   owner?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'The member who owns it (their usr_ id), or null: see GET /v1/members.' })
+  @Property({ type: 'text', nullable: true })
+  ownerId?: string | null = null;
 
   @Field(() => GraphQLJSONObject)
   @Property({ type: 'json' })

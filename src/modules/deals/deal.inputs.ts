@@ -7,6 +7,7 @@ import type { SortableField } from '../../common/pagination';
 import { CoSellStatus } from './deal.entity';
 import { DealStage } from './deal-stage';
 import { MAX_VALUE } from './money';
+import { OWNER_FILTER, OWNER_FILTER_DESCRIPTION } from '../members/ownership';
 import { IsCalendarDate, MaxDecimals, NOT_BLANK, NotNull, rules } from '../../common/validation';
 
 /** The rules of the fields a deal has on create and update alike, whether required (create) or NotNull (update). */
@@ -34,10 +35,15 @@ abstract class DealOptionalFields {
   @IsCalendarDate('$property must be a date as YYYY-MM-DD')
   expectedCloseDate?: string | null;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'Deprecated: free text; use ownerId.' })
   @IsOptional()
   @Length(1, 200, { message: '$property must be 1 to 200 characters' })
   owner?: string | null;
+
+  @Field(() => ID, { nullable: true, description: 'An active member of the account (usr_…); null on an update clears it.' })
+  @IsOptional()
+  @MaxLength(64, { message: '$property is not a member id' })
+  ownerId?: string | null;
 }
 
 @InputType({ description: 'A new deal. name and value are required; stage defaults to prospecting.' })
@@ -99,10 +105,17 @@ export const DEAL_SORTS: Record<string, SortableField> = {
   created_at: { property: 'createdAt', kind: 'date' },
   value: { property: 'valueMinor', kind: 'number' },
   expected_close_date: { property: 'expectedCloseDate', kind: 'day', nullable: true },
+  owner_id: { property: 'ownerId', kind: 'string', nullable: true },
 };
 
 @InputType({ description: 'Pagination, sort and filters for listing deals (CONTRACT §4).' })
 export class DealListInput extends SortedPageInput(DEAL_SORTS) {
+  @Field(() => String, { nullable: true, description: OWNER_FILTER_DESCRIPTION })
+  @IsOptional()
+  @MaxLength(1000, { message: '$property is too long' })
+  @Matches(OWNER_FILTER, { message: '$property must be member ids (usr_…) or none, comma-separated' })
+  ownerId?: string;
+
   @Field(() => [DealStage], { nullable: true, description: 'One stage, or several (REST: a comma list).' })
   @IsOptional()
   stage?: DealStage[];

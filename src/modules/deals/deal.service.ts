@@ -11,6 +11,7 @@ import { IntegrationProvider } from '../integrations/integration.entity';
 import type { IntegrationService } from '../integrations/integration.service';
 import { Lead } from '../leads/lead.entity';
 import { LeadStatus } from '../leads/lead-status';
+import { checkOwner, ownerCondition } from '../members/ownership';
 import { Proposal } from '../proposals/proposal.entity';
 import { outboxSignal } from '../../events/outbox.subscriber';
 import { coSellProblems } from './co-sell';
@@ -35,6 +36,7 @@ export class DealService {
 
   async create(raw: DealCreateInput): Promise<Deal> {
     const input = normalizedText(raw, DEAL_TEXT);
+    await checkOwner(this.em, input.ownerId);
     const deal = createScoped(this.em, Deal, {
       name: input.name,
       lead: input.leadId ? ref(await this.lead(input.leadId)) : null,
@@ -43,6 +45,7 @@ export class DealService {
       stage: input.stage ?? DealStage.prospecting,
       expectedCloseDate: input.expectedCloseDate ?? null,
       owner: input.owner ?? null,
+      ownerId: input.ownerId ?? null,
       metadata: input.metadata ?? {},
     });
     // A deal may be created already won: its lead converts, like on a later move.
@@ -72,6 +75,7 @@ export class DealService {
     const deal = await this.get(id);
     const before = this.events.snapshot(deal);
     const { metadata, stage, leadId, value, ...fields } = normalizedText(raw, DEAL_TEXT);
+    await checkOwner(this.em, fields.ownerId);
     for (const [name, fieldValue] of Object.entries(fields)) {
       if (fieldValue !== undefined) (deal as unknown as Record<string, unknown>)[name] = fieldValue;
     }
@@ -129,6 +133,7 @@ export class DealService {
     const conditions: FilterQuery<Deal>[] = [];
     if (input.stage?.length) conditions.push({ stage: { $in: input.stage } });
     if (input.leadId) conditions.push({ lead: input.leadId });
+    if (input.ownerId) conditions.push(ownerCondition<Deal>(input.ownerId));
     if (input.minValue !== undefined && input.minValue !== null) conditions.push({ valueMinor: { $gte: toMinorUnits(input.minValue, 'minValue') } });
     if (input.maxValue !== undefined && input.maxValue !== null) conditions.push({ valueMinor: { $lte: toMinorUnits(input.maxValue, 'maxValue') } });
     if (input.coSellStatus) conditions.push({ coSell: { status: input.coSellStatus } });

@@ -20,12 +20,13 @@ registerEnumType(LeadScoreLabel, { name: 'ScoreLabel', description: 'hot ≥ 70,
 @Index({ name: 'leads_score_keyset', properties: ['account', 'livemode', 'score', 'id'] })
 @Index({ name: 'leads_company_keyset', properties: ['account', 'livemode', 'company', 'id'] })
 @Index({ name: 'leads_employees_keyset', properties: ['account', 'livemode', 'employees', 'id'] })
+@Index({ name: 'leads_owner', properties: ['account', 'livemode', 'ownerId', 'createdAt', 'id'] })
 // `-employees` sorts nulls last too, which the ascending index read backwards cannot give.
 @Index({
   name: 'leads_employees_desc_keyset',
   expression: 'create index "leads_employees_desc_keyset" on "leads" ("account_id", "livemode", "employees" desc nulls last, "id" desc)',
 })
-export class Lead extends TenantEntity<'object' | 'status' | 'metadata'> {
+export class Lead extends TenantEntity<'object' | 'status' | 'metadata' | 'ownerId'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('lead');
@@ -97,6 +98,10 @@ export class Lead extends TenantEntity<'object' | 'status' | 'metadata'> {
   @Field()
   @Property({ type: 'datetime', length: 3 })
   scoredAt!: Date;
+
+  @Field(() => ID, { nullable: true, description: 'The member who owns it (their usr_ id), or null: see GET /v1/members.' })
+  @Property({ type: 'text', nullable: true })
+  ownerId?: string | null = null;
 
   @Field(() => GraphQLJSONObject, { description: 'Up to 50 string keys to string values.' })
   @Property({ type: 'json' })

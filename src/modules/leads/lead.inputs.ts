@@ -1,6 +1,7 @@
 import { IsEmail, IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Field, InputType, Int } from 'type-graphql';
+import { Field, ID, InputType, Int } from 'type-graphql';
+import { OWNER_FILTER, OWNER_FILTER_DESCRIPTION } from '../members/ownership';
 import { IsMetadata } from '../../common/metadata';
 import { SortedPageInput } from '../../common/page.input';
 import type { SortableField } from '../../common/pagination';
@@ -27,6 +28,11 @@ const SETTABLE_STATUS = () =>
  */
 @InputType()
 abstract class LeadOptionalFields {
+  @Field(() => ID, { nullable: true, description: 'An active member of the account (usr_…); null on an update clears it.' })
+  @IsOptional()
+  @MaxLength(64, { message: '$property is not a member id' })
+  ownerId?: string | null;
+
   @Field(() => String, { nullable: true })
   @IsOptional()
   @Length(1, 200, { message: '$property must be 1 to 200 characters' })
@@ -116,6 +122,12 @@ export const LEAD_SORTS: Record<string, SortableField> = {
 
 @InputType({ description: 'Pagination, sort and filters for listing leads (CONTRACT §4).' })
 export class LeadListInput extends SortedPageInput(LEAD_SORTS) {
+  @Field(() => String, { nullable: true, description: OWNER_FILTER_DESCRIPTION })
+  @IsOptional()
+  @MaxLength(1000, { message: '$property is too long' })
+  @Matches(OWNER_FILTER, { message: '$property must be member ids (usr_…) or none, comma-separated' })
+  ownerId?: string;
+
   @Field(() => String, { nullable: true, description: 'Exact industry, case-insensitive.' })
   @IsOptional()
   @Length(1, 100, { message: '$property must be 1 to 100 characters' })

@@ -4,6 +4,7 @@ import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
+import { checkOwner, ownerCondition } from '../members/ownership';
 import { findPage, Page } from '../../common/pagination';
 import { findFirstLean, Lean } from '../../db/lean';
 import { createScoped } from '../../db/tenant';
@@ -36,6 +37,7 @@ export class LeadService {
 
   async create(raw: LeadCreateInput): Promise<Lead> {
     const input = normalizedText(raw, LEAD_TEXT);
+    await checkOwner(this.em, input.ownerId);
     const scorer = await this.scoring.current();
     const lead = createScoped(
       this.em,
@@ -50,6 +52,7 @@ export class LeadService {
         country: input.country ?? null,
         source: input.source ?? null,
         status: input.status ?? LeadStatus.new,
+        ownerId: input.ownerId ?? null,
         metadata: input.metadata ?? {},
         ...scoreFields(scorer, input),
       },
@@ -77,6 +80,7 @@ export class LeadService {
     const lead = await this.get(id);
     const before = this.events.snapshot(lead);
     const { metadata, status, ...fields } = normalizedText(input, LEAD_TEXT);
+    await checkOwner(this.em, fields.ownerId);
     if (status !== undefined && !canMoveLead(lead.status, status)) {
       throw new ApiError('invalid_status_transition', `A ${lead.status} lead cannot move to ${status}`, { param: 'status' });
     }
@@ -125,6 +129,7 @@ export class LeadService {
     const conditions: FilterQuery<Lead>[] = [];
     if (input.industry) conditions.push({ industry: { $ilike: escapeLike(input.industry) } });
     if (input.status) conditions.push({ status: input.status });
+    if (input.ownerId) conditions.push(ownerCondition<Lead>(input.ownerId));
     if (input.scoreLabel) conditions.push({ scoreLabel: input.scoreLabel });
     if (input.minScore !== undefined && input.minScore !== null) conditions.push({ score: { $gte: input.minScore } });
     if (input.maxScore !== undefined && input.maxScore !== null) conditions.push({ score: { $lte: input.maxScore } });

@@ -1,5 +1,5 @@
 import { IsEmail, IsOptional, Length, MaxLength } from 'class-validator';
-import { Field, InputType } from 'type-graphql';
+import { Field, ID, InputType } from 'type-graphql';
 import { PageInput } from '../../common/page.input';
 import { NotNull } from '../../common/validation';
 import type { Role } from '../accounts/key-permissions';
@@ -42,4 +42,12 @@ export class MemberListInput extends PageInput {
   @Field(() => MemberStatus, { nullable: true })
   @IsOptional()
   status?: MemberStatus;
+}
+
+@InputType({ description: 'Deactivating a member who owns leads or deals requires another active member to hand them to.' })
+export class MemberDeactivateInput {
+  @Field(() => ID, { nullable: true, description: 'The member (usr_…) who becomes the owner of their leads and deals, in both modes.' })
+  @IsOptional()
+  @MaxLength(64, { message: '$property is not a member id' })
+  transferTo?: string;
 }

@@ -3,7 +3,7 @@ import { RequiresPermission } from '../../auth/permission';
 import type { RequestContext } from '../../graphql/context';
 import { listComplexity, MUTATION_COST } from '../../graphql/checks/cost-limit';
 import { Member } from './member.entity';
-import { MemberInviteInput, MemberListInput, MemberUpdateInput } from './member.inputs';
+import { MemberDeactivateInput, MemberInviteInput, MemberListInput, MemberUpdateInput } from './member.inputs';
 import type { MemberActor } from './member.service';
 import { MemberList } from './member.types';
 
@@ -44,9 +44,14 @@ export class MemberResolver {
   @RequiresPermission('members:write')
   @Mutation(() => Member, {
     complexity: MUTATION_COST,
-    description: 'Deactivates a member: they can no longer sign in to this account and their sessions end at once. Not the last active owner (409).',
+    description:
+      'Deactivates a member: they can no longer sign in to this account and their sessions end at once. Not the last active owner (409); a member who owns leads or deals needs transferTo (409 without).',
   })
-  deactivateMember(@Arg('id', () => ID) id: string, @Ctx() ctx: RequestContext) {
-    return ctx.services.members.deactivate(id, actorOf(ctx));
+  deactivateMember(
+    @Arg('id', () => ID) id: string,
+    @Arg('options', () => MemberDeactivateInput, { nullable: true }) options: MemberDeactivateInput | undefined,
+    @Ctx() ctx: RequestContext,
+  ) {
+    return ctx.services.members.deactivate(id, actorOf(ctx), options?.transferTo);
   }
 }

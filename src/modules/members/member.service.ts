@@ -12,6 +12,7 @@ import type { Role } from '../accounts/key-permissions';
 import { PLAN_SEATS } from '../accounts/plan';
 import { User } from '../accounts/user.entity';
 import { Member, MemberStatus } from './member.entity';
+import { checkOwner } from './ownership';
 import type { MemberInviteInput, MemberListInput, MemberUpdateInput } from './member.inputs';
 
 /**
@@ -27,6 +28,9 @@ export interface MemberSettings {
   publicUrl: string;
   logger?: Logger;
 }
+
+/** What members own (src/modules/leads, src/modules/deals), by entity name. */
+const OWNED = ['Lead', 'Deal'] as const;
 
 /** The web app's session entity (src/web/web-session.entity.ts). */
 const SESSION_ENTITY = 'WebSession';
@@ -126,8 +130,12 @@ export class MemberService {
     });
   }
 
-  /** Deactivates a member: they cannot sign in to this account, and their sessions in it end at once. */
-  async deactivate(id: string, actor: MemberActor): Promise<Member> {
+  /**
+   * Deactivates a member: they cannot sign in to this account, and their sessions in it end at once.
+   * Their leads and deals (both modes) go to `transferTo`, an active member, which is required when
+   * they own any: nothing is left owned by someone who can no longer work on it.
+   */
+  async deactivate(id: string, actor: MemberActor, transferTo?: string): Promise<Member> {
     await this.get(id);
     return this.em.transactional(async () => {
       await this.lockAccount();
@@ -136,12 +144,33 @@ export class MemberService {
         throw new ApiError('permission_denied', 'Only an owner can deactivate an owner.', { param: 'id' });
       if (member.status === MemberStatus.deactivated) return member;
       if (member.role === 'owner') await this.keepAnOwner(member, 'id');
+      await this.handOver(member, transferTo);
       member.status = MemberStatus.deactivated;
       await this.em.flush();
       // By name: the web app's sessions build on members, not the other way round.
       await this.em.nativeDelete(SESSION_ENTITY, { user: member.user.id, account: tenantOf(this.em).accountId });
       return member;
     });
+  }
+
+  /**
+   * Gives the leaving member's leads and deals, in both modes, to `transferTo`. By entity name: the
+   * records build on members, not the other way round. One statement per table, so a hand-over of
+   * thousands of records is quick; it records no per-record events (docs/DECISIONS.md).
+   */
+  private async handOver(member: Member, transferTo: string | undefined): Promise<void> {
+    const { accountId } = tenantOf(this.em);
+    const owned = { account: accountId, ownerId: member.user.id };
+    const counts = await Promise.all(OWNED.map((entity) => this.em.count(entity, owned, { filters: false })));
+    if (counts.every((count) => count === 0)) return;
+    if (!transferTo) {
+      const what = OWNED.map((entity, i) => `${counts[i]} ${entity === 'Lead' ? 'lead' : 'deal'}${counts[i] === 1 ? '' : 's'}`).join(' and ');
+      throw new ApiError('resource_conflict', `${member.email} owns ${what}: name an active member to hand them to (transferTo).`, { param: 'transferTo' });
+    }
+    if (transferTo === member.user.id)
+      throw new ApiError('parameter_invalid', 'transferTo must be another member than the one deactivated.', { param: 'transferTo' });
+    await checkOwner(this.em, transferTo, 'transferTo');
+    for (const entity of OWNED) await this.em.nativeUpdate(entity, owned, { ownerId: transferTo }, { filters: false });
   }
 
   /** The account's row, locked until the transaction ends. */

@@ -38,8 +38,8 @@ export const membersModule = defineModule({
     {
       method: 'DELETE',
       path: '/v1/members/:id',
-      summary: 'Deactivate a member',
-      operation: { type: 'mutation', field: 'deactivateMember' },
+      summary: 'Deactivate a member (?transfer_to=usr_… hands their leads and deals over)',
+      operation: { type: 'mutation', field: 'deactivateMember', query: 'options' },
       errors: ['resource_conflict'],
     },
   ],
