@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config';
 import { tenantFork } from '../db/tenant';
+import { type Acting, ActorType } from '../events/acting';
 import { EventRecorder } from '../events/event-recorder';
 import type { RequestContext, RequestInfo } from '../graphql/context';
 import type { Metrics } from '../http/metrics';
@@ -104,10 +105,10 @@ export function createServiceFactory(
       },
     });
   }
-  const servicesFor: ServiceFactory = (em) => {
+  const servicesFor: ServiceFactory = (em, acting) => {
     const lazy = new LazyServices();
     const services = lazy as unknown as Services;
-    lazy.scope = { em, events: new EventRecorder(em, serializer), settings: complete, services, servicesFor };
+    lazy.scope = { em, events: new EventRecorder(em, serializer, acting), settings: complete, services, servicesFor };
     return services;
   };
   return servicesFor;
@@ -124,9 +125,12 @@ export function createContextFactory(
     () => deps.metrics?.rateLimitRejected('operation'),
     deps.config.rateLimits,
   );
-  return ({ auth, requestId, em: given, signal }) => {
+  return ({ auth, requestId, em: given, signal, idempotencyKey, client }) => {
     const em = given ?? tenantFork(deps.orm.em, { accountId: auth.account.id, livemode: auth.livemode });
-    return new Context(em, auth, requestId, deps.config, servicesFor(em), operationLimiter, deps.accountGate, deps.logger, signal);
+    // Who acts, on every event the request's services record: its key or the session's member, and the request itself.
+    const actor = auth.key ? { type: ActorType.api_key, id: auth.key.id } : { type: ActorType.member, id: auth.member?.id ?? null };
+    const acting: Acting = { actor, request: { id: requestId, idempotencyKey: idempotencyKey ?? null }, client };
+    return new Context(em, auth, requestId, deps.config, servicesFor(em, acting), operationLimiter, deps.accountGate, deps.logger, signal);
   };
 }
 

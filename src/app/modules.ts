@@ -10,6 +10,7 @@ import { healthModule } from '../modules/health/health.module';
 import { integrationsModule } from '../modules/integrations/integrations.module';
 import { leadsModule } from '../modules/leads/leads.module';
 import { membersModule } from '../modules/members/members.module';
+import { securityModule } from '../modules/security/security.module';
 import type { ConflictMeaning } from '../db/database-errors';
 import type { ModuleDefinition } from '../modules/module';
 import type { RestRoute } from '../rest/routes';
@@ -34,6 +35,7 @@ export const MODULES: readonly ModuleDefinition[] = [
   eventsModule,
   requestLogsModule,
   membersModule,
+  securityModule,
   scoringModule,
   accountsModule,
   idempotencyModule,

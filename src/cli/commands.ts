@@ -10,6 +10,7 @@ import { loadConfig } from '../config';
 import { tenantFork } from '../db/tenant';
 import { createLogger } from '../logger';
 import { createMailer } from '../mail/mailer';
+import { OPERATOR_ACTOR } from '../modules/security/security-log';
 import { seedAccount } from './seed';
 
 /** A mistake in the command line: printed as one line, exit code 2. */
@@ -76,7 +77,12 @@ async function membersOf(em: EntityManager, options: Options): Promise<{ members
   const logger = createLogger('warn');
   const mailer = createMailer(config.mail, logger, config.isProduction);
   return {
-    members: new MemberService(tenantFork(em, { accountId: account.id, livemode: false }), { mailer, publicUrl: config.publicUrl, logger }),
+    members: new MemberService(tenantFork(em, { accountId: account.id, livemode: false }), {
+      acting: { actor: OPERATOR_ACTOR, request: null },
+      mailer,
+      publicUrl: config.publicUrl,
+      logger,
+    }),
     accountEmail: account.email,
   };
 }
@@ -154,7 +160,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       if (type !== KeyType.test && type !== KeyType.live) throw new UsageError(`--type must be test or live, got "${type}"`);
       const permissions = restricted(options.restricted);
       const account = await new AccountService(em).byEmail(required(options, 'email'));
-      const { key, secret } = await new ApiKeyService(em).create(account, type, required(options, 'name'), permissions);
+      const { key, secret } = await new ApiKeyService(em, { actor: OPERATOR_ACTOR }).create(account, type, required(options, 'name'), permissions);
       output.out(secret);
       const kind = permissions ? `restricted ${type} key (${describePermissions(permissions)})` : `${type} key`;
       output.info(`created ${kind} ${key.id} "${key.name}" for ${account.email}. It is shown only this once; store it now.`);
@@ -191,7 +197,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       if (hours !== undefined && (typeof hours !== 'string' || !/^\d+$/.test(hours) || Number(hours) > MAX_ROLL_EXPIRY_HOURS)) {
         throw new UsageError(`--expires-in-hours must be a whole number from 0 to ${MAX_ROLL_EXPIRY_HOURS}, got "${String(hours)}"`);
       }
-      const { key, secret } = await new ApiKeyService(em).roll(required(options, 'id'), hours === undefined ? 0 : Number(hours));
+      const { key, secret } = await new ApiKeyService(em, { actor: OPERATOR_ACTOR }).roll(required(options, 'id'), hours === undefined ? 0 : Number(hours));
       output.out(secret);
       const until = key.previousSecretExpiresAt!;
       const old = until.getTime() <= Date.now() ? 'the old value is refused from now on' : `the old value works until ${until.toISOString()}`;
@@ -202,7 +208,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     usage: 'keys revoke --id <key id>',
     options: { id: { type: 'string' } },
     async run(em, options, output) {
-      const key = await new ApiKeyService(em).revoke(required(options, 'id'));
+      const key = await new ApiKeyService(em, { actor: OPERATOR_ACTOR }).revoke(required(options, 'id'));
       output.info(`revoked ${key.id} "${key.name}" at ${key.revokedAt?.toISOString()}`);
     },
   },

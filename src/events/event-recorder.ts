@@ -6,6 +6,7 @@ import type { RestSerializer } from '../rest/serialize';
 import { Event, EventData } from './event.entity';
 import type { EventType } from './event-catalog';
 import { outboxSignal } from './outbox.subscriber';
+import { type Acting, SYSTEM } from './acting';
 
 /** What an object looked like before a change, in REST shape (from EventRecorder.snapshot). */
 export type Snapshot = Record<string, unknown>;
@@ -30,6 +31,8 @@ export class EventRecorder {
   constructor(
     private readonly em: EntityManager,
     private readonly serializer: RestSerializer,
+    /** Who acts: stamped on every event recorded here (and read by the security log). */
+    readonly acting: Acting = SYSTEM,
   ) {}
 
   /** The object's REST shape now; pass it to `record` after changing the object. */
@@ -44,7 +47,9 @@ export class EventRecorder {
    */
   async insertWith(entity: object, types: EventType[]): Promise<void> {
     const data: EventData = { object: this.serializer.serialize(entity), previous_attributes: {} };
-    const events = types.map((type) => createScoped(this.em, Event, { type, data }, { persist: false }));
+    const events = types.map((type) =>
+      createScoped(this.em, Event, { type, data, actor: this.acting.actor, request: this.acting.request }, { persist: false }),
+    );
     await insertLean(this.em, [entity, ...events]);
     outboxSignal.emit('written');
   }
@@ -55,7 +60,7 @@ export class EventRecorder {
    */
   record(type: EventType, entity: object, before?: Snapshot): Event | null {
     if (before && Object.keys(changedFrom(before, this.serializer.serialize(entity))).length === 0) return null;
-    const event = createScoped(this.em, Event, { type, data: { object: {}, previous_attributes: {} } });
+    const event = createScoped(this.em, Event, { type, data: { object: {}, previous_attributes: {} }, actor: this.acting.actor, request: this.acting.request });
     event.render = (): EventData => {
       const object = this.serializer.serialize(entity);
       return { object, previous_attributes: before ? changedFrom(before, object) : {} };

@@ -4,6 +4,7 @@ import { Field, ID, ObjectType } from 'type-graphql';
 import { newId } from '../common/ids';
 import { TenantEntity } from '../db/base.entity';
 import { API_VERSION } from './event-catalog';
+import { EventActor, EventRequest } from './acting';
 
 /** `data` of an event: the object in its REST shape, and on updates the values that changed. */
 export interface EventData {
@@ -26,7 +27,7 @@ export interface EventData {
   expression: `create index "events_by_object" on "events" ("account_id", "livemode", (("data"->'object'->>'id')), "created_at", "id")`,
 })
 @Index({ name: 'events_created_at', properties: ['createdAt'] })
-export class Event extends TenantEntity<'object' | 'apiVersion'> {
+export class Event extends TenantEntity<'object' | 'apiVersion' | 'actor' | 'request'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('evt');
@@ -51,6 +52,16 @@ export class Event extends TenantEntity<'object' | 'apiVersion'> {
   @Field(() => GraphQLJSONObject, { description: "object: the resource in its REST shape; previous_attributes: changed fields' earlier values." })
   @Property({ type: 'json', columnType: 'json' })
   data!: EventData;
+
+  /** Who made the change (null on events written before actors were recorded). */
+  @Field(() => EventActor, { nullable: true })
+  @Property({ type: 'json', nullable: true })
+  actor?: EventActor | null = null;
+
+  /** The request that made it, with its Idempotency-Key; null off a request. */
+  @Field(() => EventRequest, { nullable: true })
+  @Property({ type: 'json', nullable: true })
+  request?: EventRequest | null = null;
 
   /** Set by EventRecorder; called while the change is flushed, so `data` shows the values stored. */
   render?: () => EventData;

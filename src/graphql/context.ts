@@ -1,3 +1,5 @@
+import type { Request } from 'express';
+import { clientAddress } from '../http/client-address';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
 import type { AccountGate } from '../limits/account-gate';
@@ -32,10 +34,21 @@ export interface RequestInfo {
   em?: EntityManager;
   /** Aborted when the client hangs up before its answer (`res.locals.abandoned`, set by the account gate). */
   signal?: AbortSignal;
+  /** The request's Idempotency-Key, when it sent one (`res.locals.idempotencyKey`, set by the idempotency middleware). */
+  idempotencyKey?: string;
+  /** The client's address and User-Agent, for the security log. */
+  client?: { address: string | null; userAgent: string | null };
 }
 
 /** What the middlewares before execution left for the context factory on the answer's locals. */
-export function requestInfoOf(res: { locals: Record<string, unknown> }): RequestInfo {
-  const { auth, requestId, em, abandoned } = res.locals as { auth: Authenticated; requestId: string; em?: EntityManager; abandoned?: AbortSignal };
-  return { auth, requestId, em, signal: abandoned };
+export function requestInfoOf(res: { locals: Record<string, unknown>; req?: Request }): RequestInfo {
+  const { auth, requestId, em, abandoned, idempotencyKey } = res.locals as {
+    auth: Authenticated;
+    requestId: string;
+    em?: EntityManager;
+    abandoned?: AbortSignal;
+    idempotencyKey?: string;
+  };
+  const client = res.req ? { address: clientAddress(res.req), userAgent: res.req.get('user-agent') ?? null } : undefined;
+  return { auth, requestId, em, signal: abandoned, idempotencyKey, client };
 }

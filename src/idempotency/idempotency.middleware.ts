@@ -206,8 +206,10 @@ export function idempotency(orm: MikroORM, onError: (res: Response, error: ApiEr
       settled = true;
       void em.rollback().catch(() => undefined);
     });
-    // The context factory runs the request on this transaction (services' flushes as savepoints).
+    // The context factory runs the request on this transaction (services' flushes as savepoints),
+    // and its events name the key (Stripe's events carry their request's idempotency key).
     res.locals.em = flushInSavepoints(tenantFork(em, tenantOf(em), { keepTransactionContext: true }));
+    res.locals.idempotencyKey = key;
     next();
   };
 }

@@ -3,6 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
 import type { ConflictMeaning, ConflictMeanings } from '../db/database-errors';
 import type { EmittedEvents, EventCatalog } from '../events/event-catalog';
+import type { Acting } from '../events/acting';
 import type { EventRecorder } from '../events/event-recorder';
 import type { FanOutConsumer } from '../events/outbox-fan-out';
 import type { Metrics } from '../http/metrics';
@@ -51,8 +52,11 @@ export interface ServiceScope {
   servicesFor: ServiceFactory;
 }
 
-/** The services of one tenant-scoped EntityManager: for a request's context, or an agent's run (src/app/composition.ts builds it). */
-export type ServiceFactory = (em: EntityManager) => Services;
+/**
+ * The services of one tenant-scoped EntityManager: for a request's context, or an agent's run (src/app/composition.ts builds it).
+ * `acting` is who acts (stamped on the events they record): the request's caller, an agent, a sync; the service itself by default.
+ */
+export type ServiceFactory = (em: EntityManager, acting?: Acting) => Services;
 
 /** A background worker: started once the server listens, stopped before the database closes. */
 export interface Worker {

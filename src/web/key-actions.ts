@@ -1,6 +1,7 @@
 import { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../common/api-error';
 import { KeyType } from '../modules/accounts/api-key.entity';
+import { byMember } from './web-session.service';
 import { ApiKeyService } from '../modules/accounts/api-key.service';
 import { isLevel, KeyPermissions, Level, RESOURCES } from '../modules/accounts/key-permissions';
 import { FormError } from './web-forms';
@@ -28,7 +29,7 @@ export async function generateFromForm(em: EntityManager, who: SignedIn, body: R
     permissions = Object.fromEntries(levels) as Record<(typeof RESOURCES)[number], Level>;
   }
   try {
-    const { secret } = await new ApiKeyService(em).create(who.account, type, name, permissions);
+    const { secret } = await new ApiKeyService(em, byMember(who)).create(who.account, type, name, permissions);
     await new WebSessionService(em).stashNewKey(who.session, { secret, name: name.trim() }, encryptionKey);
     return null;
   } catch (error) {
@@ -47,7 +48,7 @@ export async function rollFromForm(
 ): Promise<FormError | null> {
   const hours = Number(body.expires_in_hours ?? '0');
   try {
-    const { key, secret } = await new ApiKeyService(em).roll(id, hours, who.account);
+    const { key, secret } = await new ApiKeyService(em, byMember(who)).roll(id, hours, who.account);
     const oldExpiresAt = key.previousSecretExpiresAt?.toISOString();
     await new WebSessionService(em).stashNewKey(who.session, { secret, name: key.name, rolled: true, oldExpiresAt }, encryptionKey);
     return null;

@@ -10,7 +10,7 @@ import { keyForm, keysPage, KeysPageState, rollForm, rollPage } from './keys-pag
 import { sameOrigin } from './web-auth';
 import type { Guards } from './web-guards';
 import type { SignedIn } from './web-session.service';
-import { WebSessionService } from './web-session.service';
+import { byMember, WebSessionService } from './web-session.service';
 
 /** The address this request reached the service at, for the curl line (behind a proxy, as TRUST_PROXY lets express read it). */
 export const originOf = (req: Request) => `${req.protocol}://${req.get('host')}`;
@@ -80,7 +80,7 @@ export function createKeysRouter(deps: { orm: MikroORM; encryptionKey: Buffer; g
     const who = await guards.checkedPost(req, res, guards.resendButton(action, 'Revoke the key', [], 'Revoke this key? Requests using it will fail at once.'));
     if (!who || !guards.allowedRole(res, who, KEY_ROLES, 'Managing API keys')) return;
     try {
-      await new ApiKeyService(orm.em.fork()).revoke(String(req.params.id), who.account);
+      await new ApiKeyService(orm.em.fork(), byMember(who)).revoke(String(req.params.id), who.account);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
     }

@@ -4,6 +4,7 @@ import { decryptJson, encryptJson } from '../common/crypto';
 import { Account } from '../modules/accounts/account.entity';
 import type { User } from '../modules/accounts/user.entity';
 import { Member, MemberStatus } from '../modules/members/member.entity';
+import { ActorType } from '../events/acting';
 import type { ShownKey } from './key-views';
 import { WebSession } from './web-session.entity';
 
@@ -99,3 +100,6 @@ export class WebSessionService {
     await this.em.flush();
   }
 }
+
+/** The signed-in member as the security log names who acted. */
+export const byMember = (who: SignedIn) => ({ actor: { type: ActorType.member, id: who.user.id } });

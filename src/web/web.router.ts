@@ -5,6 +5,8 @@ import { clientAddress } from '../http/client-address';
 import { consume, peek } from '../limits/counters';
 import type { Account } from '../modules/accounts/account.entity';
 import { User } from '../modules/accounts/user.entity';
+import { ActorType } from '../events/acting';
+import { recordSecurityEvent } from '../modules/security/security-log';
 import { verifyPassword } from '../modules/accounts/password';
 import { TEST_MODE_LIMITS } from '../modules/accounts/plan';
 import { html, page, RETURN_PAGES } from './html';
@@ -82,12 +84,21 @@ export function createWebRouter(deps: WebDependencies): Router {
     // An unverified address cannot sign in yet, with the same answer: otherwise whoever signed up with
     // someone else's address could tell (by signing in) whether it was new or taken. Nor can a person
     // with no active membership left (deactivated everywhere).
+    const from = { address, userAgent: req.get('user-agent') ?? null };
     if (!user || !user.passwordHash || !ok || !user.emailVerifiedAt || !membership) {
       await Promise.all(limits.map(({ limiter, key, limit }) => consume(limiter, key, limit)));
+      // A person who exists: each account they work in learns of the failed attempt (their security log).
+      if (user) {
+        for (const place of await sessions.accountsOf(user.id)) {
+          recordSecurityEvent(em, place.account.id, { type: 'sign_in.failed', actor: { type: ActorType.member, id: user.id }, memberId: user.id, ...from });
+        }
+        await em.flush();
+      }
       // The message names no field (that would tell which part was right); both are tied to it.
       return void res.status(401).send(authPage('login', { message: BAD_LOGIN, fields: ['email', 'password'] }, { email }));
     }
     const account = membership.account.getEntity() as Account;
+    recordSecurityEvent(em, account.id, { type: 'sign_in.succeeded', actor: { type: ActorType.member, id: user.id }, memberId: user.id, ...from });
     const { token } = await sessions.start(user, account);
     setSessionCookie(req, res, deps.config, token);
     // A first sign-in (no key, no data yet) lands on the getting-started steps; later ones on the dashboard.

@@ -59,6 +59,7 @@ const DEAL_KEYS = [
   'name',
   'object',
   'owner',
+  'owner_id',
   'probability',
   'stage',
   'stage_changed_at',

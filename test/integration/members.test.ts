@@ -1,4 +1,4 @@
-import { startTestApp, TestAccount, TestApp } from '../helpers/app';
+import { LOCAL_RECEIVERS, startTestApp, TestAccount, TestApp } from '../helpers/app';
 import { ReceivedMail, SmtpInbox, startSmtpInbox } from '../helpers/fakes/smtp-inbox';
 import { waitFor } from '../helpers/wait';
 import { csrfOf, http, PASSWORD, sessionCookie } from '../helpers/web';
@@ -64,7 +64,7 @@ describe('members', () => {
 
   beforeAll(async () => {
     inbox = await startSmtpInbox();
-    app = await startTestApp({ env: { SMTP_URL: inbox.url, MAIL_FROM: 'Sales Pipeline <accounts@example.test>', PUBLIC_URL } });
+    app = await startTestApp({ env: { ...LOCAL_RECEIVERS, SMTP_URL: inbox.url, MAIL_FROM: 'Sales Pipeline <accounts@example.test>', PUBLIC_URL } });
   });
   afterAll(async () => {
     await app?.close();
@@ -313,6 +313,99 @@ describe('members', () => {
       expect(done.body).toMatchObject({ status: 'deactivated' });
       expect((await app.request('GET', `/v1/leads/${testLead.body.id}`, { key: owner.testKey })).body.owner_id).toBe(ownerId);
       expect((await app.request('GET', `/v1/deals/${liveDeal.body.id}`, { key: owner.liveKey })).body.owner_id).toBe(ownerId);
+    });
+  });
+
+  describe('who did what', () => {
+    it("every event names its actor and request: a key's with its Idempotency-Key, a member's in the web app", async () => {
+      const owner = await app.createAccount();
+      const made = await app.request('POST', '/v1/leads', {
+        key: owner.testKey,
+        headers: { 'idempotency-key': 'actor-check-1' },
+        body: { company: 'Acted', contact_email: 'acted@co.test' },
+      });
+      expect(made.status).toBe(201);
+      const keyId = (await app.orm.em.getConnection().execute(`select id from api_keys where account_id = ? and type = 'test'`, [owner.account.id]))[0].id;
+      const [created] = (await app.request('GET', `/v1/events?type=lead.created&object_id=${made.body.id}`, { key: owner.testKey })).body.data;
+      expect(created).toMatchObject({
+        type: 'lead.created',
+        actor: { type: 'api_key', id: keyId },
+        request: { id: made.headers.get('x-request-id'), idempotency_key: 'actor-check-1' },
+      });
+
+      const rep = await join(owner, uniqueEmail('actor'), 'member');
+      const renamed = await sessionGraphql(rep, `mutation { updateLead(id: "${made.body.id}", input: {company: "Renamed"}) { id } }`);
+      expect(renamed.body.errors).toBeUndefined();
+      const [updated] = (await app.request('GET', `/v1/events?type=lead.updated&object_id=${made.body.id}`, { key: owner.testKey })).body.data;
+      expect(updated.actor).toEqual({ type: 'member', id: rep.id });
+      expect(updated.request).toEqual({ id: expect.stringMatching(/^req_/), idempotency_key: null });
+    });
+  });
+
+  describe('the security log', () => {
+    it('records sign-ins (with address and user agent), members, keys and rolled secrets; owners and admins read it, filtered; nothing edits it', async () => {
+      const owner = await app.createAccount();
+      const session = await ownerSession(owner);
+      const [{ id: ownerId }] = (await app.request('GET', '/v1/members', { key: owner.testKey })).body.data;
+      const failed = await http(app, 'POST', '/login', {
+        form: { email: owner.account.email, password: 'not the password' },
+        headers: { 'user-agent': 'attacker/1.0' },
+      });
+      expect(failed.status).toBe(401);
+      const email = uniqueEmail('logged');
+      const rep = await join(owner, email, 'member');
+      await app.request('PUT', `/v1/members/${rep.id}`, { key: owner.testKey, body: { role: 'viewer' } });
+      await app.request('DELETE', `/v1/members/${rep.id}`, { key: owner.testKey });
+      const hook = await app.request('POST', '/v1/webhooks', { key: owner.liveKey, body: { url: 'http://127.0.0.1:9/log', events: ['*'] } });
+      expect((await app.request('POST', `/v1/webhooks/${hook.body.id}/roll_secret`, { key: owner.liveKey, body: {} })).status).toBe(200);
+      const made = await http(app, 'POST', '/settings/api-keys', {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, type: 'test', kind: 'secret', name: 'Logged key' },
+      });
+      expect(made.status).toBe(303);
+
+      const log = await app.request('GET', '/v1/security_events?limit=50', { key: owner.testKey });
+      expect(log.status).toBe(200);
+      const types = log.body.data.map((entry: { type: string }) => entry.type);
+      expect(types).toEqual([
+        'api_key.created',
+        'webhook.secret_rolled',
+        'member.deactivated',
+        'member.role_changed',
+        'member.joined',
+        'member.invited',
+        'sign_in.failed',
+        'sign_in.succeeded',
+        // The test account's two keys, made by the set-up (the service acting).
+        'api_key.created',
+        'api_key.created',
+      ]);
+      const byType = Object.fromEntries(log.body.data.map((entry: { type: string }) => [entry.type, entry]));
+      expect(byType['sign_in.failed']).toMatchObject({ object: 'security_event', member_id: ownerId, address: expect.any(String), user_agent: 'attacker/1.0' });
+      expect(byType['member.role_changed']).toMatchObject({ member_id: rep.id, actor: { type: 'api_key' }, details: { from: 'member', to: 'viewer' } });
+      expect(log.body.data[0]).toMatchObject({ type: 'api_key.created', actor: { type: 'member', id: ownerId }, details: { name: 'Logged key' } });
+      // The same log in both modes; filtered by type and member.
+      expect((await app.request('GET', '/v1/security_events?limit=50', { key: owner.liveKey })).body.data).toHaveLength(types.length);
+      const filtered = await app.request('GET', `/v1/security_events?type=member.invited,member.deactivated&member_id=${rep.id}`, { key: owner.testKey });
+      expect(filtered.body.data.map((entry: { type: string }) => entry.type)).toEqual(['member.deactivated', 'member.invited']);
+      expect((await app.request('GET', '/v1/security_events?type=made.up', { key: owner.testKey })).status).toBe(400);
+      // Read-only: no route changes it; another account sees none of it.
+      expect((await app.request('DELETE', `/v1/security_events/${log.body.data[0].id}`, { key: owner.testKey })).status).toBe(404);
+      const other = await app.createAccount();
+      const theirs = (await app.request('GET', '/v1/security_events?limit=50', { key: other.testKey })).body.data.map((entry: { id: string }) => entry.id);
+      expect(theirs.filter((id: string) => log.body.data.some((entry: { id: string }) => entry.id === id))).toEqual([]);
+    });
+
+    it('a member or viewer may not read it; an admin may', async () => {
+      const owner = await app.createAccount();
+      const member = await join(owner, uniqueEmail('curious'), 'member');
+      const refused = await sessionGraphql(member, '{ securityEvents { data { type } } }');
+      expect(refused.body.errors?.[0]).toMatchObject({ extensions: { code: 'FORBIDDEN' } });
+      expect(refused.body.errors?.[0].message).toContain('security_events:read');
+      const admin = await join(owner, uniqueEmail('admin'), 'admin');
+      expect((await sessionGraphql(admin, '{ securityEvents { data { type } } }')).body.data).toEqual({
+        securityEvents: { data: expect.arrayContaining([{ type: 'member.joined' }]) },
+      });
     });
   });
 });

@@ -40,6 +40,8 @@ describe('permissions of restricted keys', () => {
       integrations: 'none',
       webhooks: 'none',
       events: 'none',
+      members: 'none',
+      security_events: 'none',
     });
     expect(() => parsePermissions('contacts=read')).toThrow('unknown resource "contacts"');
     expect(() => parsePermissions('leads=admin')).toThrow('unknown level "admin" for leads');

@@ -3,6 +3,7 @@ import { ApiError } from '../../common/api-error';
 import { Member, MemberStatus } from '../members/member.entity';
 import { Account, CustomLimits } from './account.entity';
 import { User } from './user.entity';
+import { OPERATOR_ACTOR, recordSecurityEvent } from '../security/security-log';
 import { hashPassword } from './password';
 import { Plan } from './plan';
 
@@ -55,8 +56,11 @@ export class AccountService {
     return account;
   }
 
+  /** Changes the plan (the operator's command line), with its entry in the account's security log. */
   async setPlan(email: string, plan: Plan): Promise<Account> {
     const account = await this.byEmail(email);
+    if (account.plan !== plan)
+      recordSecurityEvent(this.em, account.id, { type: 'account.plan_changed', actor: OPERATOR_ACTOR, details: { from: account.plan, to: plan } });
     account.plan = plan;
     await this.em.flush();
     return account;

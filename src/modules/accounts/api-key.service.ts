@@ -6,6 +6,8 @@ import { Account } from './account.entity';
 import { ApiKey, KeyType } from './api-key.entity';
 import { type KeyPermissions, type Role, ROLE_PERMISSIONS } from './key-permissions';
 import { bearerToken } from '../../http/bearer';
+import { ActorType } from '../../events/acting';
+import { recordSecurityEvent, type SecurityEntry } from '../security/security-log';
 
 const KEY_SHAPE = /^[sr]k_(test|live)_[A-Za-z0-9]{32}$/;
 /** How long a rolled key's old value may keep working: 0 (at once) to 7 days, as Stripe's dashboard offers. */
@@ -98,7 +100,22 @@ function keyLookupOf(em: EntityManager): KeyLookup {
 }
 
 export class ApiKeyService {
-  constructor(private readonly em: EntityManager) {}
+  constructor(
+    private readonly em: EntityManager,
+    /** Who changes keys, for the security log (a member in the web app, the operator on the command line); reads need none. */
+    private readonly by?: Pick<SecurityEntry, 'actor' | 'address' | 'userAgent'>,
+  ) {}
+
+  /** The change's entry in the account's security log, flushed with it. */
+  private log(accountId: string, type: 'api_key.created' | 'api_key.rolled' | 'api_key.revoked', key: ApiKey): void {
+    recordSecurityEvent(this.em, accountId, {
+      type,
+      actor: this.by?.actor ?? { type: ActorType.system, id: null },
+      address: this.by?.address,
+      userAgent: this.by?.userAgent,
+      details: { key: key.id, name: key.name, prefix: key.prefix, last4: key.last4 },
+    });
+  }
 
   /**
    * Creates a key and returns its full value, which is never available again: a secret key
@@ -118,6 +135,7 @@ export class ApiKeyService {
       secretHash: hashKey(secret),
       permissions,
     });
+    this.log(account.id, 'api_key.created', key);
     await this.em.flush();
     return { key, secret };
   }
@@ -138,6 +156,7 @@ export class ApiKeyService {
     key.previousSecretExpiresAt = new Date(Date.now() + expiresInHours * 3_600_000);
     key.secretHash = hashKey(secret);
     key.last4 = secret.slice(-4);
+    this.log(key.account.id, 'api_key.rolled', key);
     await this.em.flush();
     return { key, secret };
   }
@@ -149,6 +168,7 @@ export class ApiKeyService {
 
   async revoke(id: string, account?: Account): Promise<ApiKey> {
     const key = await this.find(id, account);
+    if (!key.revokedAt) this.log(key.account.id, 'api_key.revoked', key);
     key.revokedAt ??= new Date();
     await this.em.flush();
     return key;

@@ -2,7 +2,7 @@
  * What a restricted key (`rk_test_…`, `rk_live_…`) may do: a level per resource. Write implies
  * read. A key without permissions (`sk_…`) has full access.
  */
-export const RESOURCES = ['leads', 'deals', 'proposals', 'agents', 'integrations', 'webhooks', 'events', 'members'] as const;
+export const RESOURCES = ['leads', 'deals', 'proposals', 'agents', 'integrations', 'webhooks', 'events', 'members', 'security_events'] as const;
 export type Resource = (typeof RESOURCES)[number];
 
 export const LEVELS = ['none', 'read', 'write'] as const;

@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
+import { ActorType, actingAs } from '../../events/acting';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../common/polling-worker';
 import { toApiError } from '../../common/known-errors';
@@ -146,14 +147,14 @@ export class AgentRunner extends PollingWorker<TaskClaim> {
       if (behaviour.prepare) {
         // Reads and the model's writing, outside any transaction, on their own EntityManager.
         const readEm = tenantFork(this.options.orm.em, scope);
-        const services = this.options.servicesFor(readEm);
+        const services = this.options.servicesFor(readEm, actingAs(ActorType.agent, agent.id));
         // The model gets at most 40 % of the lease (two minutes by default), so a slow one cannot keep the run past it.
         writer = await openWriter(services, agent, frozen.config, { modelDeadline: Date.now() + 0.4 * (this.options.leaseMs ?? DEFAULT_LEASE_MS) });
         prepared = await behaviour.prepare({ em: readEm, services, agent, config: frozen.config, event, now: this.clock(), runId, writer });
       }
       // The run and everything it does, one transaction: services on `em` follow it.
       outcome = await em.transactional(async () => {
-        const services = this.options.servicesFor(em);
+        const services = this.options.servicesFor(em, actingAs(ActorType.agent, agent.id));
         const actions = await behaviour.act({ em, services, agent, config: frozen.config, event, now: this.clock(), runId }, prepared);
         const run = record(em, actions.length ? RunOutcome.acted : RunOutcome.no_action, actions, null);
         if (actions.length) services.recorder.record('agent.action', run);

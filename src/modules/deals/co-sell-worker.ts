@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
+import { ActorType, actingAs } from '../../events/acting';
 import { EntityManager, LockMode, MikroORM } from '@mikro-orm/postgresql';
 import { ApiError } from '../../common/api-error';
 import { PollingWorker } from '../../common/polling-worker';
@@ -224,7 +225,7 @@ export class CoSellWorker extends PollingWorker<SyncClaim> {
       await em.transactional(async () => {
         const sync = await em.findOne(CoSellSync, { id: claim.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (!sync || sync.claims !== claim.claims) throw new LeaseLost();
-        const services = this.options.servicesFor(em);
+        const services = this.options.servicesFor(em, actingAs(ActorType.sync, claim.integration_id));
         if (outcome.change) await this.change(em, claim, outcome.change);
         if (outcome.healthy || outcome.refusal) {
           const integration = await em.findOne(Integration, { id: claim.integration_id });
@@ -260,7 +261,7 @@ export class CoSellWorker extends PollingWorker<SyncClaim> {
     const deal = await em.findOne(Deal, { id: claim.deal_id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     const current = deal?.coSell;
     if (!deal || current?.id !== claim.id) return;
-    const recorder = this.options.servicesFor(em).recorder;
+    const recorder = this.options.servicesFor(em, actingAs(ActorType.sync, claim.integration_id)).recorder;
     const before = recorder.snapshot(deal);
     const next = Object.assign(new CoSellRegistration(), current);
     for (const [name, value] of Object.entries(change)) if (value !== undefined) Object.assign(next, { [name]: value });

@@ -1,4 +1,5 @@
 import { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import { recordSecurityEventAs } from '../security/security-log';
 import { decryptJson, encryptJson } from '../../common/crypto';
 import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
@@ -74,6 +75,10 @@ export class IntegrationService {
       settings,
     });
     this.events.record('integration.connected', integration);
+    recordSecurityEventAs(this.em, this.events.acting, {
+      type: 'integration.connected',
+      details: { integration: integration.id, provider: integration.provider },
+    });
     // The first run pushes what exists (and, from a CRM, pulls what it has): the backfill.
     if (syncing) createScoped(this.em, SyncRun, { integration, trigger: SyncTrigger.connect });
     await this.em.flush();
@@ -185,6 +190,10 @@ export class IntegrationService {
     integration.disconnectedAt = new Date();
     integration.credentialsEncrypted = null;
     this.events.record('integration.disconnected', integration, before);
+    recordSecurityEventAs(this.em, this.events.acting, {
+      type: 'integration.disconnected',
+      details: { integration: integration.id, provider: integration.provider },
+    });
     await this.em.flush();
     return integration;
   }

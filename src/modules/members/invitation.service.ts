@@ -6,6 +6,8 @@ import { Account } from '../accounts/account.entity';
 import { hashPassword, verifyPassword } from '../accounts/password';
 import { User } from '../accounts/user.entity';
 import { Member, MemberStatus } from './member.entity';
+import { ActorType } from '../../events/acting';
+import { recordSecurityEvent } from '../security/security-log';
 
 /** An invitation as its page shows it. */
 export interface OpenInvitation {
@@ -55,6 +57,12 @@ export class InvitationService {
       const member = accountId && (await em.findOne(Member, { account: accountId, user: user.id }, { filters: false, lockMode: LockMode.PESSIMISTIC_WRITE }));
       if (!row || !accountId || !member || member.status !== MemberStatus.invited) return { refused: BROKEN };
       member.status = MemberStatus.active;
+      recordSecurityEvent(em, accountId, {
+        type: 'member.joined',
+        actor: { type: ActorType.member, id: user.id },
+        memberId: user.id,
+        details: { role: member.role },
+      });
       const person = await em.findOneOrFail(User, { id: user.id }, { populate: ['passwordHash'] });
       if (newHash) person.passwordHash = newHash;
       person.emailVerifiedAt ??= new Date();

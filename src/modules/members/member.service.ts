@@ -12,6 +12,8 @@ import type { Role } from '../accounts/key-permissions';
 import { PLAN_SEATS } from '../accounts/plan';
 import { User } from '../accounts/user.entity';
 import { Member, MemberStatus } from './member.entity';
+import type { Acting } from '../../events/acting';
+import { recordSecurityEvent, SecurityEntry } from '../security/security-log';
 import { checkOwner } from './ownership';
 import type { MemberInviteInput, MemberListInput, MemberUpdateInput } from './member.inputs';
 
@@ -23,6 +25,8 @@ import type { MemberInviteInput, MemberListInput, MemberUpdateInput } from './me
 export type MemberActor = { kind: 'member'; userId: string; role: Role } | { kind: 'api_key' } | { kind: 'operator' };
 
 export interface MemberSettings {
+  /** Who acts, for the security log (the request's caller; the operator on the command line). */
+  acting: Acting;
   mailer: Mailer;
   /** PUBLIC_URL: invitation links are built from it. */
   publicUrl: string;
@@ -98,6 +102,7 @@ export class MemberService {
         member = this.em.create(Member, { account, user, role: input.role, status: MemberStatus.invited });
       }
       member.invitedBy = actor.kind === 'member' ? actor.userId : null;
+      this.log(account.id, { type: 'member.invited', memberId: user.id, details: { email, role: input.role } });
       const link = newEmailLink(this.em, this.settings.publicUrl, {
         user,
         purpose: EmailTokenPurpose.invitation,
@@ -122,6 +127,7 @@ export class MemberService {
           throw new ApiError('permission_denied', "Only an owner can change an owner's role or make an owner.", { param: 'role' });
         }
         if (member.role === 'owner') await this.keepAnOwner(member, 'role');
+        this.log(tenantOf(this.em).accountId, { type: 'member.role_changed', memberId: member.user.id, details: { from: member.role, to: input.role } });
         member.role = input.role;
       }
       if (input.name !== undefined) member.user.getEntity().name = input.name.trim();
@@ -146,6 +152,7 @@ export class MemberService {
       if (member.role === 'owner') await this.keepAnOwner(member, 'id');
       await this.handOver(member, transferTo);
       member.status = MemberStatus.deactivated;
+      this.log(tenantOf(this.em).accountId, { type: 'member.deactivated', memberId: member.user.id, details: { transferTo: transferTo ?? null } });
       await this.em.flush();
       // By name: the web app's sessions build on members, not the other way round.
       await this.em.nativeDelete(SESSION_ENTITY, { user: member.user.id, account: tenantOf(this.em).accountId });
@@ -171,6 +178,12 @@ export class MemberService {
       throw new ApiError('parameter_invalid', 'transferTo must be another member than the one deactivated.', { param: 'transferTo' });
     await checkOwner(this.em, transferTo, 'transferTo');
     for (const entity of OWNED) await this.em.nativeUpdate(entity, owned, { ownerId: transferTo }, { filters: false });
+  }
+
+  /** An entry of the security log, by whoever acts, flushed with the change. */
+  private log(accountId: string, entry: Omit<SecurityEntry, 'actor' | 'address' | 'userAgent'>): void {
+    const { actor, client } = this.settings.acting;
+    recordSecurityEvent(this.em, accountId, { ...entry, actor, address: client?.address, userAgent: client?.userAgent });
   }
 
   /** The account's row, locked until the transaction ends. */

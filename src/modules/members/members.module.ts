@@ -44,6 +44,7 @@ export const membersModule = defineModule({
     },
   ],
   services: {
-    members: ({ em, settings }) => new MemberService(em, { mailer: settings.mailer, publicUrl: settings.config.publicUrl, logger: settings.logger }),
+    members: ({ em, settings, events }) =>
+      new MemberService(em, { acting: events.acting, mailer: settings.mailer, publicUrl: settings.config.publicUrl, logger: settings.logger }),
   },
 });

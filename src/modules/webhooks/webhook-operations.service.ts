@@ -1,4 +1,5 @@
 import { EntityManager, LockMode } from '@mikro-orm/postgresql';
+import { recordSecurityEventAs } from '../security/security-log';
 import { ApiError, notFound } from '../../common/api-error';
 import { encryptJson } from '../../common/crypto';
 import { isId, newId } from '../../common/ids';
@@ -105,6 +106,10 @@ export class WebhookOperationsService {
       webhook.previousSecretEncrypted = hours > 0 ? webhook.secretEncrypted : null;
       webhook.previousSecretExpiresAt = hours > 0 ? new Date(Date.now() + hours * HOUR_MS) : null;
       webhook.secretEncrypted = encryptJson({ secret }, this.settings.encryptionKey);
+      recordSecurityEventAs(this.em, this.recorder.acting, {
+        type: 'webhook.secret_rolled',
+        details: { webhook: webhook.id, livemode: webhook.livemode, overlapHours: hours },
+      });
       await this.em.flush();
       return Object.assign(webhook, { secret }) as CreatedWebhook;
     });

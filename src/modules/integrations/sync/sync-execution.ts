@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
+import { ActorType, actingAs } from '../../../events/acting';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../../common/api-error';
 import { validInput } from '../../../common/validation';
@@ -9,7 +10,7 @@ import { Deal } from '../../deals/deal.entity';
 import { DealCreateInput, DealUpdateInput } from '../../deals/deal.inputs';
 import { Lead } from '../../leads/lead.entity';
 import { LeadCreateInput, LeadUpdateInput } from '../../leads/lead.inputs';
-import type { Services } from '../../module';
+import type { ServiceFactory, Services } from '../../module';
 import type {
   ChangePage,
   CrmClient,
@@ -61,7 +62,7 @@ export interface RunCounts {
 export interface ExecutionHost {
   /** A fresh EntityManager scoped to the run's account and mode (each step commits on its own). */
   fork(): EntityManager;
-  servicesFor(em: EntityManager): Services;
+  servicesFor: ServiceFactory;
   /** The CRM client, opened (made once per run, when first needed). */
   client(): Promise<CrmClient>;
   /** Stores the counts; throws when this instance no longer holds the run (another took it over). */
@@ -301,7 +302,7 @@ export class SyncExecution {
     const em = this.host.fork();
     try {
       await em.transactional(async () => {
-        const services = this.host.servicesFor(em);
+        const services = this.host.servicesFor(em, actingAs(ActorType.sync, this.integration.id));
         let link = mainId ? await em.findOne(SyncLink, { integration: this.integration.id, objectType: kind, externalId: mainId }) : null;
         // One of ours whose link was lost (or made by a run that crashed before linking): adopt it.
         if (!link && record.ourId) link = await em.findOne(SyncLink, { integration: this.integration.id, objectType: kind, objectId: record.ourId });

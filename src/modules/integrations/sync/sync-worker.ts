@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/knex';
+import { ActorType, actingAs } from '../../../events/acting';
 import { EntityManager, LockMode, MikroORM } from '@mikro-orm/postgresql';
 import { PollingWorker } from '../../../common/polling-worker';
 import { isTransientDatabaseError } from '../../../db/database-errors';
@@ -322,7 +323,7 @@ export class SyncWorker extends PollingWorker<RunClaim> {
     await em.transactional(async () => {
       const run = await em.findOne(SyncRun, { id: claim.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!run || run.claims !== claim.claims || run.status !== SyncRunStatus.running) return;
-      const services = this.options.servicesFor(em);
+      const services = this.options.servicesFor(em, actingAs(ActorType.sync, claim.integration_id));
       Object.assign(run, counts, { status, error: error?.slice(0, 1000) ?? null, finishedAt: new Date() });
       if (status === SyncRunStatus.succeeded) run.toPush = 0;
       else run.resumeAt = new Date(Date.now() + Math.max(retryAfterMs ?? 0, await this.backoffMs(em, claim.integration_id)));
