@@ -53,6 +53,7 @@ const MAIN_LINKS = [
   { href: '/agents', label: 'Agents', also: [] },
   { href: '/integrations', label: 'Integrations', also: [] },
   { href: '/settings/api-keys', label: 'Developers', also: ['/developers'] },
+  { href: '/settings/members', label: 'Members', also: [] },
   { href: '/settings/plan', label: 'Plan', also: ['/settings/password'] },
 ];
 const under = (current: string, href: string) => current === href || current.startsWith(`${href}/`);
@@ -70,6 +71,7 @@ export const RETURN_PAGES = [
   '/integrations',
   '/settings/api-keys',
   '/settings/plan',
+  '/settings/members',
   '/developers/webhooks',
   '/developers/events',
   '/developers/logs',
