@@ -1,4 +1,5 @@
 import { html, page, SafeHtml } from './html';
+import { navFor } from './keys-page';
 import type { SignedIn } from './web-session.service';
 
 /** The pages of the account's e-mail flows; server-rendered like the rest of the web app. */
@@ -93,7 +94,7 @@ export interface PasswordFormState {
 export const changePasswordPage = (who: SignedIn, state: PasswordFormState = {}) =>
   page({
     title: 'Password',
-    nav: { accountName: who.account.name, livemode: who.session.livemode, csrfToken: who.session.csrfToken, current: '/settings/password' },
+    nav: navFor(who, '/settings/password'),
     body: html`${state.changed ? notice('Your password was changed. Every other session of this account was logged out.') : ''}
 <form method="post" action="/settings/password" class="card">
   <h2>Change your password</h2>

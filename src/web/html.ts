@@ -24,8 +24,16 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeH
 export interface PageOptions {
   title: string;
   body: SafeHtml;
-  /** Signed-in pages show the navigation, the mode switch and the CSRF token for scripts. */
-  nav?: { accountName: string; livemode: boolean; csrfToken: string; current: string };
+  /** Signed-in pages show the navigation, the account switcher, the mode switch and the CSRF token for scripts. */
+  nav?: {
+    accountName: string;
+    accountId: string;
+    /** The accounts the person may switch to (this one too); the switcher shows when there are several. */
+    accounts: Array<{ id: string; name: string }>;
+    livemode: boolean;
+    csrfToken: string;
+    current: string;
+  };
   scripts?: string[];
 }
 
@@ -45,6 +53,7 @@ const MAIN_LINKS = [
   { href: '/agents', label: 'Agents', also: [] },
   { href: '/integrations', label: 'Integrations', also: [] },
   { href: '/settings/api-keys', label: 'Developers', also: ['/developers'] },
+  { href: '/settings/members', label: 'Members', also: [] },
   { href: '/settings/plan', label: 'Plan', also: ['/settings/password'] },
 ];
 const under = (current: string, href: string) => current === href || current.startsWith(`${href}/`);
@@ -62,6 +71,7 @@ export const RETURN_PAGES = [
   '/integrations',
   '/settings/api-keys',
   '/settings/plan',
+  '/settings/members',
   '/developers/webhooks',
   '/developers/events',
   '/developers/logs',
@@ -70,6 +80,17 @@ export const RETURN_PAGES = [
 /** The page the mode switch returns to: the page itself, or the list a record's page belongs to. */
 export const returnTo = (current: string): string | undefined =>
   RETURN_PAGES.includes(current) ? current : RETURN_PAGES.find((path) => path !== '/dashboard' && under(current, path));
+
+/** A person in several accounts moves the session to another (POST /settings/account, to its dashboard). */
+const accountSwitcher = (nav: NonNullable<PageOptions['nav']>) =>
+  html`<form method="post" action="/settings/account" class="switcher">
+    <input type="hidden" name="_csrf" value="${nav.csrfToken}">
+    <label for="account-switch" class="visually-hidden">Account</label>
+    <select id="account-switch" name="account_id">${nav.accounts.map(
+      ({ id, name }) => html`<option value="${id}" ${id === nav.accountId ? html`selected` : ''}>${name}</option>`,
+    )}</select>
+    <button type="submit" class="header-button">Switch account</button>
+  </form>`;
 
 export function page({ title, body, nav, scripts = [] }: PageOptions): string {
   const current = nav?.current ?? '';
@@ -91,7 +112,8 @@ ${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}">` : ''}
   <strong class="brand">Sales Pipeline</strong>
   ${
     nav
-      ? html`<nav aria-label="Main">${MAIN_LINKS.map((entry) => html`${link(entry)} `)}</nav>
+      ? html`${nav.accounts.length > 1 ? accountSwitcher(nav) : ''}
+  <nav aria-label="Main">${MAIN_LINKS.map((entry) => html`${link(entry)} `)}</nav>
   <form method="post" action="/settings/mode" class="mode">
     <input type="hidden" name="_csrf" value="${nav.csrfToken}">
     <input type="hidden" name="mode" value="${nav.livemode ? 'test' : 'live'}">

@@ -7,8 +7,12 @@ import type { SignedIn } from './web-session.service';
 
 export { fmt, keyForm } from './key-views';
 
+/** What every signed-in page's header shows of the session (src/web/html.ts, `page`). */
 export const navFor = (who: SignedIn, current: string) => ({
   accountName: who.account.name,
+  accountId: who.account.id,
+  // By name, so the switcher's list keeps one order whichever account is in use.
+  accounts: who.accounts.map(({ id, name }) => ({ id, name })).sort((a, b) => a.name.localeCompare(b.name)),
   livemode: who.session.livemode,
   csrfToken: who.session.csrfToken,
   current,

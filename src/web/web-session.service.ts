@@ -21,6 +21,8 @@ export interface SignedIn {
   /** Who signed in, and their place in that account (always active: a deactivated member's session is no session). */
   user: User;
   member: Member;
+  /** Every account the person is an active member of (this one too): what the account switcher offers. */
+  accounts: Account[];
 }
 
 export class WebSessionService {
@@ -46,17 +48,22 @@ export class WebSessionService {
     if (!token || token.length > 100) return null;
     const session = await this.em.findOne(WebSession, { tokenHash: hash(token), expiresAt: { $gt: new Date() } }, { populate: ['account', 'user'] });
     if (!session) return null;
-    const member = await this.em.findOne(
-      Member,
-      { account: session.account.id, user: session.user.id, status: MemberStatus.active },
-      { filters: false, populate: ['user'] },
-    );
+    // All of the person's memberships in one query: this account's, and the others the switcher offers.
+    const memberships = await this.accountsOf(session.user.id);
+    const member = memberships.find((membership) => membership.account.id === session.account.id);
     if (!member) return null;
     if (!member.lastSeenAt || Date.now() - member.lastSeenAt.getTime() > LAST_SEEN_RESOLUTION_MS) {
       member.lastSeenAt = new Date();
       await this.em.nativeUpdate(Member, { id: member.id }, { lastSeenAt: member.lastSeenAt }, { filters: false });
     }
-    return { session, account: session.account.getEntity(), user: session.user.getEntity(), member };
+    return {
+      session,
+      account: session.account.getEntity(),
+      user: session.user.getEntity(),
+      member,
+      // Populated by accountsOf: a member's account is typed by the db layer's name for it (base.entity.ts).
+      accounts: memberships.map((membership) => membership.account.getEntity() as Account),
+    };
   }
 
   /**
@@ -67,7 +74,7 @@ export class WebSessionService {
     return this.em.find(
       Member,
       { user: userId, status: MemberStatus.active },
-      { filters: false, populate: ['account'], orderBy: { lastSeenAt: 'desc nulls last', createdAt: 'asc' } },
+      { filters: false, populate: ['account', 'user'], orderBy: { lastSeenAt: 'desc nulls last', createdAt: 'asc' } },
     );
   }
 

@@ -16,7 +16,7 @@ import { isNewAccount } from './onboarding';
 import { createWelcomeRouter } from './welcome.router';
 import { createGuards } from './web-guards';
 import { clearSessionCookie, cookieValue, sameOrigin, SESSION_COOKIE, setSessionCookie, signedIn } from './web-auth';
-import { webErrorHandler, webHeaders } from './web-errors';
+import { sendPage, webErrorHandler, webHeaders } from './web-errors';
 import { authPage, waitWords } from './web-forms';
 import { WebSessionService } from './web-session.service';
 import { createWorkspaceRouter } from './workspace.router';
@@ -123,6 +123,22 @@ export function createWebRouter(deps: WebDependencies): Router {
     await new WebSessionService(em).setMode(session, live);
     // Back to the page the switch was on; only one of ours, so the form cannot redirect elsewhere.
     res.redirect(303, RETURN_PAGES.includes(body.return_to) ? body.return_to : '/dashboard');
+  });
+
+  // The header's account switcher (a person in several accounts): the session moves, in test mode, to the other account's dashboard.
+  router.post('/settings/account', sameOrigin, forms, async (req, res) => {
+    const who = await checkedPost(req, res, resendButton('/settings/account', 'Switch account', ['account_id']));
+    if (!who) return;
+    const accountId = String((req.body as Record<string, unknown>).account_id ?? '');
+    if (!(await new WebSessionService(deps.orm.em.fork()).switchAccount(who.session, accountId))) {
+      return void sendPage(res, 403, {
+        title: 'Not one of your accounts',
+        nav: navFor(who, ''),
+        body: html`<section class="card"><p role="alert">Nothing was changed: you are not an active member of that account, so this session cannot move to it. You are still in ${who.account.name}.</p>
+<p>To join an account, ask one of its owners or admins to invite you (Settings, Members).</p></section>`,
+      });
+    }
+    res.redirect(303, '/dashboard');
   });
 
   router.get('/dashboard', async (req, res) => {

@@ -1,4 +1,5 @@
 import type { EventCatalog } from '../events/event-catalog';
+import { allows, ROLE_PERMISSIONS, ROLES } from '../modules/accounts/key-permissions';
 
 /**
  * The workspace's pages, a line each: the path, what the bundle draws there (`data-page`) and the
@@ -15,7 +16,8 @@ export interface WorkspacePage {
   intro?: string;
   /**
    * Facts the service defines in code and no query lists, as `data-*` attributes of the page's
-   * element (the event types a subscription may name: the events module's own list).
+   * element (the event types a subscription may name: the events module's own list; the roles).
+   * Every page also has the signed-in member's `data-role` and the account's `data-account-name`.
    */
   data?: (events: EventCatalog) => Record<string, string>;
 }
@@ -23,6 +25,11 @@ export interface WorkspacePage {
 /** The event types as the webhook forms and the events filter offer them, space-separated. */
 const subscribableEvents = (events: EventCatalog) => ({ 'event-types': events.names({ subscribable: true }).join(' ') });
 const allEvents = (events: EventCatalog) => ({ 'event-types': events.names().join(' ') });
+/** The roles the Members page offers, and those that may manage members, from the role table. */
+const memberRoles = () => ({
+  roles: ROLES.join(' '),
+  'managing-roles': ROLES.filter((role) => allows(ROLE_PERMISSIONS[role], 'members:write')).join(' '),
+});
 
 export const WORKSPACE_PAGES: WorkspacePage[] = [
   { path: '/pipeline', page: 'pipeline', title: 'Pipeline board', intro: 'Drag a card to another column, or use its “Move to” list; closed stages are final.' },
@@ -38,4 +45,5 @@ export const WORKSPACE_PAGES: WorkspacePage[] = [
   { path: '/developers/events', page: 'events', title: 'Events', data: allEvents },
   { path: '/developers/events/:id', page: 'event', title: 'Event' },
   { path: '/developers/logs', page: 'request-logs', title: 'Request logs' },
+  { path: '/settings/members', page: 'members', title: 'Members', data: memberRoles },
 ];

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { Router } from 'express';
 import { html, page } from './html';
+import { navFor } from './keys-page';
 import { createProposalPdfRouter } from './proposal-pdf.router';
 import { signedIn } from './web-auth';
 import type { WebDependencies } from './web-dependencies';
@@ -60,11 +61,11 @@ export function createWorkspaceRouter(deps: WebDependencies): Router {
       res.send(
         page({
           title: shell.title,
-          nav: { accountName: who.account.name, livemode: who.session.livemode, csrfToken: who.session.csrfToken, current: req.path },
+          nav: navFor(who, req.path),
           scripts: [`/assets/web/${script}`],
           body: html`<link rel="stylesheet" href="/assets/web/${style}">
 ${shell.intro ? html`<p class="muted">${who.session.livemode ? 'Live' : 'Test'} data. ${shell.intro}</p>` : ''}
-<div id="workspace" data-page="${shell.page}" data-id="${id}" data-livemode="${String(who.session.livemode)}"${data}><p class="muted" role="status">Loading…</p></div>`,
+<div id="workspace" data-page="${shell.page}" data-id="${id}" data-livemode="${String(who.session.livemode)}" data-role="${who.member.role}" data-account-name="${who.account.name}"${data}><p class="muted" role="status">Loading…</p></div>`,
         }),
       );
     });

@@ -56,6 +56,13 @@ export interface OpenPage {
 
 /** A browser page at `viewport`, signed in as `person`, recording errors. Close `context` after. */
 export async function openAs(browser: Browser, app: TestApp, person: Pick<Person, 'cookie'>, viewport: Pick<Viewport, 'width' | 'height'>): Promise<OpenPage> {
+  const open = await openSignedOut(browser, viewport);
+  await open.context.addCookies([{ name: 'spa_session', value: person.cookie.split('=')[1], url: app.baseUrl }]);
+  return open;
+}
+
+/** A browser page at `viewport` with no session yet (a person following an e-mailed link), recording errors. */
+export async function openSignedOut(browser: Browser, viewport: Pick<Viewport, 'width' | 'height'>): Promise<OpenPage> {
   const context = await browser.newContext({
     viewport: { width: viewport.width, height: viewport.height },
     deviceScaleFactor: 1,
@@ -63,7 +70,6 @@ export async function openAs(browser: Browser, app: TestApp, person: Pick<Person
     timezoneId: 'UTC',
   });
   context.setDefaultTimeout(BROWSER_STEP_TIMEOUT_MS);
-  await context.addCookies([{ name: 'spa_session', value: person.cookie.split('=')[1], url: app.baseUrl }]);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));

@@ -232,6 +232,58 @@ describe('members', () => {
     expect(back.body).toMatchObject({ id: leaver.id, status: 'invited', role: 'member' });
   });
 
+  it('a person in two accounts switches between them in the header; a foreign account is 403 and changes nothing', async () => {
+    const first = await app.createAccount({ name: 'Alpha Switch Co' });
+    const second = await app.createAccount({ name: 'Beta Switch Co' });
+    const foreign = await app.createAccount({ name: 'Foreign Switch Co' });
+    const session = await ownerSession(first);
+    const dashboardTitle = async () => /<h1>([^<]*)<\/h1>/.exec((await http(app, 'GET', '/dashboard', { cookie: session.cookie })).text)?.[1];
+    // One account: no switcher.
+    expect((await http(app, 'GET', '/dashboard', { cookie: session.cookie })).text).not.toContain('action="/settings/account"');
+
+    // Invited to the second account, they confirm with the password they sign in with.
+    await app.request('POST', '/v1/members', { key: second.testKey, body: { email: first.account.email, role: 'member' } });
+    const token = new URL(linkIn(await mailFor(first.account.email)), PUBLIC_URL).searchParams.get('token')!;
+    expect((await http(app, 'POST', '/invitations/accept', { form: { token, password: PASSWORD } })).status).toBe(303);
+    const page = (await http(app, 'GET', '/dashboard', { cookie: session.cookie })).text;
+    const offered = [...page.matchAll(/<option value="(acct_[0-9A-Z]+)" ?(selected)?>([^<]*)<\/option>/g)].map(([, id, selected, name]) => ({
+      id,
+      name,
+      selected: !!selected,
+    }));
+    expect(offered).toEqual([
+      { id: first.account.id, name: 'Alpha Switch Co', selected: true },
+      { id: second.account.id, name: 'Beta Switch Co', selected: false },
+    ]);
+    expect(await dashboardTitle()).toBe('Alpha Switch Co: pipeline');
+
+    const switchTo = (accountId: string, csrf = session.csrf) =>
+      http(app, 'POST', '/settings/account', { cookie: session.cookie, form: { _csrf: csrf, account_id: accountId } });
+    const moved = await switchTo(second.account.id);
+    expect([moved.status, moved.headers.get('location')]).toEqual([303, '/dashboard']);
+    expect(await dashboardTitle()).toBe('Beta Switch Co: pipeline');
+    // The session works in the other account now: its GraphQL reads that account's members, as a member would.
+    expect((await sessionGraphql(session, '{ members { data { id } } }')).body.errors?.[0].message).toContain('members:read');
+
+    // Not a member of it: refused, and the session stays where it was.
+    const refused = await switchTo(foreign.account.id);
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('you are not an active member of that account');
+    expect(await dashboardTitle()).toBe('Beta Switch Co: pipeline');
+    // Without the session's token: the stale-form page, nothing changed.
+    expect((await switchTo(first.account.id, 'not-the-token')).status).toBe(403);
+    expect(await dashboardTitle()).toBe('Beta Switch Co: pipeline');
+
+    // Back to the first; then, deactivated in the second, they can no longer switch to it, nor see it offered.
+    expect((await switchTo(first.account.id)).status).toBe(303);
+    expect(await dashboardTitle()).toBe('Alpha Switch Co: pipeline');
+    const [{ id: personId }] = (await app.request('GET', '/v1/members', { key: first.testKey })).body.data;
+    expect((await app.request('DELETE', `/v1/members/${personId}`, { key: second.testKey })).status).toBe(200);
+    expect((await switchTo(second.account.id)).status).toBe(403);
+    expect(await dashboardTitle()).toBe('Alpha Switch Co: pipeline');
+    expect((await http(app, 'GET', '/dashboard', { cookie: session.cookie })).text).not.toContain('action="/settings/account"');
+  });
+
   it('a key needs the members permission; another account reads none of these members', async () => {
     const owner = await app.createAccount();
     const other = await app.createAccount();

@@ -11,6 +11,7 @@ import { WebhookPage } from './webhook';
 import { Webhooks } from './webhooks';
 import { LeadPage } from './lead';
 import { Leads } from './leads';
+import { Members } from './members';
 import { Integration } from './integration';
 import { Integrations } from './integrations';
 import './board.css';
@@ -34,6 +35,7 @@ const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   agent: AgentPage,
   integrations: Integrations,
   integration: Integration,
+  members: Members,
 };
 
 const root = document.getElementById('workspace');

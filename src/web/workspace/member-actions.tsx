@@ -1,0 +1,140 @@
+import { useState } from 'preact/hooks';
+import { changeRole, deactivateMember, type Member, roles } from './members-api';
+import { humanize, useFocusWhenShown } from './ui';
+
+/** What a change did, in words for the page's announcement. */
+type Done = (message: string) => Promise<void>;
+
+/**
+ * A member's role, to change: a select and its button. The API's refusal (the last owner keeps the
+ * role, only an owner makes owners) is shown under it, and describes the select.
+ */
+export function RoleControl({ member, onChanged }: { member: Member; onChanged: Done }) {
+  const [role, setRole] = useState(member.role);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const base = `member-${member.id}-role`;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      const changed = await changeRole(member.id, role);
+      setProblem(null);
+      await onChanged(`${changed.name} is now ${article(changed.role)} ${changed.role}.`);
+    } catch (error) {
+      setProblem((error as Error).message);
+      setRole(member.role);
+      requestAnimationFrame(() => document.getElementById(base)?.focus());
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="member-role" onSubmit={submit}>
+      <label for={base} class="visually-hidden">
+        Role of {member.name}
+      </label>
+      <span class="role-choice">
+        <select
+          id={base}
+          value={role}
+          onChange={(e) => setRole(e.currentTarget.value)}
+          aria-invalid={problem ? 'true' : undefined}
+          aria-describedby={problem ? `${base}-error` : undefined}
+        >
+          {roles().map((choice) => (
+            <option key={choice} value={choice}>
+              {humanize(choice)}
+            </option>
+          ))}
+        </select>
+        <button type="submit" class="secondary" disabled={busy || role === member.role}>
+          Change<span class="visually-hidden"> the role of {member.name}</span>
+        </button>
+      </span>
+      {problem && (
+        <p class="field-error" id={`${base}-error`} role="alert">
+          {problem}
+        </p>
+      )}
+    </form>
+  );
+}
+
+/**
+ * Deactivate, after a question asked in the row with Cancel focused (the safe choice, as Delete does
+ * on a record's page). The API's refusal (the last owner) is shown under the button.
+ */
+export function DeactivateControl({ member, onChanged }: { member: Member; onChanged: Done }) {
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const setFocus = useFocusWhenShown();
+  const base = `member-${member.id}-deactivate`;
+
+  const confirm = async () => {
+    setBusy(true);
+    try {
+      const deactivated = await deactivateMember(member.id);
+      await onChanged(`${deactivated.name} was deactivated.`);
+    } catch (error) {
+      setProblem((error as Error).message);
+      setConfirming(false);
+      setBusy(false);
+      setFocus(base);
+    }
+  };
+
+  return (
+    <div class="member-deactivate">
+      {!confirming && (
+        <button
+          type="button"
+          class="danger"
+          id={base}
+          aria-describedby={problem ? `${base}-error` : undefined}
+          onClick={() => {
+            setProblem(null);
+            setConfirming(true);
+            setFocus(`${base}-cancel`);
+          }}
+        >
+          Deactivate<span class="visually-hidden"> {member.name}</span>
+        </button>
+      )}
+      {problem && (
+        <p class="field-error" id={`${base}-error`} role="alert">
+          {problem}
+        </p>
+      )}
+      {confirming && (
+        <div class="confirm notice" role="group" aria-labelledby={`${base}-question`}>
+          <p id={`${base}-question`}>
+            Deactivate {member.name}? They can no longer sign in to this account, and their sessions in it end at once. Inviting them again brings them back.
+          </p>
+          <div class="actions-row">
+            <button type="button" class="danger" id={`${base}-confirm`} onClick={() => void confirm()} disabled={busy}>
+              Yes, deactivate
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              id={`${base}-cancel`}
+              onClick={() => {
+                setConfirming(false);
+                setFocus(base);
+              }}
+            >
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** "a" or "an", for a role's name in a sentence. */
+export const article = (word: string): string => (/^[aeiou]/i.test(word) ? 'an' : 'a');
