@@ -8,7 +8,9 @@ import { Lead } from '../leads/lead.entity';
 import { LeadUpdateInput } from '../leads/lead.inputs';
 import { LeadStatus } from '../leads/lead-status';
 import { ProposalCreateInput } from '../proposals/proposal.inputs';
-import { AgentType, DealFollowUpConfig, LeadQualifierConfig, ProposalDrafterConfig } from './agent-config';
+import { AgentType, DealFollowUpConfig, LeadQualifierConfig, LeadRouterConfig, ProposalDrafterConfig, RoutingRule } from './agent-config';
+import { Member, MemberStatus } from '../members/member.entity';
+import { roundRobinTurns } from './agent-metrics.queries';
 import type { AgentAction } from './agent.entity';
 import type { Written } from './agent-writer';
 import { coverNote, CoverNote } from './agent-writings';
@@ -24,6 +26,7 @@ export const TRIGGERS: Record<AgentType, readonly string[]> = {
   // A lead that has just become qualified: created so, or its status in previous_attributes.
   follow_up_writer: ['lead.created', 'lead.updated'],
   lead_researcher: ['lead.created'],
+  lead_router: ['lead.created'],
 };
 
 /** Types that also run on a schedule: a scan for idle deals each interval. */
@@ -108,10 +111,48 @@ async function followUpIdleDeals({ em, agent, config, now }: AgentWork): Promise
   return actions;
 }
 
+const inList = (list: string[] | undefined, value: string | null | undefined) =>
+  list === undefined || (value != null && list.some((item) => item.toLowerCase() === value.toLowerCase()));
+
+/** Whether a lead matches every criterion a rule gives (a rule with none matches every lead). */
+function matches(rule: RoutingRule, lead: Lead): boolean {
+  const employees = lead.employees;
+  const inRange =
+    (rule.min_employees === undefined || (employees != null && employees >= rule.min_employees)) &&
+    (rule.max_employees === undefined || (employees != null && employees <= rule.max_employees));
+  return inList(rule.country, lead.country) && inList(rule.industry, lead.industry) && inList(rule.source, lead.source) && inRange;
+}
+
+/**
+ * Gives a new lead without an owner one: the first rule that matches it (and whose owner is an
+ * active member), else the next of the round-robin members (in turn: the agent's earlier
+ * round-robin routings, counted, pick the next), else the fallback. Owners who are no longer active
+ * members are passed over.
+ */
+async function routeLead({ em, services, agent, config, event }: AgentWork): Promise<AgentAction[]> {
+  const settings = config as unknown as LeadRouterConfig;
+  const leadId = subject(event)?.id;
+  if (!leadId) return [];
+  const lead = await em.findOne(Lead, { id: leadId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+  if (!lead || lead.ownerId) return [];
+  const active = new Set((await em.find(Member, { status: MemberStatus.active })).map((member) => member.user.id));
+  let owner: string | undefined;
+  let rule: number | 'round_robin' | 'fallback' | undefined;
+  const matched = settings.rules.findIndex((candidate) => active.has(candidate.owner_id) && matches(candidate, lead));
+  if (matched >= 0) [owner, rule] = [settings.rules[matched].owner_id, matched];
+  const turns = settings.round_robin.filter((id) => active.has(id));
+  if (!owner && turns.length) [owner, rule] = [turns[(await roundRobinTurns(em, agent.id)) % turns.length], 'round_robin'];
+  if (!owner && settings.fallback_owner_id && active.has(settings.fallback_owner_id)) [owner, rule] = [settings.fallback_owner_id, 'fallback'];
+  if (!owner) return [];
+  await services.leads.update(lead.id, await validInput(LeadUpdateInput, { ownerId: owner }));
+  return [{ kind: 'lead_routed', object_id: lead.id, owner_id: owner, rule }];
+}
+
 export const BEHAVIOURS: Record<AgentType, Behaviour> = {
   lead_qualifier: { act: qualifyLead },
   proposal_drafter: behaviour({ prepare: writeCoverNote, act: draftProposal }),
   deal_follow_up: { act: followUpIdleDeals },
   follow_up_writer: followUpWriter,
   lead_researcher: leadResearcher,
+  lead_router: { act: routeLead },
 };

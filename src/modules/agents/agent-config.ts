@@ -9,6 +9,7 @@ export enum AgentType {
   proposal_drafter = 'proposal_drafter',
   follow_up_writer = 'follow_up_writer',
   lead_researcher = 'lead_researcher',
+  lead_router = 'lead_router',
 }
 
 /** What writers propose (agent-suggestion.entity.ts SuggestionKind), by the writer that proposes it. */
@@ -71,7 +72,28 @@ export interface FollowUpWriterConfig extends WriterConfig {
 
 export type LeadResearcherConfig = WriterConfig;
 
-export type AgentConfig = LeadQualifierConfig | DealFollowUpConfig | ProposalDrafterConfig | FollowUpWriterConfig | LeadResearcherConfig;
+/** A lead_router rule: the lead matches when every criterion given matches (none given: every lead). */
+export interface RoutingRule {
+  /** ISO country codes, any case. */
+  country?: string[];
+  industry?: string[];
+  source?: string[];
+  min_employees?: number;
+  max_employees?: number;
+  /** The member (usr_…) who gets the leads it matches. */
+  owner_id: string;
+}
+
+export interface LeadRouterConfig {
+  /** Tried in order; the first that matches (and whose owner is an active member) assigns the lead. */
+  rules: RoutingRule[];
+  /** Members (usr_…) who take turns with the leads no rule matched. */
+  round_robin: string[];
+  /** Who gets a lead nothing else assigned; null leaves it without an owner. */
+  fallback_owner_id: string | null;
+}
+
+export type AgentConfig = LeadQualifierConfig | DealFollowUpConfig | ProposalDrafterConfig | FollowUpWriterConfig | LeadResearcherConfig | LeadRouterConfig;
 
 export interface ConfigProblem {
   /** The key inside `config`, e.g. `qualify_at` or `idle_days.proposal`. */
@@ -92,6 +114,7 @@ export const DEFAULT_CONFIG: Record<AgentType, AgentConfig> = {
     instructions: null,
   },
   lead_researcher: { suggestion_ttl_days: 7, act_without_approval: [], daily_token_budget: 50_000, instructions: null },
+  lead_router: { rules: [], round_robin: [], fallback_owner_id: null },
 };
 
 type Check = (value: unknown) => string | null;
@@ -149,6 +172,67 @@ const idleDays: Setting = {
   schema: { type: 'object', properties: Object.fromEntries(OPEN_STAGES.map((stage) => [stage, IDLE_DAYS.schema])), additionalProperties: false },
 };
 
+const MEMBER_ID = /^usr_[0-9A-HJKMNP-TV-Z]{26}$/;
+const memberIdSchema: JsonSchema = { type: 'string', pattern: MEMBER_ID.source };
+const isMemberId = (value: unknown) => typeof value === 'string' && MEMBER_ID.test(value);
+const words = (max: number): JsonSchema => ({ type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, minItems: 1, maxItems: max });
+const isWords = (value: unknown, max: number) =>
+  Array.isArray(value) && value.length >= 1 && value.length <= max && value.every((item) => typeof item === 'string' && item.length >= 1 && item.length <= 100);
+const RULE_FIELDS: Record<string, (value: unknown) => boolean> = {
+  country: (value) => isWords(value, 50),
+  industry: (value) => isWords(value, 50),
+  source: (value) => isWords(value, 50),
+  min_employees: (value) => Number.isInteger(value) && (value as number) >= 0,
+  max_employees: (value) => Number.isInteger(value) && (value as number) >= 0,
+  owner_id: isMemberId,
+};
+const routingRules: Setting = {
+  check: (value) => {
+    if (!Array.isArray(value) || value.length > 50) return 'must be a list of at most 50 rules';
+    for (const [i, rule] of value.entries()) {
+      if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) return `[${i}] must be an object`;
+      if (!isMemberId((rule as Record<string, unknown>).owner_id)) return `[${i}].owner_id must be a member id (usr_…)`;
+      for (const [name, given] of Object.entries(rule)) {
+        const check = RULE_FIELDS[name];
+        if (!check) return `[${i}] has ${name}, which is not a rule's criterion (${Object.keys(RULE_FIELDS).join(', ')})`;
+        if (!check(given))
+          return `[${i}].${name} is not valid: ${name.endsWith('employees') ? 'a whole number of 0 or more' : name === 'owner_id' ? 'a member id' : 'a list of 1 to 50 texts'}`;
+      }
+      const { min_employees: min, max_employees: max } = rule as RoutingRule;
+      if (min !== undefined && max !== undefined && min > max) return `[${i}].min_employees must not be above max_employees`;
+    }
+    return null;
+  },
+  schema: {
+    type: 'array',
+    maxItems: 50,
+    items: {
+      type: 'object',
+      required: ['owner_id'],
+      additionalProperties: false,
+      properties: {
+        country: words(50),
+        industry: words(50),
+        source: words(50),
+        min_employees: { type: 'integer', minimum: 0 },
+        max_employees: { type: 'integer', minimum: 0 },
+        owner_id: memberIdSchema,
+      },
+    },
+  },
+};
+const memberList: Setting = {
+  check: (value) =>
+    Array.isArray(value) && value.length <= 100 && value.every(isMemberId) && new Set(value).size === value.length
+      ? null
+      : 'must be a list of at most 100 distinct member ids (usr_…)',
+  schema: { type: 'array', items: memberIdSchema, maxItems: 100, uniqueItems: true },
+};
+const optionalMember: Setting = {
+  check: (value) => (value === null || isMemberId(value) ? null : 'must be a member id (usr_…) or null'),
+  schema: { type: ['string', 'null'], pattern: MEMBER_ID.source },
+};
+
 const MODEL_FIELDS = { daily_token_budget: integer(0, 10_000_000), instructions: text(2000) };
 const writerFields = (type: keyof typeof SUGGESTION_KINDS) => ({
   ...MODEL_FIELDS,
@@ -168,6 +252,7 @@ const FIELDS: Record<AgentType, Record<string, Setting>> = {
   proposal_drafter: { valid_days: integer(1, 365), discount_percent: percent, tax_percent: percent, notes: text(5000), cover_note: boolean, ...MODEL_FIELDS },
   follow_up_writer: { idle_days: idleDays, on_lead_qualified: boolean, ...writerFields('follow_up_writer') },
   lead_researcher: writerFields('lead_researcher'),
+  lead_router: { rules: routingRules, round_robin: memberList, fallback_owner_id: optionalMember },
 };
 
 /** The config an agent of `type` takes, as JSON Schema: its settings, each optional (defaults fill the rest), nothing else. */

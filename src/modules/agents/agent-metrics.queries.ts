@@ -103,3 +103,30 @@ export async function suggestionFigures(em: EntityManager, scope: MetricScope): 
     },
   };
 }
+
+/**
+ * How many leads a lead_router has given by round robin so far (its turn counter: the next member
+ * is this modulo their number). Called in the run's transaction, it first takes the agent's
+ * transaction lock, so runs of one router take turns: the next counts the turn this one records.
+ */
+export async function roundRobinTurns(em: EntityManager, agentId: string): Promise<number> {
+  await em.getConnection().execute(`select pg_advisory_xact_lock(hashtextextended('lead_router:' || ?, 0))`, [agentId], 'all', em.getTransactionContext());
+  const [row] = await tenantQuery<{ count: number }>(
+    em,
+    `select cast(count(*) as int) as count from {agent_runs}, jsonb_array_elements(agent_runs.actions) as action
+      where agent_id = :agent and action->>'kind' = 'lead_routed' and action->>'rule' = 'round_robin'`,
+    { agent: agentId },
+  );
+  return row.count;
+}
+
+/** Leads a lead_router routed in the window, by the member it gave them to. */
+export async function leadsRoutedByMember(em: EntityManager, scope: MetricScope): Promise<Record<string, number>> {
+  const rows = await tenantQuery<{ owner: string; count: number }>(
+    em,
+    `select action->>'owner_id' as owner, cast(count(*) as int) as count from {agent_runs}, jsonb_array_elements(agent_runs.actions) as action
+      where agent_id = :agent and created_at >= :from and created_at <= :to and action->>'kind' = 'lead_routed' group by 1 order by 1`,
+    scope,
+  );
+  return Object.fromEntries(rows.map((row) => [row.owner, row.count]));
+}

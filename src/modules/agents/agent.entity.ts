@@ -8,7 +8,8 @@ import { AgentType } from './agent-config';
 
 registerEnumType(AgentType, {
   name: 'AgentType',
-  description: 'lead_qualifier, deal_follow_up or proposal_drafter (CONTRACT §8); follow_up_writer or lead_researcher (writers: suggestions to approve).',
+  description:
+    'lead_qualifier, deal_follow_up or proposal_drafter (CONTRACT §8); follow_up_writer or lead_researcher (writers: suggestions to approve); lead_router (gives new leads an owner).',
 });
 
 export enum AgentStatus {
@@ -100,7 +101,7 @@ export class AgentVersion {
 
 /** One action an agent took, e.g. {kind: "lead_qualified", object_id: "lead_…"}. */
 export interface AgentAction {
-  kind: 'lead_qualified' | 'lead_disqualified' | 'deal_opened' | 'proposal_drafted' | 'deal_idle' | 'follow_up_email' | 'lead_brief';
+  kind: 'lead_qualified' | 'lead_disqualified' | 'deal_opened' | 'proposal_drafted' | 'deal_idle' | 'follow_up_email' | 'lead_brief' | 'lead_routed';
   object_id: string;
   [detail: string]: unknown;
 }

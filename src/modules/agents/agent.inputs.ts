@@ -18,7 +18,9 @@ const CONFIG_HELP =
   'valid_days (default 30), discount_percent, tax_percent (default 0), notes, cover_note (default false: a written cover note heads the notes); ' +
   'follow_up_writer: idle_days (as deal_follow_up), on_lead_qualified (default true); writers (follow_up_writer, lead_researcher): ' +
   'suggestion_ttl_days (1–90, default 7), act_without_approval (kinds approved without a person: follow_up_email or lead_brief, default none); ' +
-  'agents that write (writers, proposal_drafter): daily_token_budget (tokens a UTC day, default 50000), instructions (your guidance to the model).';
+  'agents that write (writers, proposal_drafter): daily_token_budget (tokens a UTC day, default 50000), instructions (your guidance to the model); ' +
+  'lead_router: rules ([{country?, industry?, source?, min_employees?, max_employees?, owner_id}], the first match assigns), round_robin ' +
+  '(member ids taking turns with the rest), fallback_owner_id (or null).';
 
 /** The agent's config, on create, update and deploy alike. An input type only so that it is inherited; not in the schema. */
 @InputType()

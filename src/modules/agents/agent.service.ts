@@ -10,7 +10,7 @@ import { AgentType, checkAgentConfig } from './agent-config';
 import { Agent, AgentRun, AgentStatus, AgentVersion } from './agent.entity';
 import { AgentCreateInput, AgentDeployInput, AgentListInput, AgentUpdateInput, MetricWindow } from './agent.inputs';
 import { AgentMetrics } from './agent.types';
-import { modelUsage, suggestionFigures } from './agent-metrics.queries';
+import { leadsRoutedByMember, modelUsage, suggestionFigures } from './agent-metrics.queries';
 
 const WINDOW_MS: Record<MetricWindow, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 
@@ -168,6 +168,7 @@ export class AgentService {
     const [last] = await tenantQuery<{ at: Date | null }>(this.em, 'select max(created_at) as at from {agent_runs} where agent_id = :agent', bindings);
     const usage = await modelUsage(this.em, bindings);
     const suggestions = await suggestionFigures(this.em, bindings);
+    const routed = agent.type === AgentType.lead_router ? await leadsRoutedByMember(this.em, bindings) : {};
     const actionsByKind: Record<string, number> = Object.fromEntries(kinds.map((row) => [row.kind, row.count]));
     const runs = totals.runs;
     return {
@@ -191,6 +192,8 @@ export class AgentService {
         idleDealsFlagged: actionsByKind.deal_idle ?? 0,
         qualifiedLeadsWon: won.count,
         suggestionsMade: suggestions.made,
+        leadsRouted: actionsByKind.lead_routed ?? 0,
+        leadsRoutedByMember: routed,
       },
       modelUsage: usage,
       suggestions: suggestions.figures,

@@ -35,6 +35,12 @@ export class AgentOutcomes {
 
   @Field(() => Int, { description: 'Suggestions the agent made in the window (writer agents), whatever became of them.' })
   suggestionsMade!: number;
+
+  @Field(() => Int, { description: 'Leads a lead_router gave an owner in the window.' })
+  leadsRouted!: number;
+
+  @Field(() => GraphQLJSONObject, { description: 'Leads a lead_router gave an owner in the window, by member (usr_…).' })
+  leadsRoutedByMember!: Record<string, number>;
 }
 
 @ObjectType({ simpleResolvers: true, description: "The model's use by the runs of the window, from each run's recorded usage." })
