@@ -20,6 +20,12 @@ export interface SignedIn {
   /** Who signed in, and their place in that account (always active: a deactivated member's session is no session). */
   user: User;
   member: Member;
+  /**
+   * The account requires two-step sign-in and this person has not set it up (nor signed in through
+   * the account's single sign-on, whose provider asks its own second step): until they do, the
+   * session opens the set-up page only (src/web/web-guards.ts).
+   */
+  twoFactorSetupNeeded: boolean;
 }
 
 export class WebSessionService {
@@ -55,7 +61,9 @@ export class WebSessionService {
       member.lastSeenAt = new Date();
       await this.em.nativeUpdate(Member, { id: member.id }, { lastSeenAt: member.lastSeenAt }, { filters: false });
     }
-    return { session, account: session.account.getEntity(), user: session.user.getEntity(), member };
+    const [account, user] = [session.account.getEntity(), session.user.getEntity()];
+    const twoFactorSetupNeeded = account.requireTwoFactor && !user.totpEnabledAt;
+    return { session, account, user, member, twoFactorSetupNeeded };
   }
 
   /**
