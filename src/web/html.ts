@@ -45,7 +45,7 @@ const MAIN_LINKS = [
   { href: '/agents', label: 'Agents', also: [] },
   { href: '/integrations', label: 'Integrations', also: [] },
   { href: '/settings/api-keys', label: 'Developers', also: ['/developers'] },
-  { href: '/settings/plan', label: 'Plan', also: ['/settings/password', '/settings/two-factor'] },
+  { href: '/settings/plan', label: 'Plan', also: ['/settings/password', '/settings/two-factor', '/settings/sso'] },
 ];
 const under = (current: string, href: string) => current === href || current.startsWith(`${href}/`);
 

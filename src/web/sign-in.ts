@@ -4,8 +4,10 @@ import type { Request, Response } from 'express';
 import type { Config } from '../config';
 import type { Account } from '../modules/accounts/account.entity';
 import type { User } from '../modules/accounts/user.entity';
+import { ssoConnectionFor } from '../modules/sso/sso.service';
 import { isNewAccount } from './onboarding';
 import { SignInChallenge } from './sign-in-challenge.entity';
+import { ssoFormHeaders, ssoRequiredPage } from './sso-pages';
 import { cookieValue, setSessionCookie } from './web-auth';
 import { WebSessionService } from './web-session.service';
 
@@ -29,9 +31,9 @@ export async function startSession(
   res: Response,
   em: EntityManager,
   config: Config,
-  signIn: { user: User; account: Account; landing?: string },
+  signIn: { user: User; account: Account; landing?: string; ssoConnectionId?: string },
 ): Promise<void> {
-  const { token } = await new WebSessionService(em).start(signIn.user, signIn.account);
+  const { token } = await new WebSessionService(em).start(signIn.user, signIn.account, { ssoConnectionId: signIn.ssoConnectionId });
   setSessionCookie(req, res, config, token);
   res.redirect(303, signIn.landing ?? (await landingOf(em, signIn.account)));
 }
@@ -39,7 +41,7 @@ export async function startSession(
 /**
  * After the password was right (at /login, or set by a reset or invitation link): the second step
  * when the person has two-step sign-in on (a pending sign-in, its token in a short-lived cookie),
- * otherwise the session at once.
+ * otherwise the session at once; a pointer to single sign-on where the person's domain requires it.
  */
 export async function afterPassword(
   req: Request,
@@ -48,8 +50,16 @@ export async function afterPassword(
   config: Config,
   signIn: { user: User; account: Account; landing?: string },
 ): Promise<void> {
+  // The password of an address whose domain must use single sign-on opens nothing (a reset or an
+  // invitation link included): the person is pointed there instead.
+  if ((await ssoConnectionFor(em, signIn.user.email))?.requireSso) {
+    ssoFormHeaders(res, config);
+    return void res.status(403).send(ssoRequiredPage(signIn.user.email));
+  }
   if (!signIn.user.totpEnabledAt) return startSession(req, res, em, config, signIn);
   const token = randomBytes(32).toString('base64url');
+  // The person's pending sign-ins that ran out are swept as a new one begins (nothing else reads them).
+  await em.nativeDelete(SignInChallenge, { user: signIn.user.id, expiresAt: { $lte: new Date() } });
   em.create(SignInChallenge, {
     tokenHash: hash(token),
     user: signIn.user,

@@ -4,6 +4,7 @@ import { decryptJson, encryptJson } from '../common/crypto';
 import { Account } from '../modules/accounts/account.entity';
 import type { User } from '../modules/accounts/user.entity';
 import { Member, MemberStatus } from '../modules/members/member.entity';
+import { SsoConnection } from '../modules/sso/sso-connection.entity';
 import type { ShownKey } from './key-views';
 import { WebSession } from './web-session.entity';
 
@@ -32,12 +33,13 @@ export class WebSessionService {
   constructor(private readonly em: EntityManager) {}
 
   /** A new session of `user` in `account` (one they are an active member of); the token goes into the cookie and is never stored. */
-  async start(user: User, account: Account | string): Promise<{ token: string; session: WebSession }> {
+  async start(user: User, account: Account | string, options: { ssoConnectionId?: string } = {}): Promise<{ token: string; session: WebSession }> {
     const token = randomBytes(32).toString('base64url');
     const session = this.em.create(WebSession, {
       tokenHash: hash(token),
       user,
       account: typeof account === 'string' ? this.em.getReference(Account, account) : account,
+      ssoConnection: options.ssoConnectionId ? this.em.getReference(SsoConnection, options.ssoConnectionId) : null,
       csrfToken: randomBytes(24).toString('base64url'),
       livemode: false,
       createdAt: new Date(),
@@ -62,7 +64,8 @@ export class WebSessionService {
       await this.em.nativeUpdate(Member, { id: member.id }, { lastSeenAt: member.lastSeenAt }, { filters: false });
     }
     const [account, user] = [session.account.getEntity(), session.user.getEntity()];
-    const twoFactorSetupNeeded = account.requireTwoFactor && !user.totpEnabledAt;
+    // A session single sign-on started has had the issuer's own second step, if the organization wants one.
+    const twoFactorSetupNeeded = account.requireTwoFactor && !user.totpEnabledAt && !session.ssoConnection;
     return { session, account, user, member, twoFactorSetupNeeded };
   }
 
@@ -78,8 +81,10 @@ export class WebSessionService {
     );
   }
 
-  /** Moves the session to another account of its person (an active membership), in test mode. */
+  /** Moves the session to another account of its person (an active membership), in test mode; not a session single sign-on started. */
   async switchAccount(session: WebSession, accountId: string): Promise<boolean> {
+    // An account's issuer vouches for its own account, never for the person's others.
+    if (session.ssoConnection && accountId !== session.account.id) return false;
     const member = await this.em.findOne(Member, { user: session.user.id, account: accountId, status: MemberStatus.active }, { filters: false });
     if (!member) return false;
     await this.em.nativeUpdate(WebSession, { tokenHash: session.tokenHash }, { account: accountId, livemode: false, newKeyEncrypted: null });

@@ -11,7 +11,11 @@ import { html, page, RETURN_PAGES } from './html';
 import { navFor } from './keys-page';
 import { createKeysRouter } from './keys.router';
 import { createWelcomeRouter } from './welcome.router';
+import { systemResolver } from '../http/address-guard';
+import { ssoConnectionFor } from '../modules/sso/sso.service';
 import { afterPassword } from './sign-in';
+import { ssoFormHeaders, ssoRequiredPage } from './sso-pages';
+import { createSsoRouter } from './sso.router';
 import { createTwoFactorRouter } from './two-factor.router';
 import { createGuards, TWO_FACTOR_SETUP_PAGE } from './web-guards';
 import { clearSessionCookie, cookieValue, sameOrigin, SESSION_COOKIE, signedIn } from './web-auth';
@@ -41,7 +45,7 @@ export function createWebRouter(deps: WebDependencies): Router {
   if (!encryptionKey) throw new Error('config.encryptionKey is not set: the web app keeps new keys encrypted until they are shown');
   const forms = express.urlencoded({ extended: false, limit: '16kb' });
   router.use('/assets', express.static(assetsDir(), { maxAge: '1h', index: false }));
-  router.use(['/signup', '/login', '/logout', '/dashboard', '/settings', '/welcome'], (_req, res, next) => {
+  router.use(['/signup', '/login', '/logout', '/dashboard', '/settings', '/welcome', '/sso'], (_req, res, next) => {
     webHeaders(res);
     next();
   });
@@ -79,6 +83,11 @@ export function createWebRouter(deps: WebDependencies): Router {
       return void res.status(429).send(authPage('login', error, { email }));
     }
     const em = deps.orm.em.fork();
+    // A domain whose account requires single sign-on: the password is not even looked at.
+    if ((await ssoConnectionFor(em, normalized))?.requireSso) {
+      ssoFormHeaders(res, deps.config);
+      return void res.status(403).send(ssoRequiredPage(normalized));
+    }
     const user = await em.findOne(User, { email: normalized }, { populate: ['passwordHash'] });
     // Verify even without a person, so the answer takes as long either way.
     const ok = await verifyPassword(password, user?.passwordHash ?? 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=');
@@ -178,12 +187,14 @@ export function createWebRouter(deps: WebDependencies): Router {
   <h2>Account</h2>
   <p><a href="/settings/password">Change your password</a></p>
   <p><a href="/settings/two-factor">Two-step sign-in</a> (${who.user.totpEnabledAt ? 'on' : 'off'}${who.account.requireTwoFactor ? ', required in this account' : ''})</p>
+  ${['owner', 'admin'].includes(who.member.role) ? html`<p><a href="/settings/sso">Single sign-on</a> for the people of ${who.account.name}</p>` : ''}
 </section>`,
       }),
     );
   });
   router.use(createKeysRouter({ orm: deps.orm, encryptionKey, guards }));
   router.use(createTwoFactorRouter({ orm: deps.orm, config: deps.config, counters: deps.counters, encryptionKey, guards }));
+  router.use(createSsoRouter({ ...deps, encryptionKey, resolveHost: deps.resolveHost ?? systemResolver, guards }));
   router.use(createWelcomeRouter({ orm: deps.orm, encryptionKey, guards, servicesFor: deps.servicesFor }));
   router.use(createWorkspaceRouter(deps)); // the Preact workspace: /pipeline
   router.use(webErrorHandler(deps.logger));
