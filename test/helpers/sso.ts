@@ -30,7 +30,7 @@ export interface SsoRun {
  * A browser's single sign-on, redirects followed by hand with fetch and a cookie jar: the login
  * page's SSO form, the app's redirect to the provider, the provider's own redirects (it signs in
  * the login_hint at once), and its redirect back to the app's callback, which `tamper` may change
- * before it is followed. `publicUrl` is where the app's redirect URI points (the test app's own address).
+ * before it is followed (the app's PUBLIC_URL must be its own address, where the redirect URI points).
  */
 export async function ssoSignIn(
   app: TestApp,
