@@ -13,9 +13,18 @@ const swc = [
   },
 ];
 
+/**
+ * openid-client and the libraries under it (oauth4webapi, jose) ship as ES modules only. Node
+ * (20.19 and later) requires them from the compiled CommonJS as they are; jest's CommonJS runtime
+ * cannot before Node 24.9, so jest compiles them to CommonJS with swc like our own files.
+ */
+const ESM_ONLY = ['openid-client', 'oauth4webapi', 'jose'];
+const swcEsm = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }];
+
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': swc, [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: swcEsm },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',

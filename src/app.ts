@@ -190,7 +190,18 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   // The web app's pages after the API, so an API request does not walk every page's route first.
   app.use(createAccountRouter({ orm, config: deps.config, counters: deps.counters, quota, logger, mailer }));
-  app.use(createWebRouter({ orm: orm, config: deps.config, counters: deps.counters, quota, logger: logger, servicesFor, events: EVENTS }));
+  app.use(
+    createWebRouter({
+      orm: orm,
+      config: deps.config,
+      counters: deps.counters,
+      quota,
+      logger: logger,
+      servicesFor,
+      events: EVENTS,
+      resolveHost: deps.resolveHost,
+    }),
+  );
   // A browser asking for a page that does not exist gets the web app's 404 page; API clients (and
   // /v1, /graphql, /healthz…, whatever they accept) keep the JSON one.
   app.use(webNotFound);

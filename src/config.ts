@@ -47,6 +47,15 @@ export interface Config {
   sync: SyncConfig;
   coSell: CoSellConfig;
   mail: MailConfig;
+  sso: SsoConfig;
+}
+
+/** How the web app reaches the accounts' OpenID providers (single sign-on). */
+export interface SsoConfig {
+  /** SSO_ALLOW_PRIVATE_URLS: issuers on loopback or private addresses, over plain http too (local development and tests), as WEBHOOK_ALLOW_PRIVATE_URLS does for webhooks. */
+  allowPrivateUrls: boolean;
+  /** SSO_TIMEOUT_MS: the deadline of each request to an issuer (discovery, keys, token, userinfo), connection to last byte. */
+  timeoutMs: number;
 }
 
 /** How the web app's account e-mail (verification, password reset) is sent. */
@@ -280,6 +289,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       smtpUrl: env.SMTP_URL ? parseUrl('SMTP_URL', env.SMTP_URL, ['smtp:', 'smtps:']) : undefined,
       from: parseMailFrom(env.MAIL_FROM, publicUrl),
       timeoutMs: parseMilliseconds('MAIL_TIMEOUT_MS', env.MAIL_TIMEOUT_MS, 10_000),
+    },
+    sso: {
+      allowPrivateUrls: parseBoolean('SSO_ALLOW_PRIVATE_URLS', env.SSO_ALLOW_PRIVATE_URLS, false),
+      timeoutMs: parseMilliseconds('SSO_TIMEOUT_MS', env.SSO_TIMEOUT_MS, 10_000),
     },
   };
 }

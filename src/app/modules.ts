@@ -17,6 +17,8 @@ import type { RestRoute } from '../rest/routes';
 import { proposalsModule } from '../modules/proposals/proposals.module';
 import { requestLogsModule } from '../modules/request-logs/request-logs.module';
 import { scoringModule } from '../modules/scoring/scoring.module';
+import { ssoModule } from '../modules/sso/sso.module';
+import { twoFactorModule } from '../modules/two-factor/two-factor.module';
 import { webhooksModule } from '../modules/webhooks/webhooks.module';
 
 /**
@@ -38,6 +40,8 @@ export const MODULES: readonly ModuleDefinition[] = [
   securityModule,
   scoringModule,
   accountsModule,
+  twoFactorModule,
+  ssoModule,
   idempotencyModule,
   webModule,
 ];

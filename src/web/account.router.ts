@@ -8,6 +8,7 @@ import type { Quota } from '../limits/quota';
 import type { Logger } from '../logger';
 import { createMailer, Mailer } from '../mail/mailer';
 import { AccountEmailService } from '../modules/accounts/account-email.service';
+import { Account } from '../modules/accounts/account.entity';
 import { InvitationService } from '../modules/members/invitation.service';
 import {
   changePasswordPage,
@@ -21,7 +22,8 @@ import {
   signUpSentPage,
   verifiedPage,
 } from './account-pages';
-import { sameOrigin, sameToken, setSessionCookie, signedIn } from './web-auth';
+import { afterPassword } from './sign-in';
+import { sameOrigin, sameToken, signedIn } from './web-auth';
 import { WebSession } from './web-session.entity';
 import { SignedIn, WebSessionService } from './web-session.service';
 import { authPage, waitWords } from './web-forms';
@@ -151,12 +153,10 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
     if (!user) return void res.status(400).send(resetLinkBrokenPage());
     // Whoever knew the old password is logged out everywhere; this browser is signed in afresh.
     await em.nativeDelete(WebSession, { user });
-    const sessions = new WebSessionService(em);
-    const [membership] = await sessions.accountsOf(user.id);
+    const [membership] = await new WebSessionService(em).accountsOf(user.id);
     if (!membership) return void res.redirect(303, '/login');
-    const { token: sessionToken } = await sessions.start(user, membership.account.id);
-    setSessionCookie(req, res, deps.config, sessionToken);
-    res.redirect(303, '/dashboard');
+    // The link proved the mailbox, as a password does: a second step, when the person has one, still follows.
+    await afterPassword(req, res, em, deps.config, { user, account: membership.account.getEntity() as Account, landing: '/dashboard' });
   });
 
   // An invitation (POST /v1/members, the Members page, the CLI): choose a password, or confirm yours, and join.
@@ -180,9 +180,8 @@ export function createAccountRouter(deps: AccountRouterDependencies): Router {
       return void res.status(400).send(acceptInvitationPage({ token, ...opened }, error.message));
     }
     if ('refused' in accepted) return void res.status(400).send(invitationBrokenPage(accepted.refused));
-    const { token: sessionToken } = await new WebSessionService(em).start(accepted.user, accepted.accountId);
-    setSessionCookie(req, res, deps.config, sessionToken);
-    res.redirect(303, '/dashboard');
+    const account = await em.findOneOrFail(Account, { id: accepted.accountId });
+    await afterPassword(req, res, em, deps.config, { user: accepted.user, account, landing: '/dashboard' });
   });
 
   const withSession = async (req: Request, res: Response): Promise<SignedIn | null> => {

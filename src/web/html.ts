@@ -54,7 +54,7 @@ const MAIN_LINKS = [
   { href: '/integrations', label: 'Integrations', also: [] },
   { href: '/settings/api-keys', label: 'Developers', also: ['/developers'] },
   { href: '/settings/members', label: 'Members', also: [] },
-  { href: '/settings/plan', label: 'Plan', also: ['/settings/password'] },
+  { href: '/settings/plan', label: 'Plan', also: ['/settings/password', '/settings/two-factor', '/settings/sso'] },
 ];
 const under = (current: string, href: string) => current === href || current.startsWith(`${href}/`);
 

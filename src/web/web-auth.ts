@@ -43,9 +43,14 @@ export function sameToken(a: string | undefined, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-/** The signed-in session of this request, or null. */
-export async function signedIn(orm: MikroORM, req: Request): Promise<SignedIn | null> {
-  return new WebSessionService(orm.em.fork()).resolve(cookieValue(req, SESSION_COOKIE));
+/**
+ * The signed-in session of this request, or null. A session that must set up two-step sign-in
+ * first counts as none (every page, /graphql and the PDFs refuse it), unless `twoFactorSetup` says
+ * the caller is the set-up page or lets it through to send it there (web-guards.ts).
+ */
+export async function signedIn(orm: MikroORM, req: Request, options: { twoFactorSetup?: boolean } = {}): Promise<SignedIn | null> {
+  const who = await new WebSessionService(orm.em.fork()).resolve(cookieValue(req, SESSION_COOKIE));
+  return who && (!who.twoFactorSetupNeeded || options.twoFactorSetup) ? who : null;
 }
 
 /**

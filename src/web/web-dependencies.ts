@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
+import type { HostResolver } from '../http/address-guard';
 import type { EventCatalog } from '../events/event-catalog';
 import type { Counters } from '../limits/counters';
 import type { Quota } from '../limits/quota';
@@ -17,4 +18,6 @@ export interface WebDependencies {
   servicesFor: ServiceFactory;
   /** The event types the webhook and event pages offer. */
   events: EventCatalog;
+  /** How single sign-on resolves issuers' hosts for the address guard (system DNS by default). */
+  resolveHost?: HostResolver;
 }

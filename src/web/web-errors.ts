@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 import { html, page, PageOptions, SafeHtml } from './html';
 
 /** Paths the web router answers: a request for one of them always gets an HTML page, errors included. */
-const WEB_PATHS = /^\/(signup|login|logout|dashboard|welcome|settings|assets)(\/|$)/;
+const WEB_PATHS = /^\/(signup|login|logout|dashboard|welcome|settings|assets|sso)(\/|$)/;
 /** The API's paths keep the API's JSON answers (404 in the error shape), whatever the client accepts. */
 const API_PATHS = /^\/(v1|graphql|healthz|readyz|metrics|docs)(\/|$)/;
 

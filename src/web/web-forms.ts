@@ -47,7 +47,12 @@ export function authPage(kind: 'signup' | 'login', error?: FormError, values: Re
   <p><button type="submit">${signup ? 'Create account' : 'Log in'}</button></p>
 </form>
 <p>${signup ? html`Already have an account? <a href="/login">Log in</a>` : html`New here? <a href="/signup">Create an account</a>`}</p>
-${signup ? '' : html`<p><a href="/forgot-password">Forgot your password?</a> Signed up but not verified yet? Open the link we e-mailed you first.</p>`}`,
+${
+  signup
+    ? ''
+    : html`<p><a href="/login/sso">Sign in with SSO</a> (your organization's identity provider)</p>
+<p><a href="/forgot-password">Forgot your password?</a> Signed up but not verified yet? Open the link we e-mailed you first.</p>`
+}`,
   });
 }
 

@@ -10,20 +10,30 @@ import type { SignedIn } from './web-session.service';
 /** What a signed-in page's form re-renders when its token was stale: the form again, filled in. */
 export type Resend = (who: SignedIn, body: Record<string, string>) => SafeHtml;
 
+/** Where a session goes while its account requires two-step sign-in and its person has not set it up. */
+export const TWO_FACTOR_SETUP_PAGE = '/settings/two-factor';
+
+/** What a page lets through: `twoFactorSetup`, a session that must set up two-step sign-in first (the set-up page itself, logging out). */
+export interface SessionOptions {
+  twoFactorSetup?: boolean;
+}
+
 /** The checks every signed-in page and form of the web routers share. */
 export function createGuards(orm: MikroORM) {
-  const withSession = async (req: Request, res: Response): Promise<SignedIn | null> => {
-    const who = await signedIn(orm, req);
-    if (!who) res.redirect(303, '/login');
-    return who;
+  const withSession = async (req: Request, res: Response, options: SessionOptions = {}): Promise<SignedIn | null> => {
+    const who = await signedIn(orm, req, { twoFactorSetup: true });
+    // Before anything else works, a person sets up what their account requires.
+    const to = !who ? '/login' : who.twoFactorSetupNeeded && !options.twoFactorSetup ? TWO_FACTOR_SETUP_PAGE : null;
+    if (to) res.redirect(303, to);
+    return to ? null : who;
   };
   /**
    * Posts of signed-in pages carry the session's token in `_csrf`. A form loaded before the last
    * sign-in (another tab, logged out and in) carries an old one: it is never acted on, but answered
    * with a page that says so and shows the form again, filled in, with the fresh token.
    */
-  const checkedPost = async (req: Request, res: Response, resend: Resend): Promise<SignedIn | null> => {
-    const who = await withSession(req, res);
+  const checkedPost = async (req: Request, res: Response, resend: Resend, options: SessionOptions = {}): Promise<SignedIn | null> => {
+    const who = await withSession(req, res, options);
     const body = (req.body ?? {}) as Record<string, string>;
     if (who && !sameToken(body._csrf, who.session.csrfToken)) {
       sendPage(res, 403, {

@@ -1,6 +1,7 @@
 import { Entity, Index, ManyToOne, PrimaryKey, Property, Ref } from '@mikro-orm/core';
 import { Account } from '../modules/accounts/account.entity';
 import { User } from '../modules/accounts/user.entity';
+import { SsoConnection } from '../modules/sso/sso-connection.entity';
 
 /**
  * A signed-in browser. Only a SHA-256 of the cookie's random token is stored (like API keys), so a
@@ -21,6 +22,13 @@ export class WebSession {
   /** The account the person works in now (one they are an active member of; they switch between them). */
   @ManyToOne(() => Account, { ref: true, deleteRule: 'cascade', index: false })
   account!: Ref<Account>;
+
+  /**
+   * The account's single sign-on that vouched for this session; null after a password. Such a
+   * session stays in that account (its issuer speaks for it alone) and ends when the connection is removed.
+   */
+  @ManyToOne(() => SsoConnection, { ref: true, deleteRule: 'cascade', nullable: true, index: false })
+  ssoConnection?: Ref<SsoConnection> | null;
 
   @Property({ type: 'text' })
   csrfToken!: string;

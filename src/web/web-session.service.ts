@@ -5,6 +5,8 @@ import { Account } from '../modules/accounts/account.entity';
 import type { User } from '../modules/accounts/user.entity';
 import { Member, MemberStatus } from '../modules/members/member.entity';
 import { ActorType } from '../events/acting';
+import { recordSecurityEvent, type SecurityEntry } from '../modules/security/security-log';
+import { SsoConnection } from '../modules/sso/sso-connection.entity';
 import type { ShownKey } from './key-views';
 import { WebSession } from './web-session.entity';
 
@@ -23,18 +25,25 @@ export interface SignedIn {
   member: Member;
   /** Every account the person is an active member of (this one too): what the account switcher offers. */
   accounts: Account[];
+  /**
+   * The account requires two-step sign-in and this person has not set it up (nor signed in through
+   * the account's single sign-on, whose provider asks its own second step): until they do, the
+   * session opens the set-up page only (src/web/web-guards.ts).
+   */
+  twoFactorSetupNeeded: boolean;
 }
 
 export class WebSessionService {
   constructor(private readonly em: EntityManager) {}
 
   /** A new session of `user` in `account` (one they are an active member of); the token goes into the cookie and is never stored. */
-  async start(user: User, account: Account | string): Promise<{ token: string; session: WebSession }> {
+  async start(user: User, account: Account | string, options: { ssoConnectionId?: string } = {}): Promise<{ token: string; session: WebSession }> {
     const token = randomBytes(32).toString('base64url');
     const session = this.em.create(WebSession, {
       tokenHash: hash(token),
       user,
       account: typeof account === 'string' ? this.em.getReference(Account, account) : account,
+      ssoConnection: options.ssoConnectionId ? this.em.getReference(SsoConnection, options.ssoConnectionId) : null,
       csrfToken: randomBytes(24).toString('base64url'),
       livemode: false,
       createdAt: new Date(),
@@ -56,13 +65,17 @@ export class WebSessionService {
       member.lastSeenAt = new Date();
       await this.em.nativeUpdate(Member, { id: member.id }, { lastSeenAt: member.lastSeenAt }, { filters: false });
     }
+    const [account, user] = [session.account.getEntity(), session.user.getEntity()];
+    // A session single sign-on started has had the issuer's own second step, if the organization wants one.
+    const twoFactorSetupNeeded = account.requireTwoFactor && !user.totpEnabledAt && !session.ssoConnection;
     return {
       session,
-      account: session.account.getEntity(),
-      user: session.user.getEntity(),
+      account,
+      user,
       member,
       // Populated by accountsOf: a member's account is typed by the db layer's name for it (base.entity.ts).
       accounts: memberships.map((membership) => membership.account.getEntity() as Account),
+      twoFactorSetupNeeded,
     };
   }
 
@@ -78,8 +91,10 @@ export class WebSessionService {
     );
   }
 
-  /** Moves the session to another account of its person (an active membership), in test mode. */
+  /** Moves the session to another account of its person (an active membership), in test mode; not a session single sign-on started. */
   async switchAccount(session: WebSession, accountId: string): Promise<boolean> {
+    // An account's issuer vouches for its own account, never for the person's others.
+    if (session.ssoConnection && accountId !== session.account.id) return false;
     const member = await this.em.findOne(Member, { user: session.user.id, account: accountId, status: MemberStatus.active }, { filters: false });
     if (!member) return false;
     await this.em.nativeUpdate(WebSession, { tokenHash: session.tokenHash }, { account: accountId, livemode: false, newKeyEncrypted: null });
@@ -110,3 +125,25 @@ export class WebSessionService {
 
 /** The signed-in member as the security log names who acted. */
 export const byMember = (who: SignedIn) => ({ actor: { type: ActorType.member, id: who.user.id } });
+
+/**
+ * An entry in the session's account's security log, for a change made outside any service that
+ * logs its own (single sign-on settings, two-step sign-in), written at once.
+ */
+export async function logFromSession(
+  orm: { em: EntityManager },
+  who: SignedIn,
+  req: { get(name: string): string | undefined },
+  address: string,
+  entry: Pick<SecurityEntry, 'type' | 'details'>,
+): Promise<void> {
+  const em = orm.em.fork();
+  recordSecurityEvent(em, who.account.id, {
+    ...entry,
+    actor: { type: ActorType.member, id: who.user.id },
+    memberId: who.user.id,
+    address,
+    userAgent: req.get('user-agent') ?? null,
+  });
+  await em.flush();
+}

@@ -12,10 +12,15 @@ import { TEST_MODE_LIMITS } from '../modules/accounts/plan';
 import { html, page, RETURN_PAGES } from './html';
 import { navFor } from './keys-page';
 import { createKeysRouter } from './keys.router';
-import { isNewAccount } from './onboarding';
 import { createWelcomeRouter } from './welcome.router';
-import { createGuards } from './web-guards';
-import { clearSessionCookie, cookieValue, sameOrigin, SESSION_COOKIE, setSessionCookie, signedIn } from './web-auth';
+import { systemResolver } from '../http/address-guard';
+import { ssoConnectionFor } from '../modules/sso/sso.service';
+import { afterPassword } from './sign-in';
+import { ssoFormHeaders, ssoRequiredPage } from './sso-pages';
+import { createSsoRouter } from './sso.router';
+import { createTwoFactorRouter } from './two-factor.router';
+import { createGuards, TWO_FACTOR_SETUP_PAGE } from './web-guards';
+import { clearSessionCookie, cookieValue, sameOrigin, SESSION_COOKIE, signedIn } from './web-auth';
 import { sendPage, webErrorHandler, webHeaders } from './web-errors';
 import { authPage, waitWords } from './web-forms';
 import { WebSessionService } from './web-session.service';
@@ -42,7 +47,7 @@ export function createWebRouter(deps: WebDependencies): Router {
   if (!encryptionKey) throw new Error('config.encryptionKey is not set: the web app keeps new keys encrypted until they are shown');
   const forms = express.urlencoded({ extended: false, limit: '16kb' });
   router.use('/assets', express.static(assetsDir(), { maxAge: '1h', index: false }));
-  router.use(['/signup', '/login', '/logout', '/dashboard', '/settings', '/welcome'], (_req, res, next) => {
+  router.use(['/signup', '/login', '/logout', '/dashboard', '/settings', '/welcome', '/sso'], (_req, res, next) => {
     webHeaders(res);
     next();
   });
@@ -55,7 +60,12 @@ export function createWebRouter(deps: WebDependencies): Router {
   router.get('/signup', (_req, res) => res.send(authPage('signup')));
   // POST /signup is in account.router.ts: it answers the same for a taken address as for a new one.
 
-  router.get('/login', (_req, res) => res.send(authPage('login')));
+  router.get('/login', async (req, res) => {
+    // A session its account holds at the set-up of two-step sign-in is sent there, not asked to sign in again.
+    const who = await signedIn(deps.orm, req, { twoFactorSetup: true });
+    if (who?.twoFactorSetupNeeded) return void res.redirect(303, TWO_FACTOR_SETUP_PAGE);
+    res.send(authPage('login'));
+  });
   router.post('/login', sameOrigin, forms, async (req, res) => {
     const { email = '', password = '' } = req.body as Record<string, string>;
     const address = clientAddress(req);
@@ -75,6 +85,11 @@ export function createWebRouter(deps: WebDependencies): Router {
       return void res.status(429).send(authPage('login', error, { email }));
     }
     const em = deps.orm.em.fork();
+    // A domain whose account requires single sign-on: the password is not even looked at.
+    if ((await ssoConnectionFor(em, normalized))?.requireSso) {
+      ssoFormHeaders(res, deps.config);
+      return void res.status(403).send(ssoRequiredPage(normalized));
+    }
     const user = await em.findOne(User, { email: normalized }, { populate: ['passwordHash'] });
     // Verify even without a person, so the answer takes as long either way.
     const ok = await verifyPassword(password, user?.passwordHash ?? 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=');
@@ -97,16 +112,14 @@ export function createWebRouter(deps: WebDependencies): Router {
       // The message names no field (that would tell which part was right); both are tied to it.
       return void res.status(401).send(authPage('login', { message: BAD_LOGIN, fields: ['email', 'password'] }, { email }));
     }
-    const account = membership.account.getEntity() as Account;
-    recordSecurityEvent(em, account.id, { type: 'sign_in.succeeded', actor: { type: ActorType.member, id: user.id }, memberId: user.id, ...from });
-    const { token } = await sessions.start(user, account);
-    setSessionCookie(req, res, deps.config, token);
-    // A first sign-in (no key, no data yet) lands on the getting-started steps; later ones on the dashboard.
-    res.redirect(303, (await isNewAccount(em, account)) ? '/welcome' : '/dashboard');
+    // A session now (sign_in.succeeded is logged as it starts: src/web/sign-in.ts), or first the code
+    // of two-step sign-in; a first sign-in (no key, no data yet) lands on the getting-started steps,
+    // later ones on the dashboard.
+    await afterPassword(req, res, em, deps.config, { user, account: membership.account.getEntity() as Account });
   });
 
   router.post('/logout', sameOrigin, forms, async (req, res) => {
-    const who = await checkedPost(req, res, resendButton('/logout', 'Log out'));
+    const who = await checkedPost(req, res, resendButton('/logout', 'Log out'), { twoFactorSetup: true });
     if (!who) return;
     await new WebSessionService(deps.orm.em.fork()).end(cookieValue(req, SESSION_COOKIE));
     clearSessionCookie(req, res, deps.config);
@@ -200,11 +213,15 @@ export function createWebRouter(deps: WebDependencies): Router {
 <section class="card">
   <h2>Account</h2>
   <p><a href="/settings/password">Change your password</a></p>
+  <p><a href="/settings/two-factor">Two-step sign-in</a> (${who.user.totpEnabledAt ? 'on' : 'off'}${who.account.requireTwoFactor ? ', required in this account' : ''})</p>
+  ${['owner', 'admin'].includes(who.member.role) ? html`<p><a href="/settings/sso">Single sign-on</a> for the people of ${who.account.name}</p>` : ''}
 </section>`,
       }),
     );
   });
   router.use(createKeysRouter({ orm: deps.orm, encryptionKey, guards }));
+  router.use(createTwoFactorRouter({ orm: deps.orm, config: deps.config, counters: deps.counters, encryptionKey, guards }));
+  router.use(createSsoRouter({ ...deps, encryptionKey, resolveHost: deps.resolveHost ?? systemResolver, guards }));
   router.use(createWelcomeRouter({ orm: deps.orm, encryptionKey, guards, servicesFor: deps.servicesFor }));
   router.use(createWorkspaceRouter(deps)); // the Preact workspace: /pipeline
   router.use(webErrorHandler(deps.logger));

@@ -4,7 +4,7 @@ import express, { Router } from 'express';
 import { html, page } from './html';
 import { navFor } from './keys-page';
 import { createProposalPdfRouter } from './proposal-pdf.router';
-import { signedIn } from './web-auth';
+import { createGuards } from './web-guards';
 import type { WebDependencies } from './web-dependencies';
 import { WORKSPACE_PAGES } from './workspace-pages';
 
@@ -42,6 +42,7 @@ function bundleReader(dir: string, production: boolean): () => Bundle {
  */
 export function createWorkspaceRouter(deps: WebDependencies): Router {
   const router = Router();
+  const guards = createGuards(deps.orm);
   const dir = bundleDir();
   const bundle = bundleReader(dir, deps.config.isProduction);
   // The names change with the content, so browsers may keep each file for good.
@@ -51,8 +52,8 @@ export function createWorkspaceRouter(deps: WebDependencies): Router {
 
   for (const shell of WORKSPACE_PAGES) {
     router.get(shell.path, async (req, res) => {
-      const who = await signedIn(deps.orm, req);
-      if (!who) return void res.redirect(303, '/login');
+      const who = await guards.withSession(req, res);
+      if (!who) return;
       const { script, style } = bundle();
       res.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
       res.set('Cache-Control', 'no-store');

@@ -81,6 +81,8 @@ export interface TestAppOptions {
   coSell?: Partial<Pick<CoSellWorkerOptions, 'referralPollIntervalMs' | 'pollIntervalMs' | 'concurrency' | 'leaseMs' | 'retryDelayMs'>>;
   /** How the request log writer batches and bounds its buffer (a small buffer for the tests of dropping). */
   requestLogs?: RequestLogBounds;
+  /** The loopback port to listen on (a free one by default): for a PUBLIC_URL known before the app starts (single sign-on's redirect URI). */
+  port?: number;
 }
 
 /** The fixed ENCRYPTION_KEY of test apps (64 hex digits), so tests can decrypt what the app stored. */
@@ -193,7 +195,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const workers = createWorkers(context, chosen);
   workers.start();
   const server: Server = await new Promise((resolve) => {
-    const listening = createHttpServer(app, options.serverTimeouts).listen(0, '127.0.0.1', () => resolve(listening));
+    const listening = createHttpServer(app, options.serverTimeouts).listen(options.port ?? 0, '127.0.0.1', () => resolve(listening));
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

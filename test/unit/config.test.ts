@@ -50,8 +50,14 @@ describe('loadConfig', () => {
         azureOpenaiEndpointUrl: undefined,
         llmTimeoutMs: 60000,
       },
+      sso: { allowPrivateUrls: false, timeoutMs: 10_000 },
     });
     expect(config.dataDir).toBe(path.resolve('.data'));
+  });
+
+  it('reaches single sign-on issuers on private addresses only when told, with a deadline of its own', () => {
+    expect(loadConfig({ SSO_ALLOW_PRIVATE_URLS: 'true', SSO_TIMEOUT_MS: '2500' }).sso).toEqual({ allowPrivateUrls: true, timeoutMs: 2_500 });
+    expect(() => loadConfig({ SSO_TIMEOUT_MS: 'soon' })).toThrow('SSO_TIMEOUT_MS must be a whole number of milliseconds');
   });
 
   it('points the CRM providers elsewhere only outside production', () => {

@@ -11,7 +11,7 @@ export interface CustomLimits {
 
 @Entity({ tableName: 'accounts' })
 export class Account {
-  [OptionalProps]?: 'plan' | 'createdAt' | 'updatedAt';
+  [OptionalProps]?: 'plan' | 'createdAt' | 'updatedAt' | 'requireTwoFactor';
 
   @PrimaryKey({ type: 'text' })
   id: string = newId('acct');
@@ -29,6 +29,10 @@ export class Account {
 
   @Property({ type: 'json', nullable: true })
   customLimits?: CustomLimits | null;
+
+  /** An owner's choice: every member signs in with a second step (a TOTP code); one without it sets it up before anything else. */
+  @Property({ type: 'boolean' })
+  requireTwoFactor: boolean = false;
 
   @Property({ type: 'datetime', length: 3 })
   createdAt: Date = new Date();

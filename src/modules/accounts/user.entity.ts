@@ -28,6 +28,20 @@ export class User {
   @Property({ type: 'datetime', length: 3, nullable: true })
   emailVerifiedAt?: Date | null;
 
+  /**
+   * The TOTP secret of two-step sign-in (src/modules/two-factor), encrypted under ENCRYPTION_KEY:
+   * being set up while `totpEnabledAt` is null, in force once a first code confirmed it.
+   */
+  @Property({ type: 'text', nullable: true, hidden: true, lazy: true })
+  totpSecretEncrypted?: string | null;
+
+  @Property({ type: 'datetime', length: 3, nullable: true })
+  totpEnabledAt?: Date | null;
+
+  /** The 30-second step of the last code accepted: a code is good once, so one seen over a shoulder cannot be replayed. */
+  @Property({ type: 'integer', nullable: true, hidden: true })
+  totpLastStep?: number | null;
+
   @Property({ type: 'datetime', length: 3 })
   createdAt: Date = new Date();
 

@@ -116,6 +116,29 @@ export class MemberService {
     return { member, link };
   }
 
+  /**
+   * A person the account's single sign-on signed in (src/modules/sso): an active member from then
+   * on. A newcomer joins with `role` (a seat permitting), an invited member with the role they were
+   * invited with; a deactivated member stays out (an owner or admin deactivated them on purpose).
+   */
+  async admit(userId: string, role: Role): Promise<Member> {
+    return this.em.transactional(async () => {
+      const account = await this.lockAccount();
+      const member = await this.em.findOne(Member, { user: userId }, { refresh: true });
+      if (member?.status === MemberStatus.deactivated) {
+        throw new ApiError('permission_denied', `You were deactivated in ${account.name}: ask an owner or admin of the account to invite you again.`);
+      }
+      if (member) {
+        member.status = MemberStatus.active;
+      } else {
+        await this.checkSeat(account);
+        this.em.create(Member, { account, user: userId, role, status: MemberStatus.active });
+      }
+      await this.em.flush();
+      return this.em.findOneOrFail(Member, { user: userId });
+    });
+  }
+
   /** Changes a member's role or name. */
   async update(id: string, input: MemberUpdateInput, actor: MemberActor): Promise<Member> {
     await this.get(id); // 404 before anything else
