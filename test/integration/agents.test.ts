@@ -95,6 +95,8 @@ interface Metrics {
     idle_deals_flagged: number;
     qualified_leads_won: number;
     suggestions_made: number;
+    leads_routed: number;
+    leads_routed_by_member: Record<string, number>;
   };
   model_usage: Json;
   suggestions: Json;
@@ -1108,6 +1110,8 @@ describe('agents', () => {
             idle_deals_flagged: count('deal_idle'),
             qualified_leads_won: [...qualified].filter((id) => wonLeads.has(id)).length,
             suggestions_made: 0,
+            leads_routed: 0,
+            leads_routed_by_member: {},
           },
           // A lead qualifier asks no model and writes no suggestions (agent-metrics-writers.test.ts counts those).
           model_usage: NO_MODEL_USAGE,
@@ -1151,6 +1155,8 @@ describe('agents', () => {
             idle_deals_flagged: 0,
             qualified_leads_won: 0,
             suggestions_made: 0,
+            leads_routed: 0,
+            leads_routed_by_member: {},
           },
           model_usage: NO_MODEL_USAGE,
           suggestions: NO_SUGGESTIONS,
