@@ -424,6 +424,8 @@ describe('members', () => {
         'webhook.secret_rolled',
         'member.deactivated',
         'member.role_changed',
+        // Accepting the invitation signs the new member in.
+        'sign_in.succeeded',
         'member.joined',
         'member.invited',
         'sign_in.failed',
