@@ -39,6 +39,11 @@ const UNSTATABLE_403: Array<{ operation: string; message: RegExp; why: string }>
 ];
 
 const UNSTATABLE_400: Array<{ operation: string; message: RegExp; why: string }> = [
+  ...['createLead', 'updateLead', 'createDeal', 'updateDeal'].map((operation) => ({
+    operation,
+    message: /The owner must be an active member of this account/,
+    why: "owner_id against the account's stored members",
+  })),
   { operation: 'createProposal', message: /would exceed/, why: 'quantity × unit_price (and their sum) over the largest amount' },
   { operation: 'createAgent', message: /disqualify_below must not be above qualify_at/, why: 'one setting bounded by another' },
   { operation: 'createWebhook', message: /at most 16 enabled webhook subscriptions/, why: 'a limit on the stored subscriptions' },
