@@ -72,6 +72,8 @@ export const CONFIG_FIELDS: Record<AgentType, ConfigField[]> = {
     ...writer('follow_up_email'),
   ],
   lead_researcher: writer('lead_brief'),
+  // Rules and member lists are set through the API (PUT /v1/agents/{id}, config); the form makes one with none.
+  lead_router: [],
 };
 
 /** A form's values: what the inputs hold, as typed (strings), ticked (booleans) or per stage. */

@@ -6,7 +6,7 @@ import { ApiProblem, graphql } from './api';
  * API keeps them.
  */
 
-export const AGENT_TYPES = ['lead_qualifier', 'deal_follow_up', 'proposal_drafter', 'follow_up_writer', 'lead_researcher'] as const;
+export const AGENT_TYPES = ['lead_qualifier', 'deal_follow_up', 'proposal_drafter', 'follow_up_writer', 'lead_researcher', 'lead_router'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
 export type AgentStatus = 'draft' | 'deployed' | 'paused';
 export type Config = Record<string, unknown>;
@@ -18,6 +18,7 @@ export const TYPE_PURPOSE: Record<AgentType, string> = {
   proposal_drafter: 'drafts a proposal when a deal reaches the proposal stage',
   follow_up_writer: 'drafts follow-up e-mails for idle deals and newly qualified leads, for you to approve',
   lead_researcher: 'writes a brief on each new lead with a next step, for you to approve',
+  lead_router: 'gives each new lead an owner by your rules, or in turn among chosen members (its rules are set through the API)',
 };
 
 export interface Agent {
