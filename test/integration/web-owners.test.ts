@@ -183,4 +183,29 @@ describe.each(VIEWPORTS)('owners at $width×$height', (viewport) => {
       await open.context.close();
     }
   });
+
+  it("hands a deactivated member's leads to the member chosen on the Members page", async () => {
+    expect((await leadNow(leads.theirs.id)).owner_id).toBe(colleague.id);
+    await page.goto(`${app.baseUrl}/settings/members`);
+    const base = `#member-${colleague.id}-deactivate`;
+    await page.locator(base).click();
+    await page.locator(`${base}-confirm`).click();
+    // The API refuses (409: they own leads) and the row asks whom to hand them to.
+    const transfer = page.locator(`${base}-transfer`);
+    await waitFor('the hand-over question', async () => (await transfer.count()) === 1);
+    await expect(page.locator(`${base}-handover`).textContent()).resolves.toMatch(/owns \d+ leads? and \d+ deals?.*hand them to/);
+    await expect(rest<ApiMember & { status: string }>('GET', `/v1/members/${colleague.id}`)).resolves.toMatchObject({ status: 'active' });
+    await expectSoundPage(ownerPage);
+
+    await transfer.selectOption(me.id);
+    await page.locator(`${base}-transfer-confirm`).click();
+    await waitFor(
+      'the deactivation announced',
+      async () => (await page.locator('#announcer').textContent()) === `${colleague.name} was deactivated; ${me.name} now owns their leads and deals.`,
+    );
+    await expect(rest<ApiMember & { status: string }>('GET', `/v1/members/${colleague.id}`)).resolves.toMatchObject({ status: 'deactivated' });
+    await expect(leadNow(leads.theirs.id)).resolves.toMatchObject({ owner_id: me.id });
+    await expect(leadNow(leads.unowned.id)).resolves.toMatchObject({ owner_id: me.id });
+    await expectSoundPage(ownerPage);
+  });
 });
