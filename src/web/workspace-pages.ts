@@ -17,7 +17,7 @@ export interface WorkspacePage {
   /**
    * Facts the service defines in code and no query lists, as `data-*` attributes of the page's
    * element (the event types a subscription may name: the events module's own list; the roles).
-   * Every page also has the signed-in member's `data-role` and the account's `data-account-name`.
+   * Every page also has the signed-in member's `data-role` and `data-member-id` (their usr_ id), and the account's `data-account-name`.
    */
   data?: (events: EventCatalog) => Record<string, string>;
 }

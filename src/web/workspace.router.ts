@@ -66,7 +66,7 @@ export function createWorkspaceRouter(deps: WebDependencies): Router {
           scripts: [`/assets/web/${script}`],
           body: html`<link rel="stylesheet" href="/assets/web/${style}">
 ${shell.intro ? html`<p class="muted">${who.session.livemode ? 'Live' : 'Test'} data. ${shell.intro}</p>` : ''}
-<div id="workspace" data-page="${shell.page}" data-id="${id}" data-livemode="${String(who.session.livemode)}" data-role="${who.member.role}" data-account-name="${who.account.name}"${data}><p class="muted" role="status">Loading…</p></div>`,
+<div id="workspace" data-page="${shell.page}" data-id="${id}" data-livemode="${String(who.session.livemode)}" data-role="${who.member.role}" data-member-id="${who.user.id}" data-account-name="${who.account.name}"${data}><p class="muted" role="status">Loading…</p></div>`,
         }),
       );
     });

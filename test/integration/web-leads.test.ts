@@ -34,6 +34,7 @@ interface Lead {
   score: number;
   score_label: string;
   status: string;
+  owner_id: string | null;
   created_at: string;
 }
 interface Score {
@@ -75,6 +76,8 @@ const rowOf = (lead: Lead) => ({
     `${lead.contact_name ?? ''}${lead.contact_email}`,
     `${lead.score} ${humanize(lead.score_label)}`,
     humanize(lead.status),
+    // These leads have no owner (web-owners.test.ts shows owners' names).
+    lead.owner_id === null ? 'No owner' : lead.owner_id,
     day(lead.created_at),
   ],
 });
@@ -272,6 +275,7 @@ describe('leads pages', () => {
       await expect(fact('Industry')).resolves.toBe(lead.industry);
       await expect(fact('Employees')).resolves.toBe(lead.employees!.toLocaleString('en-US'));
       await expect(fact('Status')).resolves.toBe(humanize(lead.status));
+      await expect(fact('Owner')).resolves.toBe('No owner');
 
       const score = await rest<Score>('GET', `/v1/leads/${lead.id}/score`);
       await expect(page.locator('[data-score]').textContent()).resolves.toBe(String(score.score));

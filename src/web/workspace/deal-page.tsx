@@ -5,6 +5,7 @@ import { DealForm } from './deal-form';
 import { DealHistory } from './deal-history';
 import { DealProposals } from './deal-proposals';
 import { deleteDeal, loadDeal, type ExternalRecord, type LoadedDeal } from './deal';
+import { ownerName, useOwners, type Owners } from './owners';
 import { isClosed, moveDeal, STAGES, stageLabel, updateDeal, type Stage } from './pipeline';
 import { Announcer, day, Empty, livemode, money, Status, Table, useFocusWhenShown, useLoad, useTitle, when } from './ui';
 import './deal-page.css';
@@ -16,6 +17,7 @@ import './deal-page.css';
  */
 export function DealPage({ id }: { id: string }) {
   const loaded = useLoad(() => loadDeal(id), [id]);
+  const owners = useOwners();
   const [announcement, setAnnouncement] = useState('');
   const found = loaded.data;
   useTitle(found === 'missing' ? 'Deal not found' : found?.deal.name);
@@ -38,7 +40,7 @@ export function DealPage({ id }: { id: string }) {
           {loaded.error}
         </p>
       )}
-      <DealFacts loaded={found} onChanged={changed} onProblem={setAnnouncement} />
+      <DealFacts loaded={found} owners={owners.data?.owners} onChanged={changed} onProblem={setAnnouncement} />
       <DealHistory history={found.deal.history} />
       <DealProposals deal={found.deal} onChanged={changed} />
       <DealCoSell deal={found.deal} eligibility={found.eligibility} onChanged={changed} />
@@ -64,12 +66,14 @@ function NotFound({ id }: { id: string }) {
 
 interface FactsProps {
   loaded: LoadedDeal;
+  /** The members (undefined while loading, null when this role may not read them). */
+  owners: Owners | null | undefined;
   onChanged(message: string): Promise<void>;
   onProblem(message: string): void;
 }
 
 /** The deal's facts, the Edit form in their place, and the stage change (a list and Move, as on the board's cards). */
-function DealFacts({ loaded: { deal, company }, onChanged, onProblem }: FactsProps) {
+function DealFacts({ loaded: { deal, company }, owners, onChanged, onProblem }: FactsProps) {
   const [editing, setEditing] = useState(false);
   const [target, setTarget] = useState<Stage | ''>('');
   const [moveError, setMoveError] = useState<string | null>(null);
@@ -105,6 +109,7 @@ function DealFacts({ loaded: { deal, company }, onChanged, onProblem }: FactsPro
           idPrefix="edit-deal"
           title={`Edit ${deal.name}`}
           deal={deal}
+          owners={owners}
           submitLabel="Save"
           onCancel={() => {
             setEditing(false);
@@ -131,6 +136,8 @@ function DealFacts({ loaded: { deal, company }, onChanged, onProblem }: FactsPro
           <dd data-fact="probability">{deal.probability}%</dd>
           <dt>Expected close</dt>
           <dd data-fact="expected-close">{day(deal.expectedCloseDate)}</dd>
+          <dt>Owning member</dt>
+          <dd data-fact="owner-member">{ownerName(deal.ownerId, owners)}</dd>
           <dt>Owner</dt>
           <dd data-fact="owner">{deal.owner ?? '—'}</dd>
           <dt>Lead</dt>

@@ -65,7 +65,7 @@ export interface LoadedDeal {
 /** The page's first proposals: a deal has few, and the page says when there are more. */
 export const PROPOSALS_SHOWN = 50;
 
-const DETAIL = `id name value currency stage probability expectedCloseDate owner leadId createdAt updatedAt stageChangedAt
+const DETAIL = `id name value currency stage probability expectedCloseDate owner ownerId leadId createdAt updatedAt stageChangedAt
   history { id fromStage toStage changedAt }
   proposals(filter: { limit: ${PROPOSALS_SHOWN} }) { data { id number title status total currency createdAt validUntil } hasMore }
   coSell { id status statusReason referralId integrationId submittedAt decidedAt }

@@ -1,9 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { narrowed, SCORE_LABELS, searchOf, SORTS, STATUSES, type FilterKey, type Filters } from './lead-queries';
+import { ownerName, type Owners } from './owners';
 import { humanize } from './ui';
 
 interface Props {
   filters: Filters;
+  /** The members to filter by; no Owner filter while they load or when this role may not read them. */
+  owners?: Owners | null;
   /** The API's refusal of the last filters, on the field it names when it names one. */
   problem: { field?: FilterKey; message: string } | null;
   onApply(filters: Filters): void;
@@ -22,11 +25,19 @@ const CHOICES = [
   { key: 'score_label', label: 'Score label', any: 'Any label', options: SCORE_LABELS.map((value) => ({ value, label: humanize(value) })) },
 ] as const;
 
+/** The Owner filter: a member (their usr_ id) or "No owner" (`none`, the API's word for it). */
+const ownerChoice = (owners: Owners) => ({
+  key: 'owner_id' as const,
+  label: 'Owner',
+  any: 'Any owner',
+  options: [{ value: 'none', label: 'No owner' }, ...[...owners.byId.values()].map((member) => ({ value: member.id, label: ownerName(member.id, owners) }))],
+});
+
 /**
  * The list's filters. A choice (status, label, sort) applies at once; typed filters apply with
  * Enter or "Apply filters", so the list is not asked again on every key press.
  */
-export function LeadFilters({ filters, problem, onApply, onClear }: Props) {
+export function LeadFilters({ filters, owners, problem, onApply, onClear }: Props) {
   const [draft, setDraft] = useState<Filters>(filters);
   // Back, Forward and "Clear filters" change the filters from outside: the fields follow.
   useEffect(() => setDraft(filters), [searchOf(filters)]);
@@ -74,7 +85,7 @@ export function LeadFilters({ filters, problem, onApply, onClear }: Props) {
             {fieldError(key)}
           </div>
         ))}
-        {CHOICES.map(({ key, label, any, options }) => (
+        {[...CHOICES, ...(owners ? [ownerChoice(owners)] : [])].map(({ key, label, any, options }) => (
           <div class={`field field-${key}`} key={key}>
             <label for={`filter-${key}`}>{label}</label>
             <select

@@ -27,6 +27,8 @@ export interface LeadRow {
   score: number;
   scoreLabel: string;
   status: string;
+  /** The owning member's usr_ id, or null. */
+  ownerId: string | null;
   createdAt: string;
 }
 
@@ -53,11 +55,11 @@ export interface LeadScore {
  * (`?status=new&min_score=70&sort=-score`), so that a filtered list can be bookmarked and shared.
  * Every value is the text the person typed: the API, not the page, decides what is valid.
  */
-export const FILTER_KEYS = ['q', 'status', 'score_label', 'industry', 'min_score', 'max_score', 'sort'] as const;
+export const FILTER_KEYS = ['q', 'status', 'score_label', 'industry', 'owner_id', 'min_score', 'max_score', 'sort'] as const;
 export type FilterKey = (typeof FILTER_KEYS)[number];
 export type Filters = Record<FilterKey, string>;
 
-export const NO_FILTERS: Filters = { q: '', status: '', score_label: '', industry: '', min_score: '', max_score: '', sort: '' };
+export const NO_FILTERS: Filters = { q: '', status: '', score_label: '', industry: '', owner_id: '', min_score: '', max_score: '', sort: '' };
 
 export function filtersFromSearch(search: string): Filters {
   const params = new URLSearchParams(search);
@@ -80,6 +82,7 @@ const INPUT_FIELDS: Record<FilterKey, string> = {
   status: 'status',
   score_label: 'scoreLabel',
   industry: 'industry',
+  owner_id: 'ownerId',
   min_score: 'minScore',
   max_score: 'maxScore',
   sort: 'sort',
@@ -104,7 +107,7 @@ function listInput(filters: Filters, cursor: string | null): Record<string, unkn
   return input;
 }
 
-const ROW = 'id company contactName contactEmail score scoreLabel status createdAt';
+const ROW = 'id company contactName contactEmail score scoreLabel status ownerId createdAt';
 
 export interface LeadPage {
   leads: LeadRow[];
@@ -159,6 +162,18 @@ export async function updateLeadStatus(id: string, status: string): Promise<Lead
     {
       id,
       status,
+    },
+  );
+  return data.updateLead;
+}
+
+/** Gives the lead to a member (their usr_ id), or to nobody (null). */
+export async function updateLeadOwner(id: string, ownerId: string | null): Promise<Lead> {
+  const data = await graphql<{ updateLead: Lead }>(
+    `mutation LeadOwner($id: ID!, $ownerId: ID) { updateLead(id: $id, input: { ownerId: $ownerId }) { ${LEAD} } }`,
+    {
+      id,
+      ownerId,
     },
   );
   return data.updateLead;

@@ -5,7 +5,8 @@ import { ApiProblem } from './api';
 import { DeleteRecord } from './delete-record';
 import { LeadActivity } from './lead-activity';
 import { LeadScoreCard } from './lead-score';
-import { deleteLead, loadLead, SETTABLE_STATUSES, updateLeadStatus, type Lead } from './lead-queries';
+import { deleteLead, loadLead, SETTABLE_STATUSES, updateLeadOwner, updateLeadStatus, type Lead } from './lead-queries';
+import { ownerName, ownerOptions, useOwners, type Owners } from './owners';
 import { Announcer, humanize, livemode, Status, useLoad, useTitle, when } from './ui';
 import './leads.css';
 
@@ -24,6 +25,7 @@ export function LeadPage({ id }: { id: string }) {
       throw problem;
     }
   }, [id]);
+  const owners = useOwners();
   useTitle(missing ? 'Lead not found' : loaded.data?.lead.company);
 
   if (missing) {
@@ -47,7 +49,7 @@ export function LeadPage({ id }: { id: string }) {
         <a href="/leads">← All leads</a>
       </p>
       <div class="lead-grid">
-        <LeadFacts lead={lead} onSaved={loaded.reload} />
+        <LeadFacts lead={lead} owners={owners.data?.owners} onSaved={loaded.reload} />
         <LeadScoreCard score={score} />
       </div>
       {/* A change adds an event: the lists are read again whenever the lead changes. */}
@@ -56,7 +58,8 @@ export function LeadPage({ id }: { id: string }) {
   );
 }
 
-function LeadFacts({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> }) {
+/** `owners`: undefined while the members load, null when this role may not read them. */
+function LeadFacts({ lead, owners, onSaved }: { lead: Lead; owners: Owners | null | undefined; onSaved(): Promise<void> }) {
   const facts: Array<[string, ComponentChildren]> = [
     ['Company', lead.company],
     ['Contact', lead.contactName ?? '—'],
@@ -67,6 +70,7 @@ function LeadFacts({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> }) 
     ['Country', lead.country ?? '—'],
     ['Source', lead.source ?? '—'],
     ['Status', humanize(lead.status)],
+    ['Owner', ownerName(lead.ownerId, owners)],
     ['Created', when(lead.createdAt)],
     ['Updated', when(lead.updatedAt)],
     ['ID', <code>{lead.id}</code>],
@@ -83,6 +87,7 @@ function LeadFacts({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> }) 
         ))}
       </dl>
       <StatusForm lead={lead} onSaved={onSaved} />
+      {owners && <OwnerForm lead={lead} owners={owners} onSaved={onSaved} />}
       <DeleteRecord noun="lead" name={lead.company} listPath="/leads" remove={() => deleteLead(lead.id)}>
         Delete {lead.company}? Its score and details go for good; its deals stay, no longer linked to a lead.
       </DeleteRecord>
@@ -141,6 +146,60 @@ function StatusForm({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> })
         </p>
       )}
       <Announcer text={announcement} id="lead-announcer" />
+    </form>
+  );
+}
+
+/** Gives the lead to an active member, or to nobody; offered only to a role that may read members. */
+function OwnerForm({ lead, owners, onSaved }: { lead: Lead; owners: Owners; onSaved(): Promise<void> }) {
+  const [ownerId, setOwnerId] = useState(lead.ownerId ?? '');
+  const [problem, setProblem] = useState<string | null>(null);
+  const [announcement, setAnnouncement] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    try {
+      const saved = await updateLeadOwner(lead.id, ownerId || null);
+      setProblem(null);
+      await onSaved();
+      setAnnouncement(`Owner saved: ${ownerName(saved.ownerId, owners)}.`);
+    } catch (error) {
+      setProblem((error as Error).message);
+      setAnnouncement('');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="status-form" onSubmit={save} aria-label="Lead owner">
+      <label for="lead-owner">Change owner</label>
+      <div class="actions-row">
+        <select
+          id="lead-owner"
+          value={ownerId}
+          onChange={(e) => setOwnerId((e.currentTarget as HTMLSelectElement).value)}
+          aria-invalid={problem ? 'true' : undefined}
+          aria-describedby={problem ? 'lead-owner-error' : undefined}
+        >
+          {ownerOptions(owners, lead.ownerId).map((option) => (
+            <option value={option.value} key={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </select>
+        <button type="submit" disabled={busy || ownerId === (lead.ownerId ?? '')}>
+          Save owner
+        </button>
+      </div>
+      {problem && (
+        <p class="field-error" id="lead-owner-error" role="alert">
+          {problem}
+        </p>
+      )}
+      <Announcer text={announcement} id="lead-owner-announcer" />
     </form>
   );
 }

@@ -15,6 +15,7 @@ import {
   type LeadPage,
   type LeadRow,
 } from './lead-queries';
+import { ownerName, useOwners, type Owners } from './owners';
 import { Announcer, day, Empty, humanize, Pager, Status, Table, useCursorPages } from './ui';
 import './leads.css';
 
@@ -37,6 +38,7 @@ export function Leads() {
   const [created, setCreated] = useState<LeadRow | null>(null);
   const [announcement, setAnnouncement] = useState('');
   const [adding, setAdding] = useState(false);
+  const owners = useOwners();
 
   useEffect(() => {
     const back = () => setFilters(filtersFromSearch(location.search));
@@ -68,7 +70,7 @@ export function Leads() {
     <>
       <Announcer text={announcement} id="leads-announcer" />
       <DeletedNotice />
-      {!nothingToFilter && <LeadFilters filters={filters} problem={answer.problem} onApply={apply} onClear={clear} />}
+      {!nothingToFilter && <LeadFilters filters={filters} owners={owners.data?.owners} problem={answer.problem} onApply={apply} onClear={clear} />}
       {!nothingToFilter && answer.anyLead && (
         <div class="actions-row add-lead">
           <button type="button" class="secondary" aria-expanded={adding} aria-controls="add-lead-box" onClick={() => setAdding(!adding)}>
@@ -81,7 +83,15 @@ export function Leads() {
           <LeadForm onCreated={onCreated} />
         </div>
       )}
-      <LeadResults key={`${search}#${version}`} filters={filters} focusId={created?.id ?? null} onAnswer={setAnswer} onClear={clear} onCreated={onCreated} />
+      <LeadResults
+        key={`${search}#${version}`}
+        filters={filters}
+        focusId={created?.id ?? null}
+        owners={owners.data?.owners}
+        onAnswer={setAnswer}
+        onClear={clear}
+        onCreated={onCreated}
+      />
     </>
   );
 }
@@ -90,13 +100,15 @@ interface ResultsProps {
   filters: Filters;
   /** A lead just added: its link takes focus once the list shows it. */
   focusId: string | null;
+  /** The members, for owners' names (undefined while loading, null when this role may not read them). */
+  owners: Owners | null | undefined;
   onAnswer(answer: Answer): void;
   onClear(): void;
   onCreated(lead: LeadRow): void;
 }
 
 /** One filtered list with its own pages; drawn afresh (a new `key`) whenever the filters change. */
-function LeadResults({ filters, focusId, onAnswer, onClear, onCreated }: ResultsProps) {
+function LeadResults({ filters, focusId, owners, onAnswer, onClear, onCreated }: ResultsProps) {
   const pages = useCursorPages();
   const [page, setPage] = useState<LeadPage | null>(null);
   const [error, setError] = useState<{ message: string; onField: boolean } | null>(null);
@@ -192,6 +204,7 @@ function LeadResults({ filters, focusId, onAnswer, onClear, onCreated }: Results
             ),
           },
           { label: 'Status', cell: (lead) => humanize(lead.status) },
+          { label: 'Owner', cell: (lead) => ownerName(lead.ownerId, owners) },
           { label: 'Created', cell: (lead) => day(lead.createdAt) },
         ]}
       />

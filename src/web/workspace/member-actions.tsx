@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { ApiProblem } from './api';
 import { changeRole, deactivateMember, type Member, roles } from './members-api';
 import { humanize, useFocusWhenShown } from './ui';
 
@@ -65,27 +66,90 @@ export function RoleControl({ member, onChanged }: { member: Member; onChanged: 
 
 /**
  * Deactivate, after a question asked in the row with Cancel focused (the safe choice, as Delete does
- * on a record's page). The API's refusal (the last owner) is shown under the button.
+ * on a record's page). The API's refusal (the last owner) is shown under the button. A member who
+ * owns leads or deals is refused (resource_conflict, "… hand them to"): the row then asks which
+ * active member (`candidates`) takes them and deactivates again with `transferTo`.
  */
-export function DeactivateControl({ member, onChanged }: { member: Member; onChanged: Done }) {
+export function DeactivateControl({ member, candidates, onChanged }: { member: Member; candidates: Member[]; onChanged: Done }) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
+  /** The API's words when it asks for someone to hand the member's records to. */
+  const [handOver, setHandOver] = useState<string | null>(null);
+  const [transferTo, setTransferTo] = useState('');
   const setFocus = useFocusWhenShown();
   const base = `member-${member.id}-deactivate`;
 
-  const confirm = async () => {
+  const confirm = async (to?: string) => {
     setBusy(true);
     try {
-      const deactivated = await deactivateMember(member.id);
-      await onChanged(`${deactivated.name} was deactivated.`);
+      const deactivated = await deactivateMember(member.id, to);
+      const heir = candidates.find((candidate) => candidate.id === to);
+      await onChanged(heir ? `${deactivated.name} was deactivated; ${heir.name} now owns their leads and deals.` : `${deactivated.name} was deactivated.`);
     } catch (error) {
-      setProblem((error as Error).message);
       setConfirming(false);
       setBusy(false);
-      setFocus(base);
+      if (!to && error instanceof ApiProblem && error.code === 'resource_conflict' && candidates.length > 0) {
+        setProblem(null);
+        setHandOver((error as Error).message);
+        setFocus(`${base}-transfer`);
+        return;
+      }
+      setProblem((error as Error).message);
+      setFocus(handOver ? `${base}-transfer` : base);
     }
   };
+
+  if (handOver) {
+    return (
+      <form
+        class="member-deactivate confirm notice"
+        aria-labelledby={`${base}-handover`}
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (transferTo) void confirm(transferTo);
+        }}
+      >
+        <p id={`${base}-handover`}>{handOver}</p>
+        <label for={`${base}-transfer`}>Hand {member.name}’s leads and deals to</label>
+        <select
+          id={`${base}-transfer`}
+          value={transferTo}
+          onChange={(e) => setTransferTo((e.currentTarget as HTMLSelectElement).value)}
+          aria-invalid={problem ? 'true' : undefined}
+          aria-describedby={problem ? `${base}-error` : undefined}
+        >
+          <option value="">Choose a member…</option>
+          {candidates.map((candidate) => (
+            <option value={candidate.id} key={candidate.id}>
+              {candidate.name} ({candidate.email})
+            </option>
+          ))}
+        </select>
+        {problem && (
+          <p class="field-error" id={`${base}-error`} role="alert">
+            {problem}
+          </p>
+        )}
+        <div class="actions-row">
+          <button type="submit" class="danger" id={`${base}-transfer-confirm`} disabled={busy || !transferTo}>
+            Hand over and deactivate
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => {
+              setHandOver(null);
+              setProblem(null);
+              setFocus(base);
+            }}
+          >
+            Cancel
+          </button>
+        </div>
+      </form>
+    );
+  }
 
   return (
     <div class="member-deactivate">

@@ -43,7 +43,11 @@ export async function changeRole(id: string, role: string): Promise<Member> {
   return data.updateMember;
 }
 
-export async function deactivateMember(id: string): Promise<Member> {
-  const data = await graphql<{ deactivateMember: Member }>(`mutation Deactivate($id: ID!) { deactivateMember(id: $id) { ${MEMBER} } }`, { id });
+/** Deactivates the member; one who owns leads or deals is refused (resource_conflict) unless `transferTo` names an active member to hand them to. */
+export async function deactivateMember(id: string, transferTo?: string): Promise<Member> {
+  const data = await graphql<{ deactivateMember: Member }>(
+    `mutation Deactivate($id: ID!, $transferTo: ID) { deactivateMember(id: $id, options: { transferTo: $transferTo }) { ${MEMBER} } }`,
+    { id, transferTo: transferTo ?? null },
+  );
   return data.deactivateMember;
 }

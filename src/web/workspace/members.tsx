@@ -54,6 +54,8 @@ export function Members() {
     );
   }
 
+  /** Whom a deactivated member's leads and deals may go to. */
+  const active = list.data.members.data.filter((member) => member.status === 'active');
   const columns: Column<Member>[] = [
     { label: 'Name', cell: (member) => member.name },
     { label: 'E-mail', cell: (member) => member.email },
@@ -68,7 +70,12 @@ export function Members() {
     columns.push({
       label: 'Actions',
       hiddenLabel: true,
-      cell: (member) => (member.status === 'deactivated' ? '' : <DeactivateControl member={member} onChanged={changed} />),
+      cell: (member) =>
+        member.status === 'deactivated' ? (
+          ''
+        ) : (
+          <DeactivateControl member={member} candidates={active.filter((other) => other.id !== member.id)} onChanged={changed} />
+        ),
     });
   }
 

@@ -15,6 +15,8 @@ export interface Deal {
   stage: Stage;
   expectedCloseDate: string | null;
   owner: string | null;
+  /** The owning member's usr_ id, or null. */
+  ownerId: string | null;
   leadId: string | null;
 }
 
@@ -39,9 +41,11 @@ export interface DealFields {
   value: number;
   expectedCloseDate: string | null;
   owner: string | null;
+  /** Set only by a form that offers the members (left out, the owner stays as it is). */
+  ownerId?: string | null;
 }
 
-const DEAL = 'id name value currency stage expectedCloseDate owner leadId';
+const DEAL = 'id name value currency stage expectedCloseDate owner ownerId leadId';
 
 export const money = (value: number, currency: string): string => {
   try {

@@ -7,7 +7,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
  * copy buttons and formatting. Pages are thin: a query, and markup over its answer.
  */
 
-/** The page's element (main.tsx renders into it), with `data-page`, `data-id`, `data-livemode`, `data-role` and `data-account-name`. */
+/** The page's element (main.tsx renders into it), with `data-page`, `data-id`, `data-livemode`, `data-role`, `data-member-id` and `data-account-name`. */
 export const workspaceRoot = (): HTMLElement => document.getElementById('workspace')!;
 /** Whether the session shows live data (the header's mode switch). */
 export const livemode = (): boolean => workspaceRoot().dataset.livemode === 'true';
