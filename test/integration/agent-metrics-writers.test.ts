@@ -50,7 +50,7 @@ const WINDOW_MS: Record<string, number> = { '24h': DAY_MS, '7d': 7 * DAY_MS, '30
 const MODEL = 'gpt-4o-mini';
 const OTHER_MODEL = 'gpt-4o';
 const METRICS_FIELDS = `object agentId window from to runs errors successRate actionsByKind p50LatencyMs p95LatencyMs lastRunAt
-  outcomes { leadsQualified leadsDisqualified dealsOpened proposalsDrafted idleDealsFlagged qualifiedLeadsWon suggestionsMade }
+  outcomes { leadsQualified leadsDisqualified dealsOpened proposalsDrafted idleDealsFlagged qualifiedLeadsWon suggestionsMade leadsRouted leadsRoutedByMember }
   modelUsage { calls failures promptTokens completionTokens totalTokens byModel { model runs calls failures promptTokens completionTokens totalTokens } }
   suggestions { pending approved approvedAutomatically rejected expired approvalRate p50TimeToApprovalMs p95TimeToApprovalMs }`;
 

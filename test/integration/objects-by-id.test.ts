@@ -296,7 +296,7 @@ describe('objects by id, collections, deletes and events', () => {
         ]);
       expect(everything.map((e) => e.id)).toEqual(rows.map((row) => row.id));
       for (const event of everything) {
-        expect(Object.keys(event).sort()).toEqual(['api_version', 'created_at', 'data', 'id', 'livemode', 'object', 'type', 'updated_at']);
+        expect(Object.keys(event).sort()).toEqual(['actor', 'api_version', 'created_at', 'data', 'id', 'livemode', 'object', 'request', 'type', 'updated_at']);
         expect(event).toMatchObject({ object: 'event', livemode: false, api_version: 'v1' });
       }
       const paged: string[] = [];
