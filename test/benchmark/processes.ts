@@ -1,4 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -258,4 +259,22 @@ export async function startServer(name: string, script: string, env: Record<stri
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * A one-off request of the bench (its seed, a copy's first write), sent again once when the
+ * connection it went out on was closed under it: Node's fetch reuses a kept-alive connection, and
+ * a server that closes an idle one as the request leaves answers `fetch failed` (twice in CI, after
+ * the seed's minute of SQL). A POST carries an Idempotency-Key, so a repeat never writes twice.
+ */
+export async function benchFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (init.method === 'POST' && !headers.has('idempotency-key')) headers.set('idempotency-key', `bench-${randomUUID()}`);
+  try {
+    return await fetch(url, { ...init, headers });
+  } catch (error) {
+    const code = (error as { cause?: { code?: string } }).cause?.code;
+    if (!(error instanceof TypeError) || !['UND_ERR_SOCKET', 'ECONNRESET', 'UND_ERR_CLOSED'].includes(code ?? '')) throw error;
+    return fetch(url, { ...init, headers });
+  }
 }

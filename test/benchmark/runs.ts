@@ -8,7 +8,7 @@ import { parseArgs, ParseArgsConfig } from 'node:util';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { ROOT, Server } from './processes';
+import { benchFetch, ROOT, Server } from './processes';
 
 export const log = (message: string) => process.stdout.write(`[bench] ${message}\n`);
 
@@ -90,7 +90,7 @@ export async function benchDatabase(): Promise<{ url: string; label: string; sto
  */
 export async function prime(server: Server, key: string): Promise<void> {
   const tag = `${Date.now().toString(36)}-${server.url.split(':').pop()}`;
-  const response = await fetch(`${server.url}/v1/deals`, {
+  const response = await benchFetch(`${server.url}/v1/deals`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: `Bench prime ${tag}`, value: 1000 }),

@@ -1,3 +1,4 @@
+import { benchFetch } from './processes';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
@@ -71,14 +72,14 @@ async function insertInBatches(db: Client, label: string, from: number, to: numb
  */
 async function seedProposal(serviceUrl: string, liveKey: string): Promise<string> {
   const headers = { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' };
-  const created = await fetch(`${serviceUrl}/v1/proposals`, {
+  const created = await benchFetch(`${serviceUrl}/v1/proposals`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ deal_id: `deal_BENCH${'0'.repeat(21)}`, title: 'Benchmark proposal' }),
   });
   if (created.status !== 201) throw new Error(`POST /v1/proposals answered ${created.status}: ${await created.text()}`);
   const { id } = (await created.json()) as { id: string };
-  const pdf = await fetch(`${serviceUrl}/v1/proposals/${id}/pdf`, { headers });
+  const pdf = await benchFetch(`${serviceUrl}/v1/proposals/${id}/pdf`, { headers });
   const type = pdf.headers.get('content-type');
   if (pdf.status !== 200 || type !== 'application/pdf') throw new Error(`GET /v1/proposals/${id}/pdf answered ${pdf.status} ${type}`);
   await pdf.arrayBuffer();
