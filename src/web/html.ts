@@ -45,6 +45,18 @@ export const DEVELOPER_PAGES = [
   { href: '/developers/logs', label: 'Request logs' },
 ];
 
+/** The Team section's pages, as tabs under the navigation. */
+export const TEAM_PAGES = [
+  { href: '/settings/members', label: 'Members' },
+  { href: '/settings/security', label: 'Security log' },
+];
+
+/** The sections whose pages show as tabs under the navigation. */
+const SECTIONS = [
+  { label: 'Developers', pages: DEVELOPER_PAGES },
+  { label: 'Team', pages: TEAM_PAGES },
+];
+
 /** The main navigation; a link is current on its own page and on the pages under it (`also`). */
 const MAIN_LINKS = [
   { href: '/dashboard', label: 'Dashboard', also: ['/welcome'] },
@@ -53,7 +65,7 @@ const MAIN_LINKS = [
   { href: '/agents', label: 'Agents', also: [] },
   { href: '/integrations', label: 'Integrations', also: [] },
   { href: '/settings/api-keys', label: 'Developers', also: ['/developers'] },
-  { href: '/settings/members', label: 'Members', also: [] },
+  { href: '/settings/members', label: 'Members', also: ['/settings/security'] },
   { href: '/settings/plan', label: 'Plan', also: ['/settings/password', '/settings/two-factor', '/settings/sso'] },
 ];
 const under = (current: string, href: string) => current === href || current.startsWith(`${href}/`);
@@ -72,6 +84,7 @@ export const RETURN_PAGES = [
   '/settings/api-keys',
   '/settings/plan',
   '/settings/members',
+  '/settings/security',
   '/developers/webhooks',
   '/developers/events',
   '/developers/logs',
@@ -96,7 +109,7 @@ export function page({ title, body, nav, scripts = [] }: PageOptions): string {
   const current = nav?.current ?? '';
   const link = ({ href, label, also }: (typeof MAIN_LINKS)[number]) =>
     html`<a href="${href}" ${[href, ...also].some((path) => under(current, path)) ? html`aria-current="${current === href ? 'page' : 'true'}"` : ''}>${label}</a>`;
-  const developers = DEVELOPER_PAGES.some(({ href }) => under(current, href));
+  const section = SECTIONS.find(({ pages }) => pages.some(({ href }) => under(current, href)));
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -128,8 +141,8 @@ ${nav ? html`<meta name="csrf-token" content="${nav.csrfToken}">` : ''}
 <main id="main" tabindex="-1">
 <h1>${title}</h1>
 ${
-  developers
-    ? html`<nav aria-label="Developers" class="tabs">${DEVELOPER_PAGES.map(
+  section
+    ? html`<nav aria-label="${section.label}" class="tabs">${section.pages.map(
         ({ href, label }) => html`<a href="${href}" ${under(current, href) ? html`aria-current="${current === href ? 'page' : 'true'}"` : ''}>${label}</a>`,
       )}</nav>`
     : ''

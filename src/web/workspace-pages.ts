@@ -1,5 +1,6 @@
 import type { EventCatalog } from '../events/event-catalog';
 import { allows, ROLE_PERMISSIONS, ROLES } from '../modules/accounts/key-permissions';
+import { SECURITY_EVENT_TYPES } from '../modules/security/security-event.entity';
 
 /**
  * The workspace's pages, a line each: the path, what the bundle draws there (`data-page`) and the
@@ -30,6 +31,11 @@ const memberRoles = () => ({
   roles: ROLES.join(' '),
   'managing-roles': ROLES.filter((role) => allows(ROLE_PERMISSIONS[role], 'members:write')).join(' '),
 });
+/** The types the security log records, and the roles that may read it, for its filter and its refusal. */
+const securityLog = () => ({
+  'security-event-types': SECURITY_EVENT_TYPES.join(' '),
+  'reading-roles': ROLES.filter((role) => allows(ROLE_PERMISSIONS[role], 'security_events:read')).join(' '),
+});
 
 export const WORKSPACE_PAGES: WorkspacePage[] = [
   { path: '/pipeline', page: 'pipeline', title: 'Pipeline board', intro: 'Drag a card to another column, or use its “Move to” list; closed stages are final.' },
@@ -46,4 +52,11 @@ export const WORKSPACE_PAGES: WorkspacePage[] = [
   { path: '/developers/events/:id', page: 'event', title: 'Event' },
   { path: '/developers/logs', page: 'request-logs', title: 'Request logs' },
   { path: '/settings/members', page: 'members', title: 'Members', data: memberRoles },
+  {
+    path: '/settings/security',
+    page: 'security-log',
+    title: 'Security log',
+    intro: 'Who signed in, and who changed members, keys, integrations and the plan, from where.',
+    data: securityLog,
+  },
 ];

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestApp } from './app';
+import type { SmtpInbox } from './fakes/smtp-inbox';
 import { BROWSER_STEP_TIMEOUT_MS } from './timeouts';
-import { http, signUp } from './web';
+import { waitFor } from './wait';
+import { http, PASSWORD, sessionCookie, signUp } from './web';
 
 /**
  * Helpers of the workspace's browser tests (web-*.test.ts): a signed-in person with a test key,
@@ -45,6 +47,39 @@ export function restAs(app: TestApp, key: string) {
     if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
+}
+
+/** The path (/invitations/accept?token=…) of the first invitation e-mailed to `email`, once it has arrived. */
+export async function invitationPath(inbox: SmtpInbox, email: string): Promise<string> {
+  const link = /https?:\/\/[^/\s]+(\/invitations\/accept\?token=[A-Za-z0-9_-]{43})\b/;
+  const [, path] = await waitFor(`an invitation for ${email}`, () =>
+    inbox
+      .for(email)
+      .map((mail) => link.exec(mail.text))
+      .find((match): match is RegExpExecArray => match !== null),
+  );
+  return path;
+}
+
+/** The token of that invitation. */
+export const invitationToken = async (inbox: SmtpInbox, email: string): Promise<string> =>
+  new URLSearchParams((await invitationPath(inbox, email)).split('?')[1]).get('token')!;
+
+/**
+ * A colleague in `key`'s account: invited over the API with `role`, joined through the e-mailed
+ * link with PASSWORD, as the invited person does. Answers their member id and session cookie.
+ */
+export async function joinedColleague(
+  app: TestApp,
+  inbox: SmtpInbox,
+  key: string,
+  colleague: { email: string; name: string; role: string },
+): Promise<{ id: string; cookie: string }> {
+  const invited = await app.request<{ id: string }>('POST', '/v1/members', { key, body: colleague });
+  expect(invited.status).toBe(201);
+  const accepted = await http(app, 'POST', '/invitations/accept', { form: { token: await invitationToken(inbox, colleague.email), password: PASSWORD } });
+  expect(accepted.status).toBe(303);
+  return { id: invited.body.id, cookie: sessionCookie(accepted) };
 }
 
 export interface OpenPage {

@@ -5,7 +5,7 @@ import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../hel
 import { SmtpInbox, startSmtpInbox } from '../helpers/fakes/smtp-inbox';
 import { waitFor } from '../helpers/wait';
 import { http, PASSWORD, screenshot } from '../helpers/web';
-import { expectSoundPage, newPerson, openAs, OpenPage, openSignedOut, Person, restAs, VIEWPORTS } from '../helpers/workspace';
+import { expectSoundPage, invitationPath, invitationToken, newPerson, openAs, OpenPage, openSignedOut, Person, restAs, VIEWPORTS } from '../helpers/workspace';
 
 /**
  * Settings → Members (issue 67) driven in Chromium at a laptop's and a phone's size: an owner
@@ -59,18 +59,6 @@ afterAll(async () => {
   await app?.close();
   await inbox?.close();
 });
-
-/** The path of the invitation link e-mailed to `email` (its first invitation; a sign-up's verification is no invitation). */
-async function invitationPath(email: string): Promise<string> {
-  const link = /https:\/\/app\.example\.test(\/invitations\/accept\?token=[A-Za-z0-9_-]{43})\b/;
-  const [, path] = await waitFor(`an invitation for ${email}`, () =>
-    inbox
-      .for(email)
-      .map((mail) => link.exec(mail.text))
-      .find((match): match is RegExpExecArray => match !== null),
-  );
-  return path;
-}
 
 /** The members table as a person reads it: name, e-mail, role (the chosen one where it is a select), status, last seen. */
 const shownMembers = (page: Page): Promise<string[][]> =>
@@ -167,7 +155,7 @@ describe.each(VIEWPORTS)('the Members page at $width×$height', (viewport) => {
     await screenshot(page, `members-${label}`);
 
     newcomer = await openSignedOut(browser, viewport);
-    await newcomer.page.goto(`${app.baseUrl}${await invitationPath(newcomerEmail)}`);
+    await newcomer.page.goto(`${app.baseUrl}${await invitationPath(inbox, newcomerEmail)}`);
     await newcomer.page.getByText(`You were invited to ${accountName} as ${newcomerEmail}.`).waitFor();
     await newcomer.page.getByLabel('Choose a password').fill(PASSWORD);
     await newcomer.page.getByRole('button', { name: `Join ${accountName}` }).click();
@@ -289,7 +277,7 @@ describe.each(VIEWPORTS)('the Members page at $width×$height', (viewport) => {
     const other = await app.createAccount({ name: `Second account ${label}` });
     const invited = await app.request('POST', '/v1/members', { key: other.testKey, body: { email: owner.email, role: 'admin' } });
     expect(invited.status).toBe(201);
-    const token = new URLSearchParams((await invitationPath(owner.email)).split('?')[1]).get('token')!;
+    const token = await invitationToken(inbox, owner.email);
     // They sign in here already: they confirm with their password.
     expect((await http(app, 'POST', '/invitations/accept', { form: { token, password: PASSWORD } })).status).toBe(303);
 

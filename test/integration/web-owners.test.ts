@@ -3,8 +3,8 @@ import { startTestApp, TestApp } from '../helpers/app';
 import { CHROMIUM_ARGS, CHROMIUM_INSTALL_TIMEOUT_MS, chromiumPath } from '../helpers/chromium';
 import { SmtpInbox, startSmtpInbox } from '../helpers/fakes/smtp-inbox';
 import { waitFor } from '../helpers/wait';
-import { http, PASSWORD, sessionCookie, tableRows } from '../helpers/web';
-import { expectSoundPage, newPerson, openAs, OpenPage, Person, restAs, VIEWPORTS } from '../helpers/workspace';
+import { tableRows } from '../helpers/web';
+import { expectSoundPage, joinedColleague, newPerson, openAs, OpenPage, Person, restAs, VIEWPORTS } from '../helpers/workspace';
 
 /**
  * Owners in the web workspace, in Debian's Chromium at a laptop's and a phone's size: an owner gives
@@ -44,18 +44,6 @@ afterAll(async () => {
   await inbox?.close();
 });
 
-/** The token of the invitation e-mailed to `email`. */
-async function invitationToken(email: string): Promise<string> {
-  const link = /https:\/\/app\.example\.test\/invitations\/accept\?token=([A-Za-z0-9_-]{43})\b/;
-  const [, token] = await waitFor(`an invitation for ${email}`, () =>
-    inbox
-      .for(email)
-      .map((mail) => link.exec(mail.text))
-      .find((match): match is RegExpExecArray => match !== null),
-  );
-  return token;
-}
-
 describe.each(VIEWPORTS)('owners at $width×$height', (viewport) => {
   const { label } = viewport;
   let owner: Person;
@@ -74,10 +62,7 @@ describe.each(VIEWPORTS)('owners at $width×$height', (viewport) => {
     owner = await newPerson(app, `owners-${label}`);
     rest = restAs(app, owner.key);
     const colleagueEmail = `bea-${label}-${Date.now()}@owners.test`;
-    await rest('POST', '/v1/members', { email: colleagueEmail, name: `Bea ${label}`, role: 'member' });
-    const accepted = await http(app, 'POST', '/invitations/accept', { form: { token: await invitationToken(colleagueEmail), password: PASSWORD } });
-    expect(accepted.status).toBe(303);
-    colleagueCookie = sessionCookie(accepted);
+    colleagueCookie = (await joinedColleague(app, inbox, owner.key, { email: colleagueEmail, name: `Bea ${label}`, role: 'member' })).cookie;
     const members = (await rest<{ data: ApiMember[] }>('GET', '/v1/members?limit=50')).data;
     me = members.find((member) => member.email === owner.email)!;
     colleague = members.find((member) => member.email === colleagueEmail)!;

@@ -12,6 +12,7 @@ import { Webhooks } from './webhooks';
 import { LeadPage } from './lead';
 import { Leads } from './leads';
 import { Members } from './members';
+import { SecurityLog } from './security-log';
 import { Integration } from './integration';
 import { Integrations } from './integrations';
 import './board.css';
@@ -36,6 +37,7 @@ const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   integrations: Integrations,
   integration: Integration,
   members: Members,
+  'security-log': SecurityLog,
 };
 
 const root = document.getElementById('workspace');
