@@ -278,7 +278,8 @@ export function checkAgentConfig(type: AgentType, raw: Record<string, unknown> |
       continue;
     }
     const problem = check.check(value);
-    if (problem) problems.push({ field: name, message: `${name} ${problem}` });
+    // "rules[0].owner_id …", "idle_days.proposal …": a part of the setting is named as a path.
+    if (problem) problems.push({ field: name, message: `${name}${/^[.[]/.test(problem) ? '' : ' '}${problem}` });
   }
   // A copy: a caller changing its config must never change the defaults.
   const defaults = structuredClone(DEFAULT_CONFIG[type]) as unknown as Record<string, unknown>;

@@ -16,7 +16,21 @@ export type ConfigField =
   /** idle_days: days per open stage. */
   | { key: string; label: string; kind: 'stage_days'; initial: Record<string, number>; hint?: string }
   /** act_without_approval: the kinds a writer may act on without a person (a tick). */
-  | { key: string; label: string; kind: 'auto_approve'; initial: string[]; option: string; hint?: string };
+  | { key: string; label: string; kind: 'auto_approve'; initial: string[]; option: string; hint?: string }
+  /** A lead_router's rules: a row of criteria and the member who gets the leads it matches, per rule. */
+  | { key: string; label: string; kind: 'routing_rules'; initial: RuleValues[]; hint?: string }
+  /** Several members (usr_…), ticked. */
+  | { key: string; label: string; kind: 'members'; initial: string[]; hint?: string }
+  /** One member, or nobody (""). */
+  | { key: string; label: string; kind: 'member'; initial: string; none: string; hint?: string };
+
+/** A routing rule as its inputs hold it: lists as typed ("IE, GB"), numbers as typed, the member's id. */
+export type RuleValues = Record<(typeof RULE_KEYS)[number], string>;
+/** A rule's criteria that are lists (comma-separated in the form), then its numbers, then whom it gives leads to. */
+export const RULE_LISTS = ['country', 'industry', 'source'] as const;
+export const RULE_NUMBERS = ['min_employees', 'max_employees'] as const;
+export const RULE_KEYS = [...RULE_LISTS, ...RULE_NUMBERS, 'owner_id'] as const;
+export const emptyRule = (): RuleValues => Object.fromEntries(RULE_KEYS.map((key) => [key, ''])) as RuleValues;
 
 const IDLE_DAYS: ConfigField = {
   key: 'idle_days',
@@ -72,12 +86,21 @@ export const CONFIG_FIELDS: Record<AgentType, ConfigField[]> = {
     ...writer('follow_up_email'),
   ],
   lead_researcher: writer('lead_brief'),
-  // Rules and member lists are set through the API (PUT /v1/agents/{id}, config); the form makes one with none.
-  lead_router: [],
+  lead_router: [
+    {
+      key: 'rules',
+      label: 'Rules',
+      kind: 'routing_rules',
+      initial: [],
+      hint: 'Tried in order: the first rule a new lead matches gives it to that rule’s member. A criterion left empty matches every lead.',
+    },
+    { key: 'round_robin', label: 'Take turns with the leads no rule matched', kind: 'members', initial: [] },
+    { key: 'fallback_owner_id', label: 'Give any other lead to', kind: 'member', initial: '', none: 'Nobody (no owner)' },
+  ],
 };
 
 /** A form's values: what the inputs hold, as typed (strings), ticked (booleans) or per stage. */
-export type FormValues = Record<string, string | boolean | Record<string, string>>;
+export type FormValues = Record<string, string | boolean | string[] | Record<string, string> | RuleValues[]>;
 
 export function initialValues(type: AgentType): FormValues {
   return Object.fromEntries(
@@ -89,6 +112,9 @@ export function initialValues(type: AgentType): FormValues {
           return [field.key, Object.fromEntries(Object.entries(field.initial).map(([stage, days]) => [stage, String(days)]))];
         case 'auto_approve':
           return [field.key, field.initial.includes(field.option)];
+        case 'routing_rules':
+        case 'members':
+          return [field.key, [...field.initial]];
         default:
           return [field.key, field.initial];
       }
@@ -117,6 +143,12 @@ export function valuesOf(type: AgentType, config: Config): FormValues {
           return [field.key, value === null ? '' : String(value)];
         case 'boolean':
           return [field.key, value === true];
+        case 'routing_rules':
+          return [field.key, Array.isArray(value) ? value.map(ruleValues) : []];
+        case 'members':
+          return [field.key, Array.isArray(value) ? value.map(String) : []];
+        case 'member':
+          return [field.key, value === null ? '' : String(value)];
         default:
           return [field.key, String(value)];
       }
@@ -140,9 +172,39 @@ export function configOf(type: AgentType, values: FormValues): Config {
           return [field.key, value ? [field.option] : []];
         case 'text':
           return [field.key, (value as string).trim() === '' ? null : value];
+        case 'routing_rules':
+          return [field.key, (value as RuleValues[]).map(ruleOf)];
+        case 'member':
+          return [field.key, value === '' ? null : value];
         default:
           return [field.key, value];
       }
     }),
   );
+}
+
+/** A rule the API holds, as its inputs show it. */
+function ruleValues(rule: unknown): RuleValues {
+  const given = (rule ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(
+    RULE_KEYS.map((key) => {
+      const value = given[key];
+      return [key, value == null ? '' : Array.isArray(value) ? value.join(', ') : String(value)];
+    }),
+  ) as RuleValues;
+}
+
+/** A rule's inputs as the API takes it: lists split at commas, numbers as numbers, empty criteria left out. */
+function ruleOf(values: RuleValues): Config {
+  const rule: Config = {};
+  for (const key of RULE_LISTS) {
+    const items = values[key]
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
+    if (items.length) rule[key] = items;
+  }
+  for (const key of RULE_NUMBERS) if (values[key].trim() !== '') rule[key] = numberOf(values[key]);
+  rule.owner_id = values.owner_id;
+  return rule;
 }

@@ -1,7 +1,9 @@
 import { useState } from 'preact/hooks';
 import { ApiProblem } from './api';
 import { AGENT_TYPES, createAgent, TYPE_PURPOSE, type Agent, type AgentType } from './agents-api';
-import { CONFIG_FIELDS, configOf, initialValues, OPEN_STAGES, type ConfigField, type FormValues } from './agent-config-fields';
+import { CONFIG_FIELDS, configOf, initialValues, OPEN_STAGES, type ConfigField, type FormValues, type RuleValues } from './agent-config-fields';
+import { MemberSetting, MembersSetting, RulesSetting, type MemberChoices } from './agent-router-fields';
+import { useOwners } from './owners';
 import { humanize } from './ui';
 
 /** Where the API's error belongs: `name`, `type`, a config setting (`config.qualify_at` → `qualify_at`), or the form as a whole. */
@@ -52,6 +54,7 @@ export function AgentForm({ onCreated }: { onCreated(agent: Agent): void }) {
   const [values, setValues] = useState<FormValues>(() => initialValues('lead_qualifier'));
   const { setProblem, show, errorFor, aria, formError } = useFieldProblem();
   const [busy, setBusy] = useState(false);
+  const owners = useOwners();
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -114,6 +117,7 @@ export function AgentForm({ onCreated }: { onCreated(agent: Agent): void }) {
             onChange={(value) => setValues({ ...values, [field.key]: value })}
             error={errorFor(field.key)}
             aria={aria(field.key, Boolean(field.hint))}
+            owners={owners.data?.owners}
           />
         ))}
       </fieldset>
@@ -133,12 +137,14 @@ interface SettingProps {
   onChange(value: FormValues[string]): void;
   error: preact.JSX.Element | null;
   aria: Aria;
+  /** The members a lead_router's settings offer (undefined while loading, null when this role may not read them). */
+  owners?: MemberChoices;
 }
 
 export type Aria = { 'aria-invalid'?: 'true'; 'aria-describedby'?: string };
 
 /** One setting's input(s), its hint and, when the API named it, its error. */
-export function Setting({ field, value, onChange, error, aria }: SettingProps) {
+export function Setting({ field, value, onChange, error, aria, owners }: SettingProps) {
   const id = `agent-${field.key}`;
   const hint = field.hint ? (
     <p class="hint" id={`${id}-hint`}>
@@ -146,6 +152,14 @@ export function Setting({ field, value, onChange, error, aria }: SettingProps) {
     </p>
   ) : null;
   switch (field.kind) {
+    case 'routing_rules':
+      return <RulesSetting id={id} label={field.label} hint={hint} value={value as RuleValues[]} onChange={onChange} error={error} aria={aria} owners={owners} />;
+    case 'members':
+      return <MembersSetting id={id} label={field.label} hint={hint} value={value as string[]} onChange={onChange} error={error} aria={aria} owners={owners} />;
+    case 'member':
+      return (
+        <MemberSetting id={id} label={field.label} hint={hint} value={value as string} onChange={onChange} error={error} aria={aria} owners={owners} none={field.none} />
+      );
     case 'boolean':
     case 'auto_approve':
       return (

@@ -1,8 +1,10 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { Setting, useFieldProblem } from './agent-form';
+import type { MemberChoices } from './agent-router-fields';
 import { CONFIG_FIELDS, configOf, valuesOf, type FormValues } from './agent-config-fields';
 import { updateAgent, type Agent } from './agents-api';
+import { ownerName, type Owners, useOwners } from './owners';
 import { humanize, useFocusWhenShown } from './ui';
 
 /**
@@ -14,6 +16,7 @@ import { humanize, useFocusWhenShown } from './ui';
 export function AgentSettings({ agent, onSaved }: { agent: Agent; onSaved(): Promise<void> }) {
   const [editing, setEditing] = useState(false);
   const setFocus = useFocusWhenShown();
+  const owners = useOwners();
 
   return (
     <section class="card" aria-labelledby="agent-config-title">
@@ -26,6 +29,7 @@ export function AgentSettings({ agent, onSaved }: { agent: Agent; onSaved(): Pro
       {editing ? (
         <AgentEditForm
           agent={agent}
+          owners={owners.data?.owners}
           onSaved={async () => {
             await onSaved();
             setEditing(false);
@@ -42,7 +46,7 @@ export function AgentSettings({ agent, onSaved }: { agent: Agent; onSaved(): Pro
             {Object.entries(agent.config).map(([key, value]) => (
               <Fragment key={key}>
                 <dt>{humanize(key)}</dt>
-                <dd data-setting={key}>{settingText(value)}</dd>
+                <dd data-setting={key}>{agent.type === 'lead_router' ? routerText(key, value, owners.data?.owners) : settingText(value)}</dd>
               </Fragment>
             ))}
           </dl>
@@ -65,7 +69,7 @@ export function AgentSettings({ agent, onSaved }: { agent: Agent; onSaved(): Pro
   );
 }
 
-function AgentEditForm({ agent, onSaved, onCancel }: { agent: Agent; onSaved(): Promise<void>; onCancel(): void }) {
+function AgentEditForm({ agent, owners, onSaved, onCancel }: { agent: Agent; owners: MemberChoices; onSaved(): Promise<void>; onCancel(): void }) {
   const [name, setName] = useState(agent.name);
   const [values, setValues] = useState<FormValues>(() => valuesOf(agent.type, agent.config));
   const { setProblem, show, errorFor, aria, formError } = useFieldProblem();
@@ -104,6 +108,7 @@ function AgentEditForm({ agent, onSaved, onCancel }: { agent: Agent; onSaved(): 
             onChange={(value) => setValues({ ...values, [field.key]: value })}
             error={errorFor(field.key)}
             aria={aria(field.key, Boolean(field.hint))}
+            owners={owners}
           />
         ))}
       </fieldset>
@@ -131,4 +136,20 @@ function settingText(value: unknown): string {
       .join(', ');
   }
   return typeof value === 'string' ? humanize(value) : String(value);
+}
+
+/** A lead_router's setting for people: members by name, a rule as "Country IE, GB; employees 50–500 → Ada". */
+function routerText(key: string, value: unknown, owners: Owners | null | undefined): string {
+  const named = (id: unknown) => ownerName(String(id), owners);
+  if (key === 'fallback_owner_id') return value ? named(value) : 'Nobody (no owner)';
+  if (key === 'round_robin') return Array.isArray(value) && value.length ? value.map(named).join(', ') : 'Nobody';
+  if (key !== 'rules' || !Array.isArray(value)) return settingText(value);
+  if (value.length === 0) return 'None';
+  return value
+    .map((rule: Record<string, unknown>, index) => {
+      const criteria = ['country', 'industry', 'source'].filter((name) => Array.isArray(rule[name])).map((name) => `${humanize(name)} ${(rule[name] as string[]).join(', ')}`);
+      if (rule.min_employees !== undefined || rule.max_employees !== undefined) criteria.push(`employees ${rule.min_employees ?? 0}–${rule.max_employees ?? '∞'}`);
+      return `${index + 1}. ${criteria.length ? criteria.join('; ') : 'Every lead'} → ${named(rule.owner_id)}`;
+    })
+    .join(' ');
 }

@@ -18,7 +18,7 @@ export const TYPE_PURPOSE: Record<AgentType, string> = {
   proposal_drafter: 'drafts a proposal when a deal reaches the proposal stage',
   follow_up_writer: 'drafts follow-up e-mails for idle deals and newly qualified leads, for you to approve',
   lead_researcher: 'writes a brief on each new lead with a next step, for you to approve',
-  lead_router: 'gives each new lead an owner by your rules, or in turn among chosen members (its rules are set through the API)',
+  lead_router: 'gives each new lead an owner by your rules, or in turn among chosen members',
 };
 
 export interface Agent {
