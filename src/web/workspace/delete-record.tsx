@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { AskFirst } from './ask-first';
 import { useFocusWhenShown } from './ui';
 
 interface DeleteProps {
@@ -41,49 +42,22 @@ export function DeleteRecord({ noun, name, children, listPath, remove }: DeleteP
   };
 
   return (
-    <div class="delete-record">
-      {!confirming && (
-        <button
-          type="button"
-          class="danger"
-          id={base}
-          aria-describedby={problem ? `${base}-error` : undefined}
-          onClick={() => {
-            setProblem(null);
-            setConfirming(true);
-            setFocus(`${base}-cancel`);
-          }}
-        >
-          Delete {noun}
-        </button>
-      )}
-      {problem && (
-        <p class="error" id={`${base}-error`} role="alert">
-          {problem}
-        </p>
-      )}
-      {confirming && (
-        <div class="confirm notice" role="group" aria-labelledby={`${base}-question`}>
-          <p id={`${base}-question`}>{children}</p>
-          <div class="actions-row">
-            <button type="button" class="danger" id={`${base}-confirm`} onClick={() => void confirm()} disabled={busy}>
-              Yes, delete {noun}
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              id={`${base}-cancel`}
-              onClick={() => {
-                setConfirming(false);
-                setFocus(base);
-              }}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
-      )}
-    </div>
+    <AskFirst
+      base={base}
+      className="delete-record"
+      label={`Delete ${noun}`}
+      yes={`Yes, delete ${noun}`}
+      question={children}
+      problem={problem}
+      problemClass="error"
+      busy={busy}
+      asking={confirming}
+      setAsking={(asking) => {
+        if (asking) setProblem(null);
+        setConfirming(asking);
+      }}
+      onYes={() => void confirm()}
+    />
   );
 }
 

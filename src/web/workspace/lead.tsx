@@ -7,7 +7,8 @@ import { LeadActivity } from './lead-activity';
 import { LeadScoreCard } from './lead-score';
 import { deleteLead, loadLead, SETTABLE_STATUSES, updateLeadOwner, updateLeadStatus, type Lead } from './lead-queries';
 import { ownerName, ownerOptions, useOwners, type Owners } from './owners';
-import { Announcer, humanize, livemode, Status, useLoad, useTitle, when } from './ui';
+import { SelectAndSave } from './select-and-save';
+import { humanize, livemode, Status, useLoad, useTitle, when } from './ui';
 import './leads.css';
 
 /**
@@ -95,111 +96,43 @@ function LeadFacts({ lead, owners, onSaved }: { lead: Lead; owners: Owners | nul
   );
 }
 
-/** The status people change by hand (new → contacted → qualified | disqualified); `converted` is the API's to set. */
+/** The lead's status: the settable ones (converted only by converting, so shown but not chosen). */
 function StatusForm({ lead, onSaved }: { lead: Lead; onSaved(): Promise<void> }) {
-  const [status, setStatus] = useState(lead.status);
-  const [problem, setProblem] = useState<string | null>(null);
-  const [announcement, setAnnouncement] = useState('');
-  const [busy, setBusy] = useState(false);
-  const options = SETTABLE_STATUSES.includes(lead.status as (typeof SETTABLE_STATUSES)[number]) ? SETTABLE_STATUSES : [lead.status, ...SETTABLE_STATUSES];
-
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    try {
-      const saved = await updateLeadStatus(lead.id, status);
-      setProblem(null);
-      await onSaved();
-      setAnnouncement(`Status saved: ${humanize(saved.status)}.`);
-    } catch (error) {
-      setProblem((error as Error).message);
-      setAnnouncement('');
-    } finally {
-      setBusy(false);
-    }
-  };
-
+  const statuses = SETTABLE_STATUSES.includes(lead.status as (typeof SETTABLE_STATUSES)[number]) ? SETTABLE_STATUSES : [lead.status, ...SETTABLE_STATUSES];
   return (
-    <form class="status-form" onSubmit={save} aria-label="Lead status">
-      <label for="lead-status">Change status</label>
-      <div class="actions-row">
-        <select
-          id="lead-status"
-          value={status}
-          onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value)}
-          aria-invalid={problem ? 'true' : undefined}
-          aria-describedby={problem ? 'lead-status-error' : undefined}
-        >
-          {options.map((value) => (
-            <option value={value} key={value} disabled={value === 'converted'}>
-              {humanize(value)}
-            </option>
-          ))}
-        </select>
-        <button type="submit" disabled={busy || status === lead.status}>
-          Save status
-        </button>
-      </div>
-      {problem && (
-        <p class="field-error" id="lead-status-error" role="alert">
-          {problem}
-        </p>
-      )}
-      <Announcer text={announcement} id="lead-announcer" />
-    </form>
+    <SelectAndSave
+      id="lead-status"
+      formLabel="Lead status"
+      label="Change status"
+      button="Save status"
+      announcerId="lead-announcer"
+      current={lead.status}
+      choices={statuses.map((value) => ({ value, label: humanize(value), disabled: value === 'converted' }))}
+      save={async (status) => {
+        const saved = await updateLeadStatus(lead.id, status);
+        await onSaved();
+        return `Status saved: ${humanize(saved.status)}.`;
+      }}
+    />
   );
 }
 
 /** Gives the lead to an active member, or to nobody; offered only to a role that may read members. */
 function OwnerForm({ lead, owners, onSaved }: { lead: Lead; owners: Owners; onSaved(): Promise<void> }) {
-  const [ownerId, setOwnerId] = useState(lead.ownerId ?? '');
-  const [problem, setProblem] = useState<string | null>(null);
-  const [announcement, setAnnouncement] = useState('');
-  const [busy, setBusy] = useState(false);
-
-  const save = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    try {
-      const saved = await updateLeadOwner(lead.id, ownerId || null);
-      setProblem(null);
-      await onSaved();
-      setAnnouncement(`Owner saved: ${ownerName(saved.ownerId, owners)}.`);
-    } catch (error) {
-      setProblem((error as Error).message);
-      setAnnouncement('');
-    } finally {
-      setBusy(false);
-    }
-  };
-
   return (
-    <form class="status-form" onSubmit={save} aria-label="Lead owner">
-      <label for="lead-owner">Change owner</label>
-      <div class="actions-row">
-        <select
-          id="lead-owner"
-          value={ownerId}
-          onChange={(e) => setOwnerId((e.currentTarget as HTMLSelectElement).value)}
-          aria-invalid={problem ? 'true' : undefined}
-          aria-describedby={problem ? 'lead-owner-error' : undefined}
-        >
-          {ownerOptions(owners, lead.ownerId).map((option) => (
-            <option value={option.value} key={option.value}>
-              {option.label}
-            </option>
-          ))}
-        </select>
-        <button type="submit" disabled={busy || ownerId === (lead.ownerId ?? '')}>
-          Save owner
-        </button>
-      </div>
-      {problem && (
-        <p class="field-error" id="lead-owner-error" role="alert">
-          {problem}
-        </p>
-      )}
-      <Announcer text={announcement} id="lead-owner-announcer" />
-    </form>
+    <SelectAndSave
+      id="lead-owner"
+      formLabel="Lead owner"
+      label="Change owner"
+      button="Save owner"
+      announcerId="lead-owner-announcer"
+      current={lead.ownerId ?? ''}
+      choices={ownerOptions(owners, lead.ownerId)}
+      save={async (ownerId) => {
+        const saved = await updateLeadOwner(lead.id, ownerId || null);
+        await onSaved();
+        return `Owner saved: ${ownerName(saved.ownerId, owners)}.`;
+      }}
+    />
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiProblem } from './api';
 import { changeRole, deactivateMember, type Member, roles } from './members-api';
+import { AskFirst } from './ask-first';
 import { humanize, useFocusWhenShown } from './ui';
 
 /** What a change did, in words for the page's announcement. */
@@ -152,51 +153,26 @@ export function DeactivateControl({ member, candidates, onChanged }: { member: M
   }
 
   return (
-    <div class="member-deactivate">
-      {!confirming && (
-        <button
-          type="button"
-          class="danger"
-          id={base}
-          aria-describedby={problem ? `${base}-error` : undefined}
-          onClick={() => {
-            setProblem(null);
-            setConfirming(true);
-            setFocus(`${base}-cancel`);
-          }}
-        >
+    <AskFirst
+      base={base}
+      className="member-deactivate"
+      label={
+        <>
           Deactivate<span class="visually-hidden"> {member.name}</span>
-        </button>
-      )}
-      {problem && (
-        <p class="field-error" id={`${base}-error`} role="alert">
-          {problem}
-        </p>
-      )}
-      {confirming && (
-        <div class="confirm notice" role="group" aria-labelledby={`${base}-question`}>
-          <p id={`${base}-question`}>
-            Deactivate {member.name}? They can no longer sign in to this account, and their sessions in it end at once. Inviting them again brings them back.
-          </p>
-          <div class="actions-row">
-            <button type="button" class="danger" id={`${base}-confirm`} onClick={() => void confirm()} disabled={busy}>
-              Yes, deactivate
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              id={`${base}-cancel`}
-              onClick={() => {
-                setConfirming(false);
-                setFocus(base);
-              }}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
-      )}
-    </div>
+        </>
+      }
+      yes="Yes, deactivate"
+      question={`Deactivate ${member.name}? They can no longer sign in to this account, and their sessions in it end at once. Inviting them again brings them back.`}
+      problem={problem}
+      problemClass="field-error"
+      busy={busy}
+      asking={confirming}
+      setAsking={(asking) => {
+        if (asking) setProblem(null);
+        setConfirming(asking);
+      }}
+      onYes={() => void confirm()}
+    />
   );
 }
 
