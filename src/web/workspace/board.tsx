@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { DealCard } from './deal-card';
 import { DealForm } from './deal-form';
 import { DeletedNotice } from './delete-record';
+import { useOwners } from './owners';
 import { createDeal, isClosed, loadPipeline, money, moveDeal, STAGES, stageLabel, updateDeal, type Pipeline, type Stage } from './pipeline';
 
 /** Where focus goes once the board has drawn again: a card (by deal id) or a column's toggle. */
@@ -22,6 +23,7 @@ export function Board() {
   const [dragging, setDragging] = useState<string | null>(null);
   const [dropTarget, setDropTarget] = useState<Stage | null>(null);
   const [focus, setFocus] = useState<FocusTarget>(null);
+  const owners = useOwners().data?.owners;
 
   const reload = async () => {
     try {
@@ -151,6 +153,7 @@ export function Board() {
                         idPrefix={`edit-${deal.id}`}
                         title={`Edit ${deal.name}`}
                         deal={deal}
+                        owners={owners}
                         submitLabel="Save"
                         onCancel={() => {
                           setEditing(null);
@@ -168,6 +171,7 @@ export function Board() {
                       <DealCard
                         deal={deal}
                         company={deal.leadId ? pipeline.companies[deal.leadId] : undefined}
+                        owners={owners}
                         onEdit={() => setEditing(deal.id)}
                         onMove={(to) => void move(deal.id, to)}
                         onDragStart={() => setDragging(deal.id)}
@@ -185,6 +189,7 @@ export function Board() {
                   <DealForm
                     idPrefix={`new-${stage}`}
                     title={`New deal in ${stageLabel(stage)}`}
+                    owners={owners}
                     submitLabel="Add deal"
                     onCancel={() => setAdding(null)}
                     onSubmit={async (fields) => {

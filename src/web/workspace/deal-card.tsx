@@ -1,9 +1,12 @@
 import { useState } from 'preact/hooks';
+import { ownerName, type Owners } from './owners';
 import { isClosed, money, STAGES, stageLabel, type Deal, type Stage } from './pipeline';
 
 interface Props {
   deal: Deal;
   company?: string;
+  /** The members, to name the owning member (undefined while loading, null when this role may not read them). */
+  owners: Owners | null | undefined;
   onEdit(): void;
   onMove(stage: Stage): void;
   onDragStart(): void;
@@ -13,7 +16,7 @@ interface Props {
 const date = (day: string) => new Date(`${day}T00:00:00Z`).toLocaleDateString('en-US', { timeZone: 'UTC', month: 'short', day: 'numeric', year: 'numeric' });
 
 /** One deal. Open deals can be dragged to another column, or moved with the "Move to" list and its button. */
-export function DealCard({ deal, company, onEdit, onMove, onDragStart, onDragEnd }: Props) {
+export function DealCard({ deal, company, owners, onEdit, onMove, onDragStart, onDragEnd }: Props) {
   const [target, setTarget] = useState<Stage | ''>('');
   const open = !isClosed(deal.stage);
   const titleId = `deal-${deal.id}-name`;
@@ -44,7 +47,8 @@ export function DealCard({ deal, company, onEdit, onMove, onDragStart, onDragEnd
         <dt>Expected close</dt>
         <dd>{deal.expectedCloseDate ? date(deal.expectedCloseDate) : '—'}</dd>
         <dt>Owner</dt>
-        <dd>{deal.owner ?? '—'}</dd>
+        {/* The owning member; a deal without one shows its older free-text owner. */}
+        <dd data-owner-id={deal.ownerId ?? undefined}>{deal.ownerId ? ownerName(deal.ownerId, owners) : (deal.owner ?? '—')}</dd>
       </dl>
       <div class="deal-actions">
         <button type="button" class="secondary" onClick={onEdit} aria-label={`Edit ${deal.name}`}>
