@@ -118,8 +118,16 @@ describe.each(VIEWPORTS)('a lead router in the agent forms at $width×$height', 
     await screenshot(page, `agent-router-${label}`);
 
     await rest('POST', `/v1/agents/${agent.id}/deploy`);
-    const lead = await rest<{ id: string }>('POST', '/v1/leads', { company: `Dublin ${label}`, contact_email: `buyer-${label}@dublin.test`, country: 'IE', employees: 800 });
-    await waitFor("the router to give the lead to the rule's member", async () => (await rest<{ owner_id: string | null }>('GET', `/v1/leads/${lead.id}`)).owner_id === ivy.id);
+    const lead = await rest<{ id: string }>('POST', '/v1/leads', {
+      company: `Dublin ${label}`,
+      contact_email: `buyer-${label}@dublin.test`,
+      country: 'IE',
+      employees: 800,
+    });
+    await waitFor(
+      "the router to give the lead to the rule's member",
+      async () => (await rest<{ owner_id: string | null }>('GET', `/v1/leads/${lead.id}`)).owner_id === ivy.id,
+    );
   });
 
   it('the edit form starts from the rules; a removed rule is gone from the API', async () => {

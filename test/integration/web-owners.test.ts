@@ -150,7 +150,10 @@ describe.each(VIEWPORTS)('owners at $width×$height', (viewport) => {
     const deal = await rest<{ id: string }>('POST', '/v1/deals', { name: `Board deal ${label}`, value: 900, stage: 'prospecting', owner_id: colleague.id });
     await page.goto(`${app.baseUrl}/pipeline`);
     const card = page.locator(`#deal-${deal.id}`);
-    await waitFor("the card to name its owning member", async () => (await card.locator(`dd[data-owner-id="${colleague.id}"]`).textContent()) === colleague.name);
+    await waitFor(
+      'the card to name its owning member',
+      async () => (await card.locator(`dd[data-owner-id="${colleague.id}"]`).textContent()) === colleague.name,
+    );
 
     await page.getByRole('button', { name: 'Add a deal to Prospecting' }).click();
     const form = page.getByRole('form', { name: 'New deal in Prospecting' });
@@ -161,10 +164,15 @@ describe.each(VIEWPORTS)('owners at $width×$height', (viewport) => {
     await expectSoundPage(ownerPage);
     await form.getByRole('button', { name: 'Add deal' }).click();
     const added = await waitFor('the deal added', async () =>
-      (await rest<{ data: Array<{ id: string; name: string; owner_id: string | null }> }>('GET', '/v1/deals?limit=100')).data.find((d) => d.name === `Added on the board ${label}`),
+      (await rest<{ data: Array<{ id: string; name: string; owner_id: string | null }> }>('GET', '/v1/deals?limit=100')).data.find(
+        (d) => d.name === `Added on the board ${label}`,
+      ),
     );
     expect(added.owner_id).toBe(colleague.id);
-    await waitFor('the new card to name its owning member', async () => (await page.locator(`#deal-${added.id} dd[data-owner-id]`).textContent()) === colleague.name);
+    await waitFor(
+      'the new card to name its owning member',
+      async () => (await page.locator(`#deal-${added.id} dd[data-owner-id]`).textContent()) === colleague.name,
+    );
     await rest('DELETE', `/v1/deals/${added.id}`);
   });
 

@@ -138,7 +138,9 @@ describe.each(VIEWPORTS)('the security log at $width×$height', (viewport) => {
 
     await page.locator('#security-type').selectOption('webhook.secret_rolled');
     await page.getByText('Nothing in the log matches these filters.').waitFor();
-    await expect(rest<{ data: unknown[] }>('GET', `/v1/security_events?type=webhook.secret_rolled&member_id=${colleague.id}`)).resolves.toMatchObject({ data: [] });
+    await expect(rest<{ data: unknown[] }>('GET', `/v1/security_events?type=webhook.secret_rolled&member_id=${colleague.id}`)).resolves.toMatchObject({
+      data: [],
+    });
     await expectSoundPage(ownerPage);
   });
 

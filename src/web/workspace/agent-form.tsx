@@ -153,12 +153,24 @@ export function Setting({ field, value, onChange, error, aria, owners }: Setting
   ) : null;
   switch (field.kind) {
     case 'routing_rules':
-      return <RulesSetting id={id} label={field.label} hint={hint} value={value as RuleValues[]} onChange={onChange} error={error} aria={aria} owners={owners} />;
+      return (
+        <RulesSetting id={id} label={field.label} hint={hint} value={value as RuleValues[]} onChange={onChange} error={error} aria={aria} owners={owners} />
+      );
     case 'members':
       return <MembersSetting id={id} label={field.label} hint={hint} value={value as string[]} onChange={onChange} error={error} aria={aria} owners={owners} />;
     case 'member':
       return (
-        <MemberSetting id={id} label={field.label} hint={hint} value={value as string} onChange={onChange} error={error} aria={aria} owners={owners} none={field.none} />
+        <MemberSetting
+          id={id}
+          label={field.label}
+          hint={hint}
+          value={value as string}
+          onChange={onChange}
+          error={error}
+          aria={aria}
+          owners={owners}
+          none={field.none}
+        />
       );
     case 'boolean':
     case 'auto_approve':

@@ -98,7 +98,11 @@ export function MembersSetting({ id, label, hint, value, onChange, error, aria, 
           <input
             type="checkbox"
             checked={value.includes(memberId)}
-            onChange={(e) => onChange(e.currentTarget.checked ? offered.filter((other) => other === memberId || value.includes(other)) : value.filter((other) => other !== memberId))}
+            onChange={(e) =>
+              onChange(
+                e.currentTarget.checked ? offered.filter((other) => other === memberId || value.includes(other)) : value.filter((other) => other !== memberId),
+              )
+            }
           />
           {ownerName(memberId, owners)}
         </label>

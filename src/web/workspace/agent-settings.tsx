@@ -147,8 +147,11 @@ function routerText(key: string, value: unknown, owners: Owners | null | undefin
   if (value.length === 0) return 'None';
   return value
     .map((rule: Record<string, unknown>, index) => {
-      const criteria = ['country', 'industry', 'source'].filter((name) => Array.isArray(rule[name])).map((name) => `${humanize(name)} ${(rule[name] as string[]).join(', ')}`);
-      if (rule.min_employees !== undefined || rule.max_employees !== undefined) criteria.push(`employees ${rule.min_employees ?? 0}–${rule.max_employees ?? '∞'}`);
+      const criteria = ['country', 'industry', 'source']
+        .filter((name) => Array.isArray(rule[name]))
+        .map((name) => `${humanize(name)} ${(rule[name] as string[]).join(', ')}`);
+      if (rule.min_employees !== undefined || rule.max_employees !== undefined)
+        criteria.push(`employees ${rule.min_employees ?? 0}–${rule.max_employees ?? '∞'}`);
       return `${index + 1}. ${criteria.length ? criteria.join('; ') : 'Every lead'} → ${named(rule.owner_id)}`;
     })
     .join(' ');

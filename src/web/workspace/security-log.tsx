@@ -66,8 +66,8 @@ export function SecurityLog() {
     return (
       <section class="card members-refused" id="security-refused">
         <p>
-          The security log is for {readers.map((reader) => `${reader}s`).join(' and ')}; you are {article(role)} {role} of {accountName}. Ask {article(readers[0] ?? '')}{' '}
-          {readers.join(' or ')}.
+          The security log is for {readers.map((reader) => `${reader}s`).join(' and ')}; you are {article(role)} {role} of {accountName}. Ask{' '}
+          {article(readers[0] ?? '')} {readers.join(' or ')}.
         </p>
       </section>
     );
@@ -108,8 +108,7 @@ export function SecurityLog() {
             <strong>{filtered ? 'Nothing in the log matches these filters.' : 'Nothing in the log yet.'}</strong>
           </p>
           <p>
-            Sign-ins, invitations, role changes, API keys, integrations and plan changes are recorded here with who did them and from where, and kept 400
-            days.
+            Sign-ins, invitations, role changes, API keys, integrations and plan changes are recorded here with who did them and from where, and kept 400 days.
           </p>
         </Empty>
       ) : (
