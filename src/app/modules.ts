@@ -6,6 +6,7 @@ import { webModule } from '../web/web.module';
 import { accountsModule } from '../modules/accounts/accounts.module';
 import { agentsModule } from '../modules/agents/agents.module';
 import { dealsModule } from '../modules/deals/deals.module';
+import { fieldsModule } from '../modules/fields/fields.module';
 import { healthModule } from '../modules/health/health.module';
 import { integrationsModule } from '../modules/integrations/integrations.module';
 import { leadsModule } from '../modules/leads/leads.module';
@@ -36,6 +37,7 @@ export const MODULES: readonly ModuleDefinition[] = [
   webhooksModule,
   eventsModule,
   requestLogsModule,
+  fieldsModule,
   membersModule,
   securityModule,
   scoringModule,

@@ -6,6 +6,7 @@ import {
   UniqueConstraintViolationException,
 } from '@mikro-orm/core';
 import { ApiError } from '../common/api-error';
+import { customFieldOfIndex } from './custom-field-index';
 
 /** What a named unique constraint means to a client, when one is violated (409 resource_conflict). */
 export interface ConflictMeaning {
@@ -80,6 +81,12 @@ export function mapDatabaseError(error: unknown, conflicts: ConflictMeanings = N
   if (error instanceof ApiError) return error;
   if (error instanceof UniqueConstraintViolationException) {
     const constraint = (error as unknown as { constraint?: string }).constraint ?? '';
+    const field = customFieldOfIndex(constraint);
+    if (field) {
+      return new ApiError('resource_conflict', `Another ${field.object} in this mode already has this value of fields[${field.key}], a unique field`, {
+        param: `fields.${field.key}`,
+      });
+    }
     const meaning = conflicts.get(constraint);
     return new ApiError('resource_conflict', meaning?.message ?? 'The resource conflicts with an existing one', {
       param: meaning?.param,

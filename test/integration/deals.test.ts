@@ -52,6 +52,7 @@ const DEAL_KEYS = [
   'currency',
   'expected_close_date',
   'external_ids',
+  'fields',
   'id',
   'lead_id',
   'livemode',

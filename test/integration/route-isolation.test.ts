@@ -54,6 +54,7 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
     expect(events.status).toBe(200);
     ids.events = events.body.data[0].id;
     ids.members = await made('/v1/members', { email: 'invited@example.test', role: 'viewer' });
+    ids.fields = await made('/v1/fields', { object_type: 'lead', key: 'isolation_seats', label: 'Seats', type: 'number' });
     ids.security_events = (await app.request('GET', '/v1/security_events?type=member.invited', { key: owner.testKey })).body.data[0].id;
   });
 
@@ -74,7 +75,9 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
         ? { description: 'touched' }
         : path.startsWith('/v1/members')
           ? { name: 'touched' }
-          : { metadata: { touched: 'yes' } };
+          : path.startsWith('/v1/fields')
+            ? { label: 'touched' }
+            : { metadata: { touched: 'yes' } };
     if (path.endsWith('/resend')) return { event_id: ids.events };
     if (path.endsWith('/simulate')) return { window: '7d' };
     return method === 'POST' ? {} : undefined;
@@ -146,6 +149,7 @@ describe('every /v1 route with an {id} keeps accounts and modes apart', () => {
       '/v1/integrations': { type: 'crm', provider: 'hubspot', credentials: { access_token: 'pat-na1-00000000-denied' } },
       '/v1/webhooks': { url: 'http://127.0.0.1:9/denied', events: ['*'] },
       '/v1/members': { email: 'denied@example.test', role: 'member' },
+      '/v1/fields': { object_type: 'deal', key: 'denied', label: 'Denied', type: 'number' },
     };
     let schema: GraphQLSchema;
     const restricted = async (account: TestAccount, change: Partial<KeyPermissions> = {}) => {

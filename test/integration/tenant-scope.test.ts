@@ -67,6 +67,7 @@ describe('tenant scope of every read a request makes', () => {
     fixtures.webhooks = await made('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
     fixtures.events = (await app.request('GET', '/v1/events?limit=1', { key: owner.testKey })).body.data[0].id;
     fixtures.members = (await app.request('GET', '/v1/members', { key: owner.testKey })).body.data[0].id;
+    fixtures.fields = await made('/v1/fields', { object_type: 'lead', key: 'scoped_seats', label: 'Seats', type: 'number' });
     app.orm.em.getKnex().on('query', (query: { sql: string }) => statements.push(query.sql));
   });
   afterAll(() => app.close());

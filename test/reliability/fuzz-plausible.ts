@@ -226,3 +226,29 @@ export const agentConfig: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   ),
   fc.dictionary(nastyString, hostileValue, { maxKeys: 3 }),
 );
+
+/**
+ * Custom field definitions (issue 68): every type, with options where the type has them, unique
+ * where it may be; keys snake_case with a random tail (so most are new), sometimes a built-in name.
+ */
+export const fieldBody: fc.Arbitrary<Record<string, unknown>> = fc
+  .record({
+    object_type: fc.constantFrom('lead', 'deal'),
+    key: fc.oneof(
+      { weight: 9, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_]{3,12}$/) },
+      { weight: 1, arbitrary: fc.constantFrom('company', 'owner_id', 'fields', 'stage') },
+    ),
+    label: text,
+    type: fc.constantFrom('text', 'long_text', 'number', 'money', 'date', 'datetime', 'boolean', 'select', 'multi_select', 'url', 'email', 'phone', 'member'),
+    required: fc.boolean(),
+    description: fc.option(text, { nil: undefined }),
+    options: fc
+      .uniqueArray(fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/), { minLength: 1, maxLength: 4 })
+      .map((values) => values.map((value) => ({ value, label: value.toUpperCase() }))),
+    unique: fc.boolean(),
+  })
+  .map(({ options, unique, ...field }) => ({
+    ...field,
+    ...(field.type === 'select' || field.type === 'multi_select' ? { options } : {}),
+    ...(['text', 'number', 'email', 'phone', 'url', 'date'].includes(field.type) ? { unique } : {}),
+  }));

@@ -128,6 +128,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
       return id;
     },
     members: () => created('/v1/members', { email: `fresh-${randomUUID()}@example.com`, role: 'member' }),
+    fields: () => created('/v1/fields', { object_type: 'deal', key: `fresh_${randomUUID().slice(0, 8)}`, label: 'Fresh field', type: 'number' }),
     webhooks: async () => {
       // At most 16 enabled subscriptions per account and mode: when fuzzed creates have taken them all, one of theirs makes room.
       const enabled = (await setup('GET', '/v1/webhooks?status=enabled&limit=100')).json as { data: Array<{ id: string }> };
@@ -172,6 +173,7 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
     fixtures.suggestions = await fresh.suggestions();
     fixtures.webhooks = await fresh.webhooks();
     fixtures.members = await fresh.members();
+    fixtures.fields = await fresh.fields();
     // Events are only ever written by changes: the newest of the ones the fixtures made.
     fixtures.events = ((await setup('GET', '/v1/events?limit=1')).json as { data: Array<{ id: string }> }).data[0].id;
     snapshots = new DatabaseSnapshots(app.orm);
@@ -185,11 +187,12 @@ describe(`fuzzing every route with hostile input (fast-check seed ${SEED}, ${RUN
   const argType = (route: RestRoute, name: string | undefined): GraphQLInputType | undefined =>
     name ? rootField(route).args.find((arg) => arg.name === name)?.type : undefined;
 
-  /** Plausible bodies for a route: from its input type, except integrations, whose credentials depend on the provider. */
+  /** Plausible bodies for a route: from its input type, except integrations (credentials depend on the provider) and fields (options on the type). */
   function seedFor(route: RestRoute): fc.Arbitrary<Record<string, unknown>> | undefined {
     const input = arb.inputObjectOf(argType(route, route.operation.body));
     if (!input) return undefined;
     if (route.operation.field === 'connectIntegration') return arb.integrationBody(`${app.crms.chat.url}/v1`);
+    if (route.operation.field === 'createField') return arb.fieldBody;
     return arb.plausibleObject(input, fixtures);
   }
 

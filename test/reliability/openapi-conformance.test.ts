@@ -59,6 +59,16 @@ const UNSTATABLE_400: Array<{ operation: string; message: RegExp; why: string }>
     why: "a setting optional for every provider but a compatible model server, against the stored integration's provider",
   },
   { operation: 'deployAgent', message: /has no version \d+/, why: "a version number against the agent's stored versions" },
+  {
+    operation: 'createField',
+    message: /is a built-in field of|has the value \w+ twice/,
+    why: "the object's built-in names; option values distinct among the options",
+  },
+  {
+    operation: 'updateField',
+    message: /has no options|must have at least one option|must keep the value|has the value \w+ twice/,
+    why: "options against the stored field's type and options",
+  },
   { operation: 'resendWebhookEvent', message: /does not receive [\w.]+ events/, why: "the stored event's type against the stored endpoint's events" },
 ];
 

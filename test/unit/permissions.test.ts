@@ -42,6 +42,7 @@ describe('permissions of restricted keys', () => {
       events: 'none',
       members: 'none',
       security_events: 'none',
+      fields: 'none',
     });
     expect(() => parsePermissions('contacts=read')).toThrow('unknown resource "contacts"');
     expect(() => parsePermissions('leads=admin')).toThrow('unknown level "admin" for leads');

@@ -2,7 +2,7 @@
  * What a restricted key (`rk_test_…`, `rk_live_…`) may do: a level per resource. Write implies
  * read. A key without permissions (`sk_…`) has full access.
  */
-export const RESOURCES = ['leads', 'deals', 'proposals', 'agents', 'integrations', 'webhooks', 'events', 'members', 'security_events'] as const;
+export const RESOURCES = ['leads', 'deals', 'proposals', 'agents', 'integrations', 'webhooks', 'events', 'members', 'security_events', 'fields'] as const;
 export type Resource = (typeof RESOURCES)[number];
 
 export const LEVELS = ['none', 'read', 'write'] as const;
@@ -71,6 +71,6 @@ const levels = (granted: Partial<KeyPermissions>): KeyPermissions => ({
 export const ROLE_PERMISSIONS: Record<Role, KeyPermissions | null> = {
   owner: null,
   admin: null,
-  member: levels({ leads: 'write', deals: 'write', proposals: 'write', agents: 'write', events: 'read' }),
-  viewer: levels({ leads: 'read', deals: 'read', proposals: 'read', agents: 'read', events: 'read' }),
+  member: levels({ leads: 'write', deals: 'write', proposals: 'write', agents: 'write', events: 'read', fields: 'read' }),
+  viewer: levels({ leads: 'read', deals: 'read', proposals: 'read', agents: 'read', events: 'read', fields: 'read' }),
 };

@@ -95,7 +95,7 @@ export class ExternalRecord {
 @Index({ name: 'deals_close_date_keyset', properties: ['account', 'livemode', 'expectedCloseDate', 'id'] })
 @Index({ name: 'deals_stage', properties: ['account', 'livemode', 'stage', 'createdAt', 'id'] })
 @Index({ name: 'deals_owner_keyset', properties: ['account', 'livemode', 'ownerId', 'id'] })
-export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value' | 'externalIds' | 'ownerId'> {
+export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' | 'probability' | 'value' | 'externalIds' | 'ownerId' | 'fields'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('deal');
@@ -154,6 +154,10 @@ export class Deal extends TenantEntity<'object' | 'metadata' | 'stageChangedAt' 
   @Field(() => GraphQLJSONObject)
   @Property({ type: 'json' })
   metadata: Record<string, string> = {};
+
+  @Field(() => GraphQLJSONObject, { description: "The values of the mode's custom fields (GET /v1/fields) by key; a field without a value is absent." })
+  @Property({ type: 'json' })
+  fields: Record<string, unknown> = {};
 
   @Field()
   @Property({ type: 'datetime', length: 3 })

@@ -9,6 +9,7 @@ import { DealStage } from './deal-stage';
 import { MAX_VALUE } from './money';
 import { OWNER_FILTER, OWNER_FILTER_DESCRIPTION } from '../members/ownership';
 import { IsCalendarDate, MaxDecimals, NOT_BLANK, NotNull, rules } from '../../common/validation';
+import { FieldValuesInput } from '../fields/field.inputs';
 
 /** The rules of the fields a deal has on create and update alike, whether required (create) or NotNull (update). */
 const NAME = () => rules(Length(1, 200, { message: '$property must be 1 to 200 characters' }), Matches(NOT_BLANK, { message: '$property must not be blank' }));
@@ -44,6 +45,9 @@ abstract class DealOptionalFields {
   @IsOptional()
   @MaxLength(64, { message: '$property is not a member id' })
   ownerId?: string | null;
+
+  @FieldValuesInput()
+  fields?: Record<string, unknown> | null;
 }
 
 @InputType({ description: 'A new deal. name and value are required; stage defaults to prospecting.' })

@@ -11,6 +11,8 @@ import { IntegrationProvider } from '../integrations/integration.entity';
 import type { IntegrationService } from '../integrations/integration.service';
 import { Lead } from '../leads/lead.entity';
 import { LeadStatus } from '../leads/lead-status';
+import { FieldObject } from '../fields/field.entity';
+import { applyFieldValues } from '../fields/field-values';
 import { checkOwner, ownerCondition } from '../members/ownership';
 import { Proposal } from '../proposals/proposal.entity';
 import { outboxSignal } from '../../events/outbox.subscriber';
@@ -37,6 +39,7 @@ export class DealService {
   async create(raw: DealCreateInput): Promise<Deal> {
     const input = normalizedText(raw, DEAL_TEXT);
     await checkOwner(this.em, input.ownerId);
+    const fieldValues = await applyFieldValues(this.em, FieldObject.deal, {}, input.fields, true);
     const deal = createScoped(this.em, Deal, {
       name: input.name,
       lead: input.leadId ? ref(await this.lead(input.leadId)) : null,
@@ -47,6 +50,7 @@ export class DealService {
       owner: input.owner ?? null,
       ownerId: input.ownerId ?? null,
       metadata: input.metadata ?? {},
+      fields: fieldValues,
     });
     // A deal may be created already won: its lead converts, like on a later move.
     const leadBefore = await this.loadLeadIfWinning(deal);
@@ -74,8 +78,9 @@ export class DealService {
   async update(id: string, raw: DealUpdateInput): Promise<Deal> {
     const deal = await this.get(id);
     const before = this.events.snapshot(deal);
-    const { metadata, stage, leadId, value, ...fields } = normalizedText(raw, DEAL_TEXT);
+    const { metadata, stage, leadId, value, fields: fieldValues, ...fields } = normalizedText(raw, DEAL_TEXT);
     await checkOwner(this.em, fields.ownerId);
+    deal.fields = await applyFieldValues(this.em, FieldObject.deal, deal.fields, fieldValues, false);
     for (const [name, fieldValue] of Object.entries(fields)) {
       if (fieldValue !== undefined) (deal as unknown as Record<string, unknown>)[name] = fieldValue;
     }

@@ -26,7 +26,7 @@ registerEnumType(LeadScoreLabel, { name: 'ScoreLabel', description: 'hot ≥ 70,
   name: 'leads_employees_desc_keyset',
   expression: 'create index "leads_employees_desc_keyset" on "leads" ("account_id", "livemode", "employees" desc nulls last, "id" desc)',
 })
-export class Lead extends TenantEntity<'object' | 'status' | 'metadata' | 'ownerId'> {
+export class Lead extends TenantEntity<'object' | 'status' | 'metadata' | 'ownerId' | 'fields'> {
   @Field(() => ID)
   @PrimaryKey({ type: 'text' })
   id: string = newId('lead');
@@ -106,4 +106,8 @@ export class Lead extends TenantEntity<'object' | 'status' | 'metadata' | 'owner
   @Field(() => GraphQLJSONObject, { description: 'Up to 50 string keys to string values.' })
   @Property({ type: 'json' })
   metadata: Record<string, string> = {};
+
+  @Field(() => GraphQLJSONObject, { description: "The values of the mode's custom fields (GET /v1/fields) by key; a field without a value is absent." })
+  @Property({ type: 'json' })
+  fields: Record<string, unknown> = {};
 }

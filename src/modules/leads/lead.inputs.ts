@@ -8,6 +8,7 @@ import type { SortableField } from '../../common/pagination';
 import { LeadScoreLabel } from './lead.entity';
 import { LeadStatus } from './lead-status';
 import { FromYear1, IsWebsite, NOT_BLANK, NotNull, rules } from '../../common/validation';
+import { FieldValuesInput } from '../fields/field.inputs';
 
 const MAX_EMPLOYEES = 10_000_000;
 
@@ -32,6 +33,9 @@ abstract class LeadOptionalFields {
   @IsOptional()
   @MaxLength(64, { message: '$property is not a member id' })
   ownerId?: string | null;
+
+  @FieldValuesInput()
+  fields?: Record<string, unknown> | null;
 
   @Field(() => String, { nullable: true })
   @IsOptional()

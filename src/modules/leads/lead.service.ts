@@ -4,6 +4,8 @@ import { ApiError, notFound } from '../../common/api-error';
 import { isId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
+import { FieldObject } from '../fields/field.entity';
+import { applyFieldValues } from '../fields/field-values';
 import { checkOwner, ownerCondition } from '../members/ownership';
 import { findPage, Page } from '../../common/pagination';
 import { findFirstLean, Lean } from '../../db/lean';
@@ -38,6 +40,7 @@ export class LeadService {
   async create(raw: LeadCreateInput): Promise<Lead> {
     const input = normalizedText(raw, LEAD_TEXT);
     await checkOwner(this.em, input.ownerId);
+    const fieldValues = await applyFieldValues(this.em, FieldObject.lead, {}, input.fields, true);
     const scorer = await this.scoring.current();
     const lead = createScoped(
       this.em,
@@ -54,6 +57,7 @@ export class LeadService {
         status: input.status ?? LeadStatus.new,
         ownerId: input.ownerId ?? null,
         metadata: input.metadata ?? {},
+        fields: fieldValues,
         ...scoreFields(scorer, input),
       },
       { persist: false },
@@ -79,8 +83,9 @@ export class LeadService {
   async update(id: string, input: LeadUpdateInput): Promise<Lead> {
     const lead = await this.get(id);
     const before = this.events.snapshot(lead);
-    const { metadata, status, ...fields } = normalizedText(input, LEAD_TEXT);
+    const { metadata, status, fields: fieldValues, ...fields } = normalizedText(input, LEAD_TEXT);
     await checkOwner(this.em, fields.ownerId);
+    lead.fields = await applyFieldValues(this.em, FieldObject.lead, lead.fields, fieldValues, false);
     if (status !== undefined && !canMoveLead(lead.status, status)) {
       throw new ApiError('invalid_status_transition', `A ${lead.status} lead cannot move to ${status}`, { param: 'status' });
     }

@@ -99,6 +99,9 @@ export const CONFIG_FIELDS: Record<AgentType, ConfigField[]> = {
   ],
 };
 
+/** aria-invalid and aria-describedby of a setting's input. */
+export type Aria = { 'aria-invalid'?: 'true'; 'aria-describedby'?: string };
+
 /** A form's values: what the inputs hold, as typed (strings), ticked (booleans) or per stage. */
 export type FormValues = Record<string, string | boolean | string[] | Record<string, string> | RuleValues[]>;
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiProblem } from './api';
 import { AGENT_TYPES, createAgent, TYPE_PURPOSE, type Agent, type AgentType } from './agents-api';
-import { CONFIG_FIELDS, configOf, initialValues, OPEN_STAGES, type ConfigField, type FormValues, type RuleValues } from './agent-config-fields';
+import { CONFIG_FIELDS, configOf, initialValues, OPEN_STAGES, type Aria, type ConfigField, type FormValues, type RuleValues } from './agent-config-fields';
 import { MemberSetting, MembersSetting, RulesSetting, type MemberChoices } from './agent-router-fields';
 import { useOwners } from './owners';
 import { humanize } from './ui';
@@ -140,8 +140,6 @@ interface SettingProps {
   /** The members a lead_router's settings offer (undefined while loading, null when this role may not read them). */
   owners?: MemberChoices;
 }
-
-export type Aria = { 'aria-invalid'?: 'true'; 'aria-describedby'?: string };
 
 /** One setting's input(s), its hint and, when the API named it, its error. */
 export function Setting({ field, value, onChange, error, aria, owners }: SettingProps) {

@@ -1,5 +1,4 @@
-import type { Aria } from './agent-form';
-import { emptyRule, RULE_LISTS, RULE_NUMBERS, type RuleValues } from './agent-config-fields';
+import { emptyRule, RULE_LISTS, RULE_NUMBERS, type Aria, type RuleValues } from './agent-config-fields';
 import { ownerName, type Owners } from './owners';
 
 /**
