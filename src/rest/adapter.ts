@@ -139,6 +139,39 @@ function fieldTypeAt(type: GraphQLInputType, path: ReadonlyArray<string | number
   return current;
 }
 
+/**
+ * Stripe-style nested query parameters as one object: `fields[seats][gte]=100&fields[tier]=gold`
+ * is `fields: {seats: {gte: "100"}, tier: "gold"}` (custom field filters). A name given both
+ * plain and nested is refused.
+ */
+function foldBrackets(query: Record<string, string>): Record<string, unknown> {
+  const folded = Object.create(null) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(query)) {
+    const match = /^([A-Za-z_]\w*)((?:\[[^[\]]+\])+)$/.exec(key);
+    if (!match) {
+      if (key in folded) throw new ApiError('parameter_invalid', `${key} is given both as a value and as ${key}[…]`, { param: key });
+      folded[key] = value;
+      continue;
+    }
+    const path = [...match[2].matchAll(/\[([^[\]]+)\]/g)].map((part) => part[1]);
+    let at = folded as Record<string, unknown>;
+    for (const [i, part] of [match[1], ...path].entries()) {
+      const last = i === path.length;
+      const existing = at[part];
+      if (last) {
+        if (existing !== undefined) throw new ApiError('parameter_invalid', `${key} is given twice`, { param: key });
+        at[part] = value;
+      } else {
+        if (existing !== undefined && (typeof existing !== 'object' || existing === null)) {
+          throw new ApiError('parameter_invalid', `${key} is given both as a value and with […]`, { param: key });
+        }
+        at = (at[part] ??= Object.create(null) as Record<string, unknown>) as Record<string, unknown>;
+      }
+    }
+  }
+  return folded;
+}
+
 function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unknown> {
   const { route, field } = compiled;
   const operation = route.operation;
@@ -163,7 +196,7 @@ function variablesFor(compiled: CompiledRoute, req: Request): Record<string, unk
           throw new ApiError('parameter_invalid', `${key} must be given once, as text (use a comma list for several values)`, { param: key });
         }
       }
-      value = toGraphQLInput(query, arg.type, 'query');
+      value = toGraphQLInput(foldBrackets(query as Record<string, string>), arg.type, 'query');
     } else {
       continue;
     }

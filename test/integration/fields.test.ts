@@ -215,3 +215,72 @@ describe('custom fields', () => {
     await define({ object_type: 'deal', key: 'health', label: 'Health again', type: 'text' });
   });
 });
+
+describe('lists filtered on custom fields', () => {
+  let account: TestAccount;
+  const ids: Record<string, string> = {};
+  const as = (method: string, path: string, body?: unknown) => app.request(method, path, { key: account.testKey, body });
+  const listed = async (query: string) => {
+    const answer = await as('GET', `/v1/leads?limit=100&${query}`);
+    expect([query, answer.status]).toEqual([query, 200]);
+    return (answer.body.data as Array<{ company: string }>).map((lead) => lead.company).sort();
+  };
+
+  beforeAll(async () => {
+    account = await app.createAccount();
+    const define = (body: Record<string, unknown>) => as('POST', '/v1/fields', body);
+    await define({ object_type: 'lead', key: 'seats', label: 'Seats', type: 'number' });
+    await define({
+      object_type: 'lead',
+      key: 'tier',
+      label: 'Tier',
+      type: 'select',
+      options: ['gold', 'silver', 'bronze'].map((value) => ({ value, label: value })),
+    });
+    await define({ object_type: 'lead', key: 'renewal', label: 'Renews', type: 'boolean' });
+    await define({ object_type: 'lead', key: 'ends', label: 'Ends', type: 'date' });
+    await define({ object_type: 'lead', key: 'tags', label: 'Tags', type: 'multi_select', options: ['a', 'b', 'c'].map((value) => ({ value, label: value })) });
+    await define({ object_type: 'lead', key: 'notes', label: 'Notes', type: 'long_text' });
+    const rows: Array<[string, Record<string, unknown>]> = [
+      ['Small', { seats: 10, tier: 'bronze', renewal: false, ends: '2027-01-31', tags: ['a'] }],
+      ['Medium', { seats: 100, tier: 'silver', renewal: true, ends: '2027-06-30', tags: ['b', 'c'] }],
+      ['Large', { seats: 1000, tier: 'gold', renewal: true, ends: '2028-01-01', tags: ['c'] }],
+      ['Unset', {}],
+    ];
+    for (const [company, fields] of rows) ids[company] = (await as('POST', '/v1/leads', { company, contact_email: email(), fields })).body.id;
+  });
+
+  it('filters by range, by any of a list, by boolean and by date, as REST brackets', async () => {
+    expect(await listed('fields[seats][gte]=100')).toEqual(['Large', 'Medium']);
+    expect(await listed('fields[seats][gt]=10&fields[seats][lt]=1000')).toEqual(['Medium']);
+    expect(await listed('fields[tier]=gold,silver')).toEqual(['Large', 'Medium']);
+    expect(await listed('fields[renewal]=true')).toEqual(['Large', 'Medium']);
+    expect(await listed('fields[renewal]=false')).toEqual(['Small']);
+    expect(await listed('fields[ends][lt]=2027-07-01')).toEqual(['Medium', 'Small']);
+    expect(await listed('fields[tags]=a,b')).toEqual(['Medium', 'Small']);
+    expect(await listed('fields[tier]=gold&fields[seats][lte]=500')).toEqual([]);
+  });
+
+  it('filters the same way in GraphQL', async () => {
+    const answer = await app.graphql(
+      'query { leads(filter: { limit: 100, fields: { seats: { gte: 100 }, tier: ["gold", "silver"] } }) { data { company } } }',
+      {},
+      account.testKey,
+    );
+    expect(answer.body.data.leads.data.map((lead: { company: string }) => lead.company).sort()).toEqual(['Large', 'Medium']);
+  });
+
+  it.each([
+    ['fields[nope]=1', 'parameter_unknown', 'fields[nope]'],
+    ['fields[seats][gte]=many', 'parameter_invalid', 'fields[seats]'],
+    ['fields[seats][between]=1', 'parameter_invalid', 'fields[seats]'],
+    ['fields[tier][gte]=gold', 'parameter_invalid', 'fields[tier]'],
+    ['fields[renewal]=maybe', 'parameter_invalid', 'fields[renewal]'],
+    ['fields[ends][gte]=tomorrow', 'parameter_invalid', 'fields[ends]'],
+    ['fields[notes]=x', 'parameter_invalid', 'fields[notes]'],
+    ['fields=1&fields[seats]=1', 'parameter_invalid', 'fields[seats]'],
+  ])('refuses %s with 400', async (query, code, param) => {
+    const answer = await as('GET', `/v1/leads?${query}`);
+    expect([answer.status, answer.body.error.code, answer.body.error.param]).toEqual([400, code, param]);
+  });
+});

@@ -97,6 +97,14 @@ export function queryFor(type: GraphQLInputObjectType | undefined, fixtures: Fix
   const fields = Object.values(type.getFields());
   const item = fc.constantFrom(...fields).chain((field) => {
     const name = camelToSnake(field.name);
+    // A JSON object in a query string (custom field filters) is bracketed names: fields[seats][gte]=100.
+    if (getNamedType(field.type).name === 'JSONObject') {
+      const key = fc.oneof(fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/), fc.constantFrom('__proto__', 'constructor', ''), nastyString.map(String));
+      const operator = fc.option(fc.constantFrom('gt', 'gte', 'lt', 'lte', 'eq', '$ne', ''), { nil: undefined });
+      const bracketed = fc.tuple(key, operator).map(([k, op]) => `${name}[${k}]${op === undefined ? '' : `[${op}]`}`);
+      const text = fc.oneof(fc.constantFrom('1', '100', 'true', 'gold,silver', '2027-03-31', ''), nastyString.map(String));
+      return fc.record({ name: bracketed, value: text });
+    }
     const plausible = plausibleValue(name, field.type, fixtures, true).map((v) => (Array.isArray(v) ? v.join(',') : String(v)));
     const value = fc.oneof(
       { weight: 5, arbitrary: plausible },

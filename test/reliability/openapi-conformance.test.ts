@@ -106,9 +106,16 @@ async function created(path: string, body: unknown): Promise<string> {
 
 function request(method: string, path: string, query: Record<string, unknown>, body?: unknown): WireRequest {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined && value !== null) search.set(name, Array.isArray(value) ? value.join(',') : String(value));
-  }
+  /** deepObject, as the document declares object parameters: fields[seats][gte]=100. */
+  const add = (name: string, value: unknown): void => {
+    if (value === undefined || value === null) return;
+    if (typeof value === 'object' && !Array.isArray(value)) {
+      for (const [key, inner] of Object.entries(value)) add(`${name}[${key}]`, inner);
+      return;
+    }
+    search.set(name, Array.isArray(value) ? value.join(',') : String(value));
+  };
+  for (const [name, value] of Object.entries(query)) add(name, value);
   const text = search.toString();
   return {
     method: method.toUpperCase(),

@@ -114,6 +114,14 @@ export const DEAL_SORTS: Record<string, SortableField> = {
 
 @InputType({ description: 'Pagination, sort and filters for listing deals (CONTRACT §4).' })
 export class DealListInput extends SortedPageInput(DEAL_SORTS) {
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      'Custom field filters by key: a value or a comma list (any of them), or {gt, gte, lt, lte} for number, money, date and datetime fields. REST: fields[seats][gte]=100, fields[tier]=gold,silver.',
+  })
+  @IsOptional()
+  fields?: Record<string, unknown>;
+
   @Field(() => String, { nullable: true, description: OWNER_FILTER_DESCRIPTION })
   @IsOptional()
   @MaxLength(1000, { message: '$property is too long' })

@@ -12,6 +12,7 @@ import type { IntegrationService } from '../integrations/integration.service';
 import { Lead } from '../leads/lead.entity';
 import { LeadStatus } from '../leads/lead-status';
 import { FieldObject } from '../fields/field.entity';
+import { fieldConditions } from '../fields/field-filters';
 import { applyFieldValues } from '../fields/field-values';
 import { checkOwner, ownerCondition } from '../members/ownership';
 import { Proposal } from '../proposals/proposal.entity';
@@ -134,8 +135,8 @@ export class DealService {
     });
   }
 
-  list(input: DealListInput = {}): Promise<Page<Lean<Deal>>> {
-    const conditions: FilterQuery<Deal>[] = [];
+  async list(input: DealListInput = {}): Promise<Page<Lean<Deal>>> {
+    const conditions: FilterQuery<Deal>[] = await fieldConditions<Deal>(this.em, FieldObject.deal, input.fields);
     if (input.stage?.length) conditions.push({ stage: { $in: input.stage } });
     if (input.leadId) conditions.push({ lead: input.leadId });
     if (input.ownerId) conditions.push(ownerCondition<Deal>(input.ownerId));

@@ -126,6 +126,14 @@ export const LEAD_SORTS: Record<string, SortableField> = {
 
 @InputType({ description: 'Pagination, sort and filters for listing leads (CONTRACT §4).' })
 export class LeadListInput extends SortedPageInput(LEAD_SORTS) {
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      'Custom field filters by key: a value or a comma list (any of them), or {gt, gte, lt, lte} for number, money, date and datetime fields. REST: fields[seats][gte]=100, fields[tier]=gold,silver.',
+  })
+  @IsOptional()
+  fields?: Record<string, unknown>;
+
   @Field(() => String, { nullable: true, description: OWNER_FILTER_DESCRIPTION })
   @IsOptional()
   @MaxLength(1000, { message: '$property is too long' })

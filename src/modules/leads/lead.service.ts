@@ -5,6 +5,7 @@ import { isId } from '../../common/ids';
 import { mergeMetadata, metadataSizeProblem } from '../../common/metadata';
 import { normalizedText } from '../../common/text';
 import { FieldObject } from '../fields/field.entity';
+import { fieldConditions } from '../fields/field-filters';
 import { applyFieldValues } from '../fields/field-values';
 import { checkOwner, ownerCondition } from '../members/ownership';
 import { findPage, Page } from '../../common/pagination';
@@ -130,8 +131,8 @@ export class LeadService {
     };
   }
 
-  list(input: LeadListInput = {}): Promise<Page<Lean<Lead>>> {
-    const conditions: FilterQuery<Lead>[] = [];
+  async list(input: LeadListInput = {}): Promise<Page<Lean<Lead>>> {
+    const conditions: FilterQuery<Lead>[] = await fieldConditions<Lead>(this.em, FieldObject.lead, input.fields);
     if (input.industry) conditions.push({ industry: { $ilike: escapeLike(input.industry) } });
     if (input.status) conditions.push({ status: input.status });
     if (input.ownerId) conditions.push(ownerCondition<Lead>(input.ownerId));

@@ -68,6 +68,8 @@ function operation(route: RestRoute, routes: readonly RestRoute[], schema: Graph
         schema: schemaOf,
         example: example(schemaOf, camelToSnake(f.name)),
         ...(schemaOf.type === 'array' ? { style: 'form', explode: false } : {}),
+        // fields[seats][gte]=100: an object is sent as bracketed names.
+        ...(schemaOf.type === 'object' ? { style: 'deepObject', explode: true } : {}),
       });
     }
   }
