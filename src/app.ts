@@ -33,6 +33,8 @@ import { ProposalPdfService } from './modules/proposals/proposal-pdf.service';
 import { RequestLogWriter } from './modules/request-logs/request-log-writer';
 import { createRestRouter } from './rest/adapter';
 import { createDocsRouter, DOCS_PATH } from './rest/docs';
+import { documentFor } from './modules/fields/field-document';
+import type { Authenticated } from './modules/accounts/api-key.service';
 import { CONFLICTS, EVENTS, ROUTES } from './app/modules';
 import { sessionGraphQLAuth } from './web/session-graphql';
 import { webNotFound } from './web/web-errors';
@@ -156,7 +158,16 @@ export async function createApp(deps: AppDependencies): Promise<App> {
 
   // The OpenAPI document and its Swagger UI are public, like any API reference, and limited per client address.
   const docsLimit = limitByAddress(quota, restErrors, rejected);
-  const docs = createDocsRouter(schema, ROUTES, { version: config.version, serverUrl: config.publicUrl, events: EVENTS, limit: docsLimit });
+  const docs = createDocsRouter(schema, ROUTES, {
+    version: config.version,
+    serverUrl: config.publicUrl,
+    events: EVENTS,
+    limit: docsLimit,
+    accountDocument: {
+      authenticate: authenticate(orm, quota, restErrors, rejected, keys),
+      build: (auth, generic) => documentFor(orm.em, auth as Authenticated, generic),
+    },
+  });
   // Only the documents' own paths enter their router, so an API request does not walk its routes.
   app.use((req: Request, res: Response, next: NextFunction) => (DOCS_PATH.test(req.path) ? docs(req, res, next) : next()));
   app.use(

@@ -50,6 +50,11 @@ const docsCsp = (serverUrl: string) =>
 export interface DocsOptions extends OpenApiOptions {
   /** Counts the document and the page per client address (src/auth/authenticate.ts limitByAddress). */
   limit?: RequestHandler;
+  /**
+   * The document requested with a key: `authenticate` judges the key as /v1 does (a bad one is
+   * 401), then `build` answers the account's own document (undefined: the generic one).
+   */
+  accountDocument?: { authenticate: RequestHandler; build(auth: unknown, generic: Record<string, unknown>): Promise<Record<string, unknown> | undefined> };
 }
 
 /**
@@ -65,10 +70,33 @@ export function createDocsRouter(schema: GraphQLSchema, routes: readonly RestRou
   const router = Router();
   const limit: RequestHandler = options.limit ?? ((_req, _res, next) => next());
   const csp = docsCsp(options.serverUrl);
-  const document = JSON.stringify(buildOpenApi(schema, routes, { version: options.version, serverUrl: options.serverUrl, events: options.events }), null, 2);
-  router.get('/v1/openapi.json', limit, (_req, res) => {
+  const generic = buildOpenApi(schema, routes, { version: options.version, serverUrl: options.serverUrl, events: options.events });
+  const document = JSON.stringify(generic, null, 2);
+  const sendGeneric: RequestHandler = (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(document);
-  });
+  };
+  const account = options.accountDocument;
+  const sendOwn: RequestHandler = async (req, res, next) => {
+    try {
+      const own = await account!.build(res.locals.auth, generic as unknown as Record<string, unknown>);
+      if (!own) {
+        sendGeneric(req, res, next);
+        return;
+      }
+      res
+        .set({ 'Cache-Control': 'private, no-store', Vary: 'Authorization' })
+        .type('application/json')
+        .send(JSON.stringify(own, null, 2));
+    } catch (error) {
+      next(error);
+    }
+  };
+  // With a key, the account's own document (its custom fields); without one, the public generic document.
+  router.get('/v1/openapi.json', (req, res, next) =>
+    account && req.get('authorization')
+      ? account.authenticate(req, res, (error?: unknown) => (error ? next(error) : sendOwn(req, res, next)))
+      : limit(req, res, () => sendGeneric(req, res, next)),
+  );
   router.get(['/docs', '/docs/'], limit, (_req, res) => {
     res.set({ 'Content-Security-Policy': csp, 'Cache-Control': 'no-cache' }).type('html').send(PAGE);
   });

@@ -7,6 +7,8 @@ import { startTestApp, TestAccount, TestApp } from '../helpers/app';
  * archived while stored values keep working, values in events, and deletion removing the values.
  */
 
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any -- an OpenAPI document
+
 let app: TestApp;
 let owner: TestAccount;
 let seq = 0;
@@ -282,5 +284,63 @@ describe('lists filtered on custom fields', () => {
   ])('refuses %s with 400', async (query, code, param) => {
     const answer = await as('GET', `/v1/leads?${query}`);
     expect([answer.status, answer.body.error.code, answer.body.error.param]).toEqual([400, code, param]);
+  });
+});
+
+describe("the account's own OpenAPI document", () => {
+  let account: TestAccount;
+
+  beforeAll(async () => {
+    account = await app.createAccount();
+    const define = (body: Record<string, unknown>, key = account.testKey) => app.request('POST', '/v1/fields', { key, body });
+    await define({ object_type: 'lead', key: 'seats', label: 'Seats', type: 'number', required: true });
+    await define({
+      object_type: 'lead',
+      key: 'tier',
+      label: 'Tier',
+      type: 'select',
+      options: [
+        { value: 'gold', label: 'Gold' },
+        { value: 'old', label: 'Old', archived: true },
+      ],
+    });
+    await define({ object_type: 'deal', key: 'region', label: 'Region', type: 'text' });
+    await define({ object_type: 'deal', key: 'live_region', label: 'Live region', type: 'text' }, account.liveKey);
+  });
+
+  const documentWith = async (key?: string) => {
+    const response = await fetch(`${app.baseUrl}/v1/openapi.json`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    return { status: response.status, cacheControl: response.headers.get('cache-control'), body: (await response.json()) as Json };
+  };
+
+  it("types the mode's fields on leads and deals: objects, create and update bodies, list filters", async () => {
+    const { status, cacheControl, body } = await documentWith(account.testKey);
+    expect([status, cacheControl]).toEqual([200, 'private, no-store']);
+    const schemas = body.components.schemas;
+    expect(schemas.Lead.properties.fields).toMatchObject({
+      additionalProperties: false,
+      properties: { seats: { type: 'number', title: 'Seats' }, tier: { type: 'string', enum: ['gold', 'old'] } },
+    });
+    // A new record may not take an archived option; a required field is required on create only.
+    expect(schemas.LeadCreateInput.properties.fields).toMatchObject({
+      required: ['seats'],
+      properties: { tier: { anyOf: [{ enum: ['gold'] }, { type: 'null' }] } },
+    });
+    expect(schemas.LeadUpdateInput.properties.fields.required).toBeUndefined();
+    expect(Object.keys(schemas.Deal.properties.fields.properties)).toEqual(['region']);
+    const filter = body.paths['/v1/leads'].get.parameters.find((parameter: { name: string }) => parameter.name === 'fields');
+    expect(filter).toMatchObject({ style: 'deepObject', schema: { additionalProperties: false, properties: { seats: { anyOf: expect.any(Array) } } } });
+  });
+
+  it('live mode has its own; without a key the document stays generic; a bad key is 401', async () => {
+    const live = await documentWith(account.liveKey);
+    expect(Object.keys(live.body.components.schemas.Deal.properties.fields.properties)).toEqual(['live_region']);
+    expect(live.body.components.schemas.Lead.properties.fields.properties).toEqual({});
+    const generic = await documentWith();
+    expect([generic.status, generic.cacheControl]).toEqual([200, 'public, max-age=300']);
+    expect(generic.body.components.schemas.Lead.properties.fields).toMatchObject({ additionalProperties: true });
+    expect(generic.body.components.schemas.Lead.properties.fields.properties).toBeUndefined();
+    const bad = await documentWith('sk_test_not_a_key_at_all_00000000');
+    expect([bad.status, bad.body.error.code]).toEqual([401, 'api_key_invalid']);
   });
 });

@@ -489,15 +489,15 @@ describe('security', () => {
       const accountRemaining = async () => Number((await request('GET', '/v1/leads', { key: owner.testKey })).headers.get('x-ratelimit-remaining'));
       const before = await accountRemaining();
 
-      // Sent with a valid key, which these routes do not look at.
+      // The page with a valid key, which it does not look at; the document without one (with one, it is the account's own: below).
       const answers: HttpResponse[] = [];
-      for (let i = 0; i < PER_ADDRESS; i++) answers.push(await request('GET', i % 2 ? '/docs' : '/v1/openapi.json', { key: owner.testKey }));
+      for (let i = 0; i < PER_ADDRESS; i++) answers.push(await request('GET', i % 2 ? '/docs' : '/v1/openapi.json', { key: i % 2 ? owner.testKey : undefined }));
       expect(answers.map((r) => r.status)).toEqual(Array(PER_ADDRESS).fill(200));
       expect(answers.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual(Array(PER_ADDRESS).fill(String(PER_ADDRESS)));
       expect(answers.map((r) => Number(r.headers.get('x-ratelimit-remaining')))).toEqual(Array.from({ length: PER_ADDRESS }, (_, i) => PER_ADDRESS - 1 - i));
 
       for (const path of ['/v1/openapi.json', '/docs']) {
-        const refused = await request('GET', path, { key: owner.testKey });
+        const refused = await request('GET', path, { key: path === '/docs' ? owner.testKey : undefined });
         expectApiError(refused, 429, 'rate_limit_error', 'rate_limit_exceeded');
         expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
         expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
@@ -507,6 +507,10 @@ describe('security', () => {
       expect((await request('GET', '/docs/assets/swagger-ui.css')).status).toBe(200);
       // The account counted only its own two /v1/leads calls; its key still works from this address.
       expect(await accountRemaining()).toBe(before - 1);
+      // With the key, the document is the account's own (issue 68): judged by the key's quota, not the address's.
+      const own = await request('GET', '/v1/openapi.json', { key: owner.testKey });
+      expect([own.status, own.headers.get('cache-control')]).toEqual([200, 'private, no-store']);
+      expect(await accountRemaining()).toBe(before - 3);
     });
   });
 

@@ -9,6 +9,8 @@ import { buildOpenApi, DEFAULT_SERVER_URL } from '../../src/rest/openapi';
 import { RestRoute } from '../../src/rest/routes';
 import { EVENTS, ROUTES } from '../../src/app/modules';
 import { restFields } from '../../src/rest/selection';
+import { CustomField, FieldObject, FieldOption, FieldType } from '../../src/modules/fields/field.entity';
+import { accountDocument } from '../../src/modules/fields/field-document';
 
 /**
  * The OpenAPI document (src/rest/openapi.ts): valid OpenAPI 3.1 by a real validator, one operation
@@ -60,6 +62,21 @@ describe('the OpenAPI document', () => {
     expect(result).toMatchObject({ valid: true, version: '3.1' });
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe(version);
+  });
+
+  it("an account's own document (its custom fields of every type) is valid OpenAPI 3.1 too", () => {
+    const field = (objectType: FieldObject, type: FieldType, extra: Partial<CustomField> = {}) =>
+      Object.assign(new CustomField(), { objectType, key: `${objectType}_${type}`, label: type, type, options: [], required: false, unique: false, ...extra });
+    const options = [Object.assign(new FieldOption(), { value: 'a', label: 'A', archived: false })];
+    const fields = Object.values(FieldType).flatMap((type) =>
+      [FieldObject.lead, FieldObject.deal].map((object) => field(object, type, type.includes('select') ? { options, required: type === 'select' } : {})),
+    );
+    const own: Json = accountDocument(doc, fields, false);
+    const result = validate(own);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(Object.keys(own.components.schemas.Lead.properties.fields.properties)).toHaveLength(Object.values(FieldType).length);
+    expect(doc.components.schemas.Lead.properties.fields.properties).toBeUndefined(); // the generic document is untouched
   });
 
   it('the validator is real: a dangling reference is invalid', () => {
