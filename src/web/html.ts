@@ -45,10 +45,11 @@ export const DEVELOPER_PAGES = [
   { href: '/developers/logs', label: 'Request logs' },
 ];
 
-/** The Team section's pages, as tabs under the navigation. */
+/** The Team section's pages (its people, their history, the fields they work with), as tabs under the navigation. */
 export const TEAM_PAGES = [
   { href: '/settings/members', label: 'Members' },
   { href: '/settings/security', label: 'Security log' },
+  { href: '/settings/fields', label: 'Fields' },
 ];
 
 /** The sections whose pages show as tabs under the navigation. */
@@ -65,7 +66,7 @@ const MAIN_LINKS = [
   { href: '/agents', label: 'Agents', also: [] },
   { href: '/integrations', label: 'Integrations', also: [] },
   { href: '/settings/api-keys', label: 'Developers', also: ['/developers'] },
-  { href: '/settings/members', label: 'Members', also: ['/settings/security'] },
+  { href: '/settings/members', label: 'Members', also: ['/settings/security', '/settings/fields'] },
   { href: '/settings/plan', label: 'Plan', also: ['/settings/password', '/settings/two-factor', '/settings/sso'] },
 ];
 const under = (current: string, href: string) => current === href || current.startsWith(`${href}/`);
@@ -85,6 +86,7 @@ export const RETURN_PAGES = [
   '/settings/plan',
   '/settings/members',
   '/settings/security',
+  '/settings/fields',
   '/developers/webhooks',
   '/developers/events',
   '/developers/logs',

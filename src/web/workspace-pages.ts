@@ -59,4 +59,5 @@ export const WORKSPACE_PAGES: WorkspacePage[] = [
     intro: 'Who signed in, and who changed members, keys, integrations and the plan, from where.',
     data: securityLog,
   },
+  { path: '/settings/fields', page: 'fields', title: 'Fields', intro: 'Fields of your own on leads and deals, in this mode.' },
 ];

@@ -491,7 +491,8 @@ describe('security', () => {
 
       // The page with a valid key, which it does not look at; the document without one (with one, it is the account's own: below).
       const answers: HttpResponse[] = [];
-      for (let i = 0; i < PER_ADDRESS; i++) answers.push(await request('GET', i % 2 ? '/docs' : '/v1/openapi.json', { key: i % 2 ? owner.testKey : undefined }));
+      for (let i = 0; i < PER_ADDRESS; i++)
+        answers.push(await request('GET', i % 2 ? '/docs' : '/v1/openapi.json', { key: i % 2 ? owner.testKey : undefined }));
       expect(answers.map((r) => r.status)).toEqual(Array(PER_ADDRESS).fill(200));
       expect(answers.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual(Array(PER_ADDRESS).fill(String(PER_ADDRESS)));
       expect(answers.map((r) => Number(r.headers.get('x-ratelimit-remaining')))).toEqual(Array.from({ length: PER_ADDRESS }, (_, i) => PER_ADDRESS - 1 - i));

@@ -5,6 +5,7 @@ import { DealForm } from './deal-form';
 import { DealHistory } from './deal-history';
 import { DealProposals } from './deal-proposals';
 import { deleteDeal, loadDeal, type ExternalRecord, type LoadedDeal } from './deal';
+import { CustomFields } from './custom-fields';
 import { ownerName, useOwners, type Owners } from './owners';
 import { isClosed, moveDeal, STAGES, stageLabel, updateDeal, type Stage } from './pipeline';
 import { Announcer, day, Empty, livemode, money, Status, Table, useFocusWhenShown, useLoad, useTitle, when } from './ui';
@@ -41,6 +42,7 @@ export function DealPage({ id }: { id: string }) {
         </p>
       )}
       <DealFacts loaded={found} owners={owners.data?.owners} onChanged={changed} onProblem={setAnnouncement} />
+      <CustomFields objectType="deal" recordId={found.deal.id} values={found.deal.fields} onSaved={loaded.reload} />
       <DealHistory history={found.deal.history} />
       <DealProposals deal={found.deal} onChanged={changed} />
       <DealCoSell deal={found.deal} eligibility={found.eligibility} onChanged={changed} />

@@ -4,6 +4,8 @@ import type { Deal, Stage } from './pipeline';
 /** What the Deal page shows of a deal: the board's fields and the deal's own records. */
 export interface DealDetail extends Deal {
   probability: number;
+  /** Custom field values by key. */
+  fields: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
   stageChangedAt: string;
@@ -65,7 +67,7 @@ export interface LoadedDeal {
 /** The page's first proposals: a deal has few, and the page says when there are more. */
 export const PROPOSALS_SHOWN = 50;
 
-const DETAIL = `id name value currency stage probability expectedCloseDate owner ownerId leadId createdAt updatedAt stageChangedAt
+const DETAIL = `id name value currency stage probability expectedCloseDate owner ownerId leadId createdAt updatedAt stageChangedAt fields
   history { id fromStage toStage changedAt }
   proposals(filter: { limit: ${PROPOSALS_SHOWN} }) { data { id number title status total currency createdAt validUntil } hasMore }
   coSell { id status statusReason referralId integrationId submittedAt decidedAt }

@@ -39,6 +39,8 @@ export interface Lead extends LeadRow {
   country: string | null;
   source: string | null;
   updatedAt: string;
+  /** Custom field values by key. */
+  fields: Record<string, unknown>;
 }
 
 export interface LeadScore {
@@ -142,7 +144,7 @@ export async function createLead(fields: NewLead): Promise<LeadRow> {
   return data.createLead;
 }
 
-const LEAD = `${ROW} industry employees website country source updatedAt`;
+const LEAD = `${ROW} industry employees website country source updatedAt fields`;
 
 /** A lead with its score explained. */
 export async function loadLead(id: string): Promise<{ lead: Lead; score: LeadScore }> {

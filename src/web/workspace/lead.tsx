@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiProblem } from './api';
+import { CustomFields } from './custom-fields';
 import { DeleteRecord } from './delete-record';
 import { LeadActivity } from './lead-activity';
 import { LeadScoreCard } from './lead-score';
@@ -53,6 +54,7 @@ export function LeadPage({ id }: { id: string }) {
         <LeadFacts lead={lead} owners={owners.data?.owners} onSaved={loaded.reload} />
         <LeadScoreCard score={score} />
       </div>
+      <CustomFields objectType="lead" recordId={lead.id} values={lead.fields} onSaved={loaded.reload} />
       {/* A change adds an event: the lists are read again whenever the lead changes. */}
       <LeadActivity key={lead.updatedAt} leadId={lead.id} />
     </>

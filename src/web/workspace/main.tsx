@@ -13,6 +13,7 @@ import { LeadPage } from './lead';
 import { Leads } from './leads';
 import { Members } from './members';
 import { SecurityLog } from './security-log';
+import { FieldsSettings } from './fields-settings';
 import { Integration } from './integration';
 import { Integrations } from './integrations';
 import './board.css';
@@ -38,6 +39,7 @@ const PAGES: Record<string, FunctionComponent<{ id: string }>> = {
   integration: Integration,
   members: Members,
   'security-log': SecurityLog,
+  fields: FieldsSettings,
 };
 
 const root = document.getElementById('workspace');
