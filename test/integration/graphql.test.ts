@@ -3,7 +3,7 @@ import path from 'node:path';
 import { HttpResponse, startTestApp, TestAccount, TestApp } from '../helpers/app';
 
 const LEAD_FIELDS = `id object company contactEmail contactName industry employees website country source status
-  score scoreLabel modelVersion scoredAt ownerId metadata livemode createdAt updatedAt`;
+  score scoreLabel modelVersion scoredAt ownerId metadata fields livemode createdAt updatedAt`;
 
 const CREATE = `mutation Create($input: LeadCreateInput!) { createLead(input: $input) { ${LEAD_FIELDS} } }`;
 const GET = `query Get($id: ID!) { lead(id: $id) { ${LEAD_FIELDS} } }`;
