@@ -84,6 +84,8 @@ describe('custom fields', () => {
     expect([again.status, again.body.error.code, again.body.error.param]).toEqual([409, 'resource_conflict', 'key']);
     const builtIn = await rest('POST', '/v1/fields', { object_type: 'lead', key: 'contact_email', label: 'E-mail', type: 'email' });
     expect([builtIn.status, builtIn.body.error.param]).toEqual([400, 'key']);
+    const inherited = await rest('POST', '/v1/fields', { object_type: 'lead', key: 'constructor', label: 'x', type: 'number' });
+    expect([inherited.status, inherited.body.error.param]).toEqual([400, 'key']);
     const badKey = await rest('POST', '/v1/fields', { object_type: 'lead', key: 'Seats!', label: 'x', type: 'number' });
     expect([badKey.status, badKey.body.error.param]).toEqual([400, 'key']);
     const options = await rest('POST', '/v1/fields', { object_type: 'deal', key: 'n', label: 'N', type: 'number', options: [{ value: 'a', label: 'A' }] });

@@ -144,11 +144,11 @@ export async function applyFieldValues(
       delete next[key];
       continue;
     }
-    next[key] = checked(field, value, current[key]);
+    next[key] = checked(field, value, Object.hasOwn(current, key) ? current[key] : undefined);
     if (field.type === FieldType.member) await checkOwner(em, value as string, param(key));
   }
   if (creating) {
-    const missing = definitions.find((field) => field.required && next[field.key] === undefined);
+    const missing = definitions.find((field) => field.required && !Object.hasOwn(next, field.key));
     if (missing) throw new ApiError('parameter_missing', `fields[${missing.key}] is required on ${objectType}s`, { param: param(missing.key) });
   }
   return next;

@@ -88,7 +88,14 @@ export class FieldService {
   /** The object's built-in names as REST writes them (contact_email, owner_id…), and object and fields. */
   private builtInNames(objectType: FieldObject): Set<string> {
     const meta = this.em.getMetadata().find(ENTITY_OF[objectType]);
-    return new Set(['object', 'fields', ...(meta ? meta.props.map((prop) => camelToSnake(prop.name)) : []), ...(meta ? Object.keys(meta.properties) : [])]);
+    return new Set([
+      'object',
+      'fields',
+      ...(meta ? meta.props.map((prop) => camelToSnake(prop.name)) : []),
+      ...(meta ? Object.keys(meta.properties) : []),
+      // Names every JavaScript object answers to (constructor…): a value under one would pass for the object's own.
+      ...Object.getOwnPropertyNames(Object.prototype),
+    ]);
   }
 }
 

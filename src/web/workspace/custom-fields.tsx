@@ -15,6 +15,9 @@ type Values = Record<string, unknown>;
 /** What the inputs hold: text as typed, ticks per option, "" for no value. */
 type Inputs = Record<string, string | string[]>;
 
+/** The record's own value of a key (never one every object inherits, such as constructor). */
+const held = (values: Values, key: string): unknown => (Object.hasOwn(values, key) ? values[key] : undefined);
+
 const optionLabel = (field: FieldDefinition, value: unknown) => field.options.find((option) => option.value === value)?.label ?? String(value);
 
 /** A value as people read it. */
@@ -113,7 +116,7 @@ export function CustomFields({
             {fields.map((field) => (
               <Fragment key={field.key}>
                 <dt>{field.label}</dt>
-                <dd data-field={field.key}>{shownValue(field, values[field.key])}</dd>
+                <dd data-field={field.key}>{shownValue(field, held(values, field.key))}</dd>
               </Fragment>
             ))}
           </dl>
@@ -148,7 +151,7 @@ function FieldsForm({
   onSave(changed: Values): Promise<void>;
   onCancel(): void;
 }) {
-  const [inputs, setInputs] = useState<Inputs>(() => Object.fromEntries(fields.map((field) => [field.key, inputOf(field, values[field.key])])));
+  const [inputs, setInputs] = useState<Inputs>(() => Object.fromEntries(fields.map((field) => [field.key, inputOf(field, held(values, field.key))])));
   const [problem, setProblem] = useState<{ key?: string; message: string } | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -159,7 +162,7 @@ function FieldsForm({
       // Only what changed is sent: a value the record holds and nobody touched stays as it is.
       const changed = Object.fromEntries(
         fields
-          .filter((field) => JSON.stringify(inputs[field.key]) !== JSON.stringify(inputOf(field, values[field.key])))
+          .filter((field) => JSON.stringify(inputs[field.key]) !== JSON.stringify(inputOf(field, held(values, field.key))))
           .map((field) => [field.key, valueOf(field, inputs[field.key])]),
       );
       await onSave(changed);
